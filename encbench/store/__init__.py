@@ -1,0 +1,18 @@
+"""The DuckDB results store: migrations, the single writer, snapshot readers and queries.
+
+>>> from encbench.store import Writer, Reader, queries
+>>> with Writer("db/encbench.duckdb") as w:        # the only read-write process
+...     import_published(w)                         # publishes a read snapshot on close
+>>> r = Reader("db/encbench.duckdb")                # opens db/encbench.read.duckdb read-only
+>>> queries.load_scores(r, models=["LogReg"])
+"""
+from encbench.store import queries
+from encbench.store.db import apply_migrations, connect, default_db_path, publish_snapshot, snapshot_path
+from encbench.store.importer import PUBLISHED_RUN_ID, import_published
+from encbench.store.reader import Reader, SnapshotMissing
+from encbench.store.writer import Writer
+
+__all__ = [
+    "PUBLISHED_RUN_ID", "Reader", "SnapshotMissing", "Writer", "apply_migrations", "connect",
+    "default_db_path", "import_published", "publish_snapshot", "queries", "snapshot_path",
+]

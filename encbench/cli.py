@@ -1,0 +1,105 @@
+"""Command line: ``python -m encbench <command>``.
+
+Commands
+--------
+db init             create the database (migrations) and import the published results if absent
+db import-published import (or re-import, idempotently) the published results
+db info             what the database holds
+run ...             run a grid of experiments (see ``python -m encbench run --help``)
+runs                list runs with status and counts
+worker              drain the app's run queue (started by the app; one at a time)
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from encbench import __version__
+from encbench.store import PUBLISHED_RUN_ID, Writer, default_db_path, import_published, queries
+
+log = logging.getLogger("encbench")
+
+
+def _db_path(args) -> Path:
+    return Path(args.db) if getattr(args, "db", None) else default_db_path()
+
+
+def cmd_db_init(args) -> int:
+    with Writer(_db_path(args)) as writer:
+        has_published = writer.run_status(PUBLISHED_RUN_ID) == "done"
+        if has_published and not args.force:
+            print(f"{writer.path}: up to date (published results present)")
+        else:
+            n = import_published(writer)
+            print(f"{writer.path}: imported {n} published result rows")
+    return 0
+
+
+def cmd_db_import_published(args) -> int:
+    with Writer(_db_path(args)) as writer:
+        n = import_published(writer)
+        print(f"{writer.path}: {n} new published result rows")
+    return 0
+
+
+def cmd_db_info(args) -> int:
+    with Writer(_db_path(args)) as writer:
+        info = queries.summary(writer)
+        print(f"database: {writer.path}")
+        print("  " + ", ".join(f"{k}: {v}" for k, v in info.items()))
+        for column in ("tuning", "model"):
+            table = queries.counts_by(writer, column)
+            print(f"\nscores per origin and {column}:")
+            print(table.to_string(index=False))
+        runs = queries.list_runs(writer)
+        print("\nruns:")
+        cols = ["run_id", "origin", "status", "n_ok", "n_failed", "n_timeout", "n_expected"]
+        print(runs[cols].to_string(index=False) if len(runs) else "  (none)")
+        datasets = queries.list_datasets(writer)
+        print(f"\ndatasets: {len(datasets)} ({', '.join(datasets['name'].head(8))}{', ...' if len(datasets) > 8 else ''})")
+        encoders = writer.query("SELECT DISTINCT encoder FROM scores ORDER BY encoder")["encoder"]
+        print(f"encoders: {len(encoders)} ({', '.join(encoders)})")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m encbench", description="Benchmark categorical encoders.")
+    parser.add_argument("--version", action="version", version=f"encbench {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    db = sub.add_parser("db", help="manage the results database")
+    db_sub = db.add_subparsers(dest="db_command", required=True)
+    for name, func, text in (
+        ("init", cmd_db_init, "create the database and import the published results if absent"),
+        ("import-published", cmd_db_import_published, "import the published results (idempotent)"),
+        ("info", cmd_db_info, "print what the database holds"),
+    ):
+        p = db_sub.add_parser(name, help=text)
+        p.add_argument("--db", help="database file (default: $ENCBENCH_DB or db/encbench.duckdb)")
+        if name == "init":
+            p.add_argument("--force", action="store_true", help="re-run the import even if present")
+        p.set_defaults(func=func)
+
+    try:  # the engine adds its commands (run, runs, worker) when it is installed
+        from encbench.engine.cli import add_commands
+    except ImportError as exc:
+        if "encbench.engine" not in str(exc):
+            raise
+    else:
+        add_commands(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        return args.func(args)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2

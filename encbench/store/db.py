@@ -1,0 +1,115 @@
+"""DuckDB results store: paths, migrations, the single writer and snapshot readers.
+
+DuckDB lets one process hold a file read-write and then refuses every other process, readers
+included (DESIGN.md section 3). So the engine process is the only writer; after committing it
+publishes a read snapshot (CHECKPOINT, copy to a temp file, ``os.replace``) that readers open
+read-only. A reader therefore never meets the writer's lock.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+
+log = logging.getLogger(__name__)
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+MIGRATIONS_DIR = REPO_ROOT / "db" / "migrations"
+_MIGRATION_NAME = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
+
+
+def default_db_path() -> Path:
+    """The results database: ``$ENCBENCH_DB`` if set, else ``db/encbench.duckdb`` in the repo."""
+    env = os.environ.get("ENCBENCH_DB")
+    return Path(env) if env else REPO_ROOT / "db" / "encbench.duckdb"
+
+
+def snapshot_path(db_path: Path | str) -> Path:
+    """Where the read snapshot of ``db_path`` lives: ``<stem>.read.duckdb`` beside it."""
+    db_path = Path(db_path)
+    return db_path.with_name(f"{db_path.stem}.read{db_path.suffix or '.duckdb'}")
+
+
+@contextlib.contextmanager
+def connect(path: Path | str, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Open a DuckDB connection and close it on exit (``":memory:"`` is allowed)."""
+    if str(path) != ":memory:" and not read_only:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(str(path), read_only=read_only)
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+def migration_files(directory: Path = MIGRATIONS_DIR) -> list[tuple[int, Path]]:
+    """Numbered SQL migrations, in order. Raises on a misnamed or duplicated number."""
+    found: dict[int, Path] = {}
+    for path in sorted(directory.glob("*.sql")):
+        match = _MIGRATION_NAME.match(path.name)
+        if not match:
+            raise ValueError(f"migration file name must look like '001_name.sql': got {path.name!r}")
+        version = int(match.group(1))
+        if version in found:
+            raise ValueError(f"two migrations share number {version}: {found[version].name!r}, {path.name!r}")
+        found[version] = path
+    return sorted(found.items())
+
+
+def apply_migrations(con: duckdb.DuckDBPyConnection, directory: Path = MIGRATIONS_DIR) -> list[int]:
+    """Apply every migration not yet recorded in ``schema_migrations``; return the versions applied.
+
+    Each migration runs in its own transaction together with its bookkeeping row, so a failure
+    leaves the database at the previous version.
+    """
+    con.execute(  # the bookkeeping table itself precedes every migration
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " version INTEGER PRIMARY KEY, name VARCHAR NOT NULL,"
+        " applied_at TIMESTAMP NOT NULL DEFAULT current_timestamp)"
+    ).fetchall()
+    done = {row[0] for row in con.execute("SELECT version FROM schema_migrations").fetchall()}
+    applied = []
+    for version, path in migration_files(directory):
+        if version in done:
+            continue
+        log.info("applying migration %s", path.name)
+        con.execute("BEGIN TRANSACTION").fetchall()
+        try:
+            con.execute(path.read_text()).fetchall()
+            con.execute("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", [version, path.name]).fetchall()
+            con.execute("COMMIT").fetchall()
+        except Exception:
+            con.execute("ROLLBACK").fetchall()
+            raise
+        applied.append(version)
+    return applied
+
+
+def publish_snapshot(con: duckdb.DuckDBPyConnection, db_path: Path | str) -> Path:
+    """Publish a read-only snapshot of the writer's database file atomically.
+
+    CHECKPOINT folds the WAL into the main file, which is then copied to a temporary file in the
+    same directory and renamed over the snapshot. Readers holding the old snapshot keep reading
+    their (unlinked) file; new opens see the new one.
+    """
+    db_path = Path(db_path)
+    target = snapshot_path(db_path)
+    con.execute("CHECKPOINT").fetchall()
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        shutil.copyfile(db_path, tmp_name)
+        os.chmod(tmp_name, 0o644)  # mkstemp creates 0600; readers may run as another user
+        os.replace(tmp_name, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)
+        raise
+    return target

@@ -1,0 +1,132 @@
+"""Read queries over the results store. All SQL of the app lives here.
+
+Every function takes a *source*: anything with ``query(sql, params) -> DataFrame`` (a
+:class:`~encbench.store.reader.Reader` or a :class:`~encbench.store.writer.Writer`). Filters are
+bound as lists; ``None`` means "no filter".
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import pandas as pd
+
+
+class Source(Protocol):
+    def query(self, sql: str, params: list | tuple | None = None) -> pd.DataFrame: ...
+
+
+def _as_list(values: Sequence[str] | str | None) -> list[str] | None:
+    if values is None:
+        return None
+    if isinstance(values, str):
+        return [values]
+    return [str(v) for v in values]
+
+
+# Each filter is "(?::VARCHAR[] IS NULL OR list_contains(?::VARCHAR[], column))" with the list bound
+# twice; the column names come from this allowlist, never from the caller.
+_SCORE_FILTERS = ("dataset", "model", "tuning", "scoring", "encoder", "origin", "run_id")
+_SCORES_SQL = (
+    "SELECT dataset, model, tuning, scoring, encoder, cv_score, time, origin, run_id FROM scores WHERE "
+    + " AND ".join(f"(?::VARCHAR[] IS NULL OR list_contains(?::VARCHAR[], {c}))" for c in _SCORE_FILTERS)
+    + " ORDER BY model, tuning, scoring, dataset, encoder"
+)
+
+
+def load_scores(source: Source, *, datasets=None, models=None, tunings=None, scorings=None,
+                encoders=None, origins=None, run_ids=None) -> pd.DataFrame:
+    """Rows of the ``scores`` view (one per experiment and run), filtered.
+
+    Returns columns ``dataset, model, tuning, scoring, encoder, cv_score, time, origin, run_id``.
+    Use :func:`one_score_per_experiment` before ranking when several runs may hold the same
+    experiment.
+    """
+    filters = [datasets, models, tunings, scorings, encoders, origins, run_ids]
+    params: list = []
+    for values in filters:
+        values = _as_list(values)
+        params += [values, values]
+    return source.query(_SCORES_SQL, params)
+
+
+def one_score_per_experiment(scores: pd.DataFrame) -> pd.DataFrame:
+    """Average the scores of an experiment present in several runs (e.g. published and local).
+
+    Rankings need one score per (model, tuning, scoring, dataset, encoder).
+    """
+    keys = ["model", "tuning", "scoring", "dataset", "encoder"]
+    if not scores.duplicated(keys).any():
+        return scores
+    return scores.groupby(keys, as_index=False, observed=True).agg(
+        cv_score=("cv_score", "mean"), time=("time", "mean"),
+        origin=("origin", lambda s: ",".join(sorted(set(s)))),
+        run_id=("run_id", lambda s: ",".join(sorted(set(s)))),
+    )
+
+
+def summary(source: Source) -> dict[str, int]:
+    """Headline counts: datasets, encoders, models, scorings, tunings with results; results; runs."""
+    row = source.query(
+        "SELECT count(DISTINCT dataset) AS datasets, count(DISTINCT encoder) AS encoders, "
+        "count(DISTINCT model) AS models, count(DISTINCT scoring) AS scorings, "
+        "count(DISTINCT tuning) AS tunings, count(*) AS results, "
+        "(SELECT count(*) FROM runs) AS runs FROM scores"
+    ).iloc[0]
+    return {k: int(v) for k, v in row.items()}
+
+
+def counts_by(source: Source, column: str) -> pd.DataFrame:
+    """Number of ``scores`` rows per origin and value of one factor column."""
+    allowed = ("dataset", "model", "tuning", "scoring", "encoder")
+    if column not in allowed:
+        raise ValueError(f"column must be one of {allowed}: got {column!r}")
+    sql = (
+        f"SELECT origin, {column}, count(*) AS results FROM scores "
+        f"GROUP BY origin, {column} ORDER BY origin, {column}"
+    )
+    return source.query(sql)
+
+
+def factor_levels(source: Source) -> dict[str, list[str]]:
+    """Distinct values with results, per factor (for filter widgets)."""
+    levels = {}
+    for column in ("dataset", "model", "tuning", "scoring", "encoder", "origin"):
+        sql = f"SELECT DISTINCT {column} AS v FROM scores ORDER BY v"
+        levels[column] = source.query(sql)["v"].astype(str).tolist()
+    return levels
+
+
+def list_datasets(source: Source) -> pd.DataFrame:
+    """The ``datasets`` table with the number of ``scores`` rows per dataset."""
+    return source.query(
+        "SELECT d.*, coalesce(s.results, 0) AS results FROM datasets AS d "
+        "LEFT JOIN (SELECT dataset, count(*) AS results FROM scores GROUP BY dataset) AS s USING (dataset) "
+        "ORDER BY try_cast(d.dataset AS INTEGER) NULLS LAST, d.dataset"
+    )
+
+
+def list_runs(source: Source) -> pd.DataFrame:
+    """Every run with its progress: rows ok / failed / timeout and expected."""
+    return source.query(
+        "SELECT u.run_id, u.label, u.origin, u.status, u.created_at, u.finished_at, u.n_expected, "
+        "u.error, u.config, "
+        "coalesce(r.n_ok, 0) AS n_ok, coalesce(r.n_failed, 0) AS n_failed, "
+        "coalesce(r.n_timeout, 0) AS n_timeout, r.last_result_at "
+        "FROM runs AS u LEFT JOIN ("
+        "  SELECT run_id, count(*) FILTER (WHERE status = 'ok') AS n_ok,"
+        "         count(*) FILTER (WHERE status = 'failed') AS n_failed,"
+        "         count(*) FILTER (WHERE status = 'timeout') AS n_timeout,"
+        "         max(finished_at) AS last_result_at"
+        "  FROM results GROUP BY run_id) AS r USING (run_id) "
+        "ORDER BY u.created_at DESC"
+    )
+
+
+def run_errors(source: Source, run_id: str) -> pd.DataFrame:
+    """Failed and timed-out result rows of one run, with their errors."""
+    return source.query(
+        "SELECT dataset, encoder, model, tuning, scoring, fold, status, error FROM results "
+        "WHERE run_id = ? AND status <> 'ok' ORDER BY dataset, encoder, model, fold",
+        [run_id],
+    )

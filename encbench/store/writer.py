@@ -1,0 +1,214 @@
+"""The single writer of the results store.
+
+Only one process may hold the database read-write (DESIGN.md section 3). Everything that changes
+the database goes through :class:`Writer`; each call commits its own transaction, so a killed
+process loses at most the call in flight.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+
+from encbench.store.db import apply_migrations, default_db_path, publish_snapshot
+
+log = logging.getLogger(__name__)
+
+RESULT_COLUMNS = (
+    "run_id", "dataset", "encoder", "model", "tuning", "scoring", "fold", "n_folds",
+    "cv_score", "time", "status", "error",
+)
+RESULT_KEY = ("dataset", "encoder", "model", "tuning", "scoring", "fold")
+DATASET_COLUMNS = (
+    "dataset", "name", "source", "openml_id", "n_rows", "n_features", "n_categorical",
+    "target", "positive_class", "sha256",
+)
+RUN_STATUSES = ("queued", "running", "done", "failed", "cancelled")
+
+# SQL built once from the column constants above (names only; values are always bound).
+_UPSERT_DATASET_SQL = (
+    f"INSERT INTO datasets ({', '.join(DATASET_COLUMNS)}) "
+    f"VALUES ({', '.join('?' for _ in DATASET_COLUMNS)}) ON CONFLICT (dataset) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in DATASET_COLUMNS[1:])
+)
+_KEY_SQL = ", ".join(("run_id",) + RESULT_KEY)
+_DROP_UNFINISHED_SQL = (
+    f"DELETE FROM results WHERE status <> 'ok' AND ({_KEY_SQL}) IN "
+    f"(SELECT ({_KEY_SQL}) FROM incoming_results)"
+)
+_INSERT_RESULTS_SQL = (
+    f"INSERT OR IGNORE INTO results ({', '.join(RESULT_COLUMNS)}) "
+    f"SELECT {', '.join(RESULT_COLUMNS)} FROM incoming_results"
+)
+_FINISHED_KEYS_SQL = f"SELECT {', '.join(RESULT_KEY)} FROM results WHERE run_id = ? AND status = 'ok'"
+
+
+class Writer:
+    """Read-write handle on the results database; use as a context manager.
+
+    Parameters
+    ----------
+    path
+        Database file (default: :func:`default_db_path`) or ``":memory:"``.
+    publish
+        Publish a read snapshot when the writer closes (ignored for ``":memory:"``).
+    """
+
+    def __init__(self, path: Path | str | None = None, *, publish: bool = True):
+        self.path = Path(path) if path is not None and str(path) != ":memory:" else path
+        if self.path is None:
+            self.path = default_db_path()
+        self._publish_on_close = publish and str(self.path) != ":memory:"
+        if str(self.path) != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self.con = duckdb.connect(str(self.path))
+        apply_migrations(self.con)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def __enter__(self) -> "Writer":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.con is None:
+            return
+        try:
+            if self._publish_on_close:
+                self.publish()
+        finally:
+            self.con.close()
+            self.con = None
+
+    def publish(self) -> Path | None:
+        """Publish the read snapshot now (no-op for an in-memory database)."""
+        if str(self.path) == ":memory:":
+            return None
+        return publish_snapshot(self.con, self.path)
+
+    def _exec(self, sql: str, params: list | None = None) -> list:
+        # DuckDB 2 refuses new work while a result is unread, so DML results are always drained.
+        return self.con.execute(sql, params or []).fetchall()
+
+    def query(self, sql: str, params: list | tuple | None = None) -> pd.DataFrame:
+        """Run a read query on the live database (the writer's own view, no snapshot)."""
+        return self.con.execute(sql, list(params or [])).df()
+
+    def _transaction(self):
+        return _Transaction(self.con)
+
+    # -- datasets ----------------------------------------------------------------------------
+    def upsert_dataset(self, record: Mapping) -> None:
+        """Insert or update one ``datasets`` row (keys of :data:`DATASET_COLUMNS`)."""
+        missing = [c for c in ("dataset", "name", "source") if record.get(c) is None]
+        if missing:
+            raise ValueError(f"dataset record lacks {missing!r}: got {dict(record)!r}")
+        values = [record.get(c) for c in DATASET_COLUMNS]
+        with self._transaction():
+            self._exec(_UPSERT_DATASET_SQL, values)
+
+    def dataset_sha256(self, dataset: str) -> str | None:
+        rows = self._exec("SELECT sha256 FROM datasets WHERE dataset = ?", [dataset])
+        return rows[0][0] if rows else None
+
+    # -- runs --------------------------------------------------------------------------------
+    def ensure_run(self, run_id: str, *, origin: str, config: Mapping | None = None,
+                   label: str | None = None, n_expected: int | None = None,
+                   status: str = "queued") -> bool:
+        """Create the run if it does not exist; return True when it was created."""
+        if status not in RUN_STATUSES:
+            raise ValueError(f"run status must be one of {RUN_STATUSES}: got {status!r}")
+        exists = self._exec("SELECT 1 FROM runs WHERE run_id = ?", [run_id])
+        if exists:
+            if n_expected is not None:
+                with self._transaction():
+                    self._exec("UPDATE runs SET n_expected = ? WHERE run_id = ?", [n_expected, run_id])
+            return False
+        with self._transaction():
+            self._exec(
+                "INSERT INTO runs (run_id, status, origin, config, label, n_expected) VALUES (?, ?, ?, ?, ?, ?)",
+                [run_id, status, origin, json.dumps(dict(config or {}), sort_keys=True), label, n_expected],
+            )
+        return True
+
+    def set_run_status(self, run_id: str, status: str, *, error: str | None = None) -> None:
+        """Move a run to ``status``; terminal states stamp ``finished_at``."""
+        if status not in RUN_STATUSES:
+            raise ValueError(f"run status must be one of {RUN_STATUSES}: got {status!r}")
+        finished = status in ("done", "failed", "cancelled")
+        with self._transaction():
+            self._exec(
+                "UPDATE runs SET status = ?, error = ?, "
+                "finished_at = CASE WHEN ? THEN current_timestamp ELSE NULL END WHERE run_id = ?",
+                [status, error, finished, run_id],
+            )
+
+    def run_status(self, run_id: str) -> str | None:
+        rows = self._exec("SELECT status FROM runs WHERE run_id = ?", [run_id])
+        return rows[0][0] if rows else None
+
+    def delete_run(self, run_id: str) -> int:
+        """Delete a run and its results; return the number of result rows removed."""
+        with self._transaction():
+            n = self._exec("SELECT count(*) FROM results WHERE run_id = ?", [run_id])[0][0]
+            self._exec("DELETE FROM results WHERE run_id = ?", [run_id])
+            self._exec("DELETE FROM runs WHERE run_id = ?", [run_id])
+        return int(n)
+
+    # -- results -----------------------------------------------------------------------------
+    def write_results(self, rows: Iterable[Mapping] | pd.DataFrame) -> int:
+        """Write result rows in one transaction; return how many rows were written.
+
+        A row whose key already holds an ``ok`` result is ignored (a resumed run never duplicates
+        or overwrites a finished experiment); a previous ``failed``/``timeout`` row is replaced,
+        so a resumed run retries failures.
+        """
+        frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
+        if frame.empty:
+            return 0
+        for column in RESULT_COLUMNS:
+            if column not in frame.columns:
+                if column in ("error", "cv_score", "time"):
+                    frame[column] = None
+                else:
+                    raise ValueError(f"result rows lack column {column!r}")
+        frame = frame.loc[:, list(RESULT_COLUMNS)]
+        bad = set(frame["status"]) - {"ok", "failed", "timeout"}
+        if bad:
+            raise ValueError(f"result status must be ok, failed or timeout: got {sorted(bad)!r}")
+        with self._transaction():
+            self.con.register("incoming_results", frame)
+            try:
+                # Replace only rows that did not succeed before; keep existing ok rows.
+                self._exec(_DROP_UNFINISHED_SQL)
+                before = self._exec("SELECT count(*) FROM results")[0][0]
+                self._exec(_INSERT_RESULTS_SQL)
+                after = self._exec("SELECT count(*) FROM results")[0][0]
+            finally:
+                self.con.unregister("incoming_results")
+        return int(after - before)
+
+    def finished_keys(self, run_id: str) -> set[tuple]:
+        """Keys ``(dataset, encoder, model, tuning, scoring, fold)`` with an ok result in the run."""
+        rows = self._exec(_FINISHED_KEYS_SQL, [run_id])
+        return {tuple(r) for r in rows}
+
+
+class _Transaction:
+    """``BEGIN``/``COMMIT`` around a block, ``ROLLBACK`` if it raises."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection):
+        self.con = con
+
+    def __enter__(self):
+        self.con.execute("BEGIN TRANSACTION").fetchall()
+        return self.con
+
+    def __exit__(self, exc_type, exc, tb):
+        self.con.execute("ROLLBACK" if exc_type else "COMMIT").fetchall()
+        return False

@@ -1,0 +1,1 @@
+"""Streamlit pages (UI only; logic lives in encbench/)."""

@@ -1,0 +1,270 @@
+"""Results store: migrations, published import, writer semantics, snapshot readers."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pytest
+
+from encbench import vocab
+from encbench.store import (
+    PUBLISHED_RUN_ID, Reader, SnapshotMissing, Writer, apply_migrations, import_published, queries,
+    snapshot_path,
+)
+from encbench.store.db import default_db_path, migration_files
+from encbench.store.published import load_published_results
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+# -- migrations --------------------------------------------------------------------------------
+def test_migrations_from_empty_create_contract_tables():
+    con = duckdb.connect(":memory:")
+    applied = apply_migrations(con)
+    assert applied == [v for v, _ in migration_files()]
+    tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    assert {"datasets", "runs", "results", "scores", "schema_migrations"} <= tables
+    cols = [r[0] for r in con.execute("SELECT column_name FROM information_schema.columns "
+                                      "WHERE table_name = 'scores' ORDER BY ordinal_position").fetchall()]
+    assert cols == ["dataset", "model", "tuning", "scoring", "encoder", "cv_score", "time", "origin", "run_id"]
+
+
+def test_migrations_rerun_is_a_no_op(tmp_path):
+    path = tmp_path / "m.duckdb"
+    with duckdb.connect(str(path)) as con:
+        assert apply_migrations(con) != []
+    with duckdb.connect(str(path)) as con:
+        assert apply_migrations(con) == []
+        assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == len(migration_files())
+
+
+def test_failed_migration_rolls_back(tmp_path):
+    mig = tmp_path / "migs"
+    mig.mkdir()
+    (mig / "001_ok.sql").write_text("CREATE TABLE a (x INTEGER);")
+    (mig / "002_bad.sql").write_text("CREATE TABLE b (x INTEGER); SELECT * FROM no_such_table;")
+    con = duckdb.connect(":memory:")
+    with pytest.raises(duckdb.Error):
+        apply_migrations(con, mig)
+    versions = [r[0] for r in con.execute("SELECT version FROM schema_migrations").fetchall()]
+    assert versions == [1]
+    tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    assert "b" not in tables
+
+
+def test_misnamed_migration_is_rejected(tmp_path):
+    (tmp_path / "1_x.sql").write_text("SELECT 1;")
+    with pytest.raises(ValueError, match="1_x.sql"):
+        migration_files(tmp_path)
+
+
+def test_env_overrides_db_path(monkeypatch, tmp_path):
+    monkeypatch.setenv("ENCBENCH_DB", str(tmp_path / "x.duckdb"))
+    assert default_db_path() == tmp_path / "x.duckdb"
+    assert snapshot_path(default_db_path()) == tmp_path / "x.read.duckdb"
+
+
+# -- published import --------------------------------------------------------------------------
+def test_published_import_counts(published_reader):
+    info = queries.summary(published_reader)
+    assert info["results"] == 61812
+    assert info["datasets"] == 50
+    assert info["encoders"] == 32
+    per_tuning = queries.counts_by(published_reader, "tuning").set_index("tuning")["results"].to_dict()
+    assert per_tuning == {"full": 15128, "model": 18048, "no": 28636}
+    names = published_reader.query("SELECT DISTINCT encoder FROM scores")["encoder"]
+    assert set(names) == set(vocab.ENCODERS)
+    assert set(published_reader.query("SELECT DISTINCT model FROM scores")["model"]) == set(vocab.MODELS)
+    assert set(published_reader.query("SELECT DISTINCT scoring FROM scores")["scoring"]) == set(vocab.METRICS)
+
+
+def test_published_import_keeps_every_value(published_reader):
+    # Same multiset of (coordinates, score) as the file: nothing dropped, nothing duplicated.
+    file = load_published_results().sort_values(["dataset", "model", "tuning", "scoring", "encoder"])
+    db = queries.load_scores(published_reader).sort_values(["dataset", "model", "tuning", "scoring", "encoder"])
+    assert len(db) == len(file)
+    assert not db.duplicated(["dataset", "model", "tuning", "scoring", "encoder"]).any()
+    pd.testing.assert_series_equal(file["cv_score"].reset_index(drop=True),
+                                   db["cv_score"].reset_index(drop=True), check_names=False)
+
+
+def test_published_import_is_idempotent(mem_writer):
+    assert import_published(mem_writer) == 61812
+    assert import_published(mem_writer) == 0
+    assert mem_writer.query("SELECT count(*) AS n FROM results")["n"].iloc[0] == 61812
+    assert mem_writer.query("SELECT count(*) AS n FROM runs")["n"].iloc[0] == 1
+    assert mem_writer.query("SELECT count(*) AS n FROM datasets")["n"].iloc[0] == 50
+    assert mem_writer.run_status(PUBLISHED_RUN_ID) == "done"
+
+
+@pytest.mark.parametrize("code, name", [
+    ("BE", "Bin"), ("CBE", "CB"), ("CE", "Count"), ("DE", "Drop"), ("MHE", "MH"), ("OE", "Ord"),
+    ("OHE", "OH"), ("RGLMME", "GLMM"), ("SE", "Sum"), ("TE", "MT"), ("WOEE", "WoE"),
+    ("ME01E", "ME_0.1"), ("ME1E", "ME_1"), ("ME10E", "ME_10"), ("DTEM2", "DMT_2"), ("DTEM10", "DMT_10"),
+    ("PBTE0001", "PBMT_0.001"), ("PBTE001", "PBMT_0.01"), ("PBTE01", "PBMT_0.1"), ("CV5TE", "CVMT_5"),
+    ("BUCV10TE", "BUMT_10"), ("CV2RGLMME", "CVGLMM_2"), ("BUCV5RGLMME", "BUGLMM_5"),
+])
+def test_encoder_code_mapping(code, name):
+    assert vocab.encoder_from_code(code) == name
+
+
+def test_every_published_code_maps():
+    raw = pd.read_parquet(REPO / "db" / "seed" / "matteucci2023_results.parquet")
+    assert {vocab.encoder_from_code(c) for c in raw["encoder"].unique()} == set(vocab.ENCODERS)
+    assert {vocab.model_from_code(c) for c in raw["model"].unique()} == set(vocab.MODELS)
+    assert {vocab.metric_from_code(c) for c in raw["scoring"].unique()} == set(vocab.METRICS)
+
+
+@pytest.mark.parametrize("mapper, code", [
+    (vocab.encoder_from_code, "XYZE"), (vocab.encoder_from_code, "CV3TE"),
+    (vocab.model_from_code, "RFC"), (vocab.metric_from_code, "MCC"), (vocab.tuning_from_code, "half"),
+])
+def test_unknown_code_is_named(mapper, code):
+    with pytest.raises(ValueError, match=repr(code)):
+        mapper(code)
+
+
+def test_unknown_code_in_file_fails_before_writing(tmp_path, mem_writer):
+    raw = pd.read_parquet(REPO / "db" / "seed" / "matteucci2023_results.parquet").head(100).copy()
+    raw.loc[7, "encoder"] = "FancyE"
+    bad = tmp_path / "bad.parquet"
+    raw.to_parquet(bad)
+    with pytest.raises(ValueError, match="'FancyE'"):
+        import_published(mem_writer, results_file=bad)
+    assert mem_writer.query("SELECT count(*) AS n FROM results")["n"].iloc[0] == 0
+
+
+# -- writer semantics --------------------------------------------------------------------------
+def _row(**kw):
+    row = dict(run_id="r1", dataset="31", encoder="OH", model="LogReg", tuning="no", scoring="AUC",
+               fold=0, n_folds=2, cv_score=0.5, time=0.1, status="ok", error=None)
+    row.update(kw)
+    return row
+
+
+def test_scores_view_averages_folds_and_hides_incomplete_or_failed(mem_writer):
+    mem_writer.ensure_run("r1", origin="local")
+    mem_writer.write_results([_row(fold=0, cv_score=0.6), _row(fold=1, cv_score=0.8)])
+    mem_writer.write_results([_row(encoder="MT", fold=0, cv_score=0.7)])             # incomplete
+    mem_writer.write_results([_row(encoder="CB", fold=0), _row(encoder="CB", fold=1, status="failed",
+                                                               cv_score=None, error="boom")])
+    scores = mem_writer.query("SELECT encoder, cv_score, time, origin FROM scores")
+    assert scores["encoder"].tolist() == ["OH"]
+    assert scores["cv_score"].iloc[0] == pytest.approx(0.7)
+    assert scores["time"].iloc[0] == pytest.approx(0.2)
+    assert scores["origin"].iloc[0] == "local"
+
+
+def test_resumed_writes_never_duplicate_and_retry_failures(mem_writer):
+    mem_writer.ensure_run("r1", origin="local")
+    assert mem_writer.write_results([_row(fold=0, cv_score=0.6)]) == 1
+    assert mem_writer.write_results([_row(fold=0, cv_score=0.9)]) == 0          # ok rows are kept
+    assert mem_writer.write_results([_row(fold=1, status="timeout", cv_score=None)]) == 1
+    assert mem_writer.write_results([_row(fold=1, cv_score=0.8)]) == 1          # failure replaced
+    got = mem_writer.query("SELECT fold, cv_score, status FROM results ORDER BY fold")
+    assert got["cv_score"].tolist() == [0.6, 0.8]
+    assert got["status"].tolist() == ["ok", "ok"]
+    assert mem_writer.finished_keys("r1") == {("31", "OH", "LogReg", "no", "AUC", 0),
+                                             ("31", "OH", "LogReg", "no", "AUC", 1)}
+
+
+def test_bad_result_status_is_named(mem_writer):
+    with pytest.raises(ValueError, match="'weird'"):
+        mem_writer.write_results([_row(status="weird")])
+
+
+def test_delete_run_removes_its_rows_only(mem_writer):
+    import_published(mem_writer)
+    mem_writer.ensure_run("r1", origin="local")
+    mem_writer.write_results([_row(fold=0), _row(fold=1)])
+    assert mem_writer.delete_run("r1") == 2
+    assert mem_writer.query("SELECT count(*) AS n FROM results")["n"].iloc[0] == 61812
+    assert mem_writer.run_status("r1") is None
+
+
+def test_load_scores_filters_and_dedup(mem_writer):
+    import_published(mem_writer)
+    got = queries.load_scores(mem_writer, models=["LogReg"], tunings="no", scorings=["AUC"])
+    assert set(got["model"]) == {"LogReg"} and set(got["scoring"]) == {"AUC"}
+    raw = load_published_results()
+    expected = raw[(raw.model == "LogReg") & (raw.tuning == "no") & (raw.scoring == "AUC")]
+    assert len(got) == len(expected)
+    # the same experiment in a second run is averaged by one_score_per_experiment
+    mem_writer.ensure_run("r1", origin="local")
+    mem_writer.write_results([_row(dataset="3", fold=0, cv_score=1.0), _row(dataset="3", fold=1, cv_score=1.0)])
+    both = queries.load_scores(mem_writer, models=["LogReg"], tunings="no", scorings=["AUC"],
+                               datasets=["3"], encoders=["OH"])
+    assert len(both) == 2
+    one = queries.one_score_per_experiment(both)
+    published = expected[(expected.dataset == "3") & (expected.encoder == "OH")]["cv_score"].iloc[0]
+    assert one["cv_score"].iloc[0] == pytest.approx((published + 1.0) / 2)
+    assert one["origin"].iloc[0] == "local,published"
+
+
+# -- snapshots ---------------------------------------------------------------------------------
+def test_reader_without_snapshot_says_how_to_build(tmp_path):
+    with pytest.raises(SnapshotMissing, match="db init"):
+        Reader(tmp_path / "none.duckdb")
+
+
+def test_reader_sees_new_snapshot(tmp_path):
+    path = tmp_path / "s.duckdb"
+    with Writer(path) as writer:
+        writer.ensure_run("r1", origin="local")
+    reader = Reader(path)
+    assert len(queries.list_runs(reader)) == 1
+    with Writer(path) as writer:
+        writer.ensure_run("r2", origin="local")
+    assert len(queries.list_runs(reader)) == 2
+    reader.close()
+
+
+WRITER_SCRIPT = textwrap.dedent("""
+    import sys, time
+    from encbench.store import Writer
+    path, n = sys.argv[1], int(sys.argv[2])
+    with Writer(path) as w:
+        w.ensure_run("bg", origin="local")
+        for i in range(n):
+            w.write_results([dict(run_id="bg", dataset="d", encoder="OH", model="DT", tuning="no",
+                                  scoring="AUC", fold=i, n_folds=1, cv_score=i / n, time=0.0,
+                                  status="ok", error=None)])
+            w.publish()
+            time.sleep(0.01)
+""")
+
+
+def test_snapshot_reader_never_sees_lock_error_while_writer_commits(tmp_path):
+    """Two real processes: one writes and publishes snapshots, this one reads throughout."""
+    path = tmp_path / "live.duckdb"
+    with Writer(path) as writer:
+        import_published(writer)
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER_SCRIPT)
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen([sys.executable, str(script), str(path), "60"], env=env,
+                            stderr=subprocess.PIPE)
+    reader = Reader(path)
+    seen = []
+    try:
+        deadline = time.time() + 60
+        while proc.poll() is None and time.time() < deadline:
+            n = reader.query("SELECT count(*) AS n FROM results WHERE run_id = 'bg'")["n"].iloc[0]
+            seen.append(int(n))
+            time.sleep(0.005)
+    finally:
+        proc.wait(timeout=60)
+    assert proc.returncode == 0, proc.stderr.read().decode()
+    final = reader.query("SELECT count(*) AS n FROM results WHERE run_id = 'bg'")["n"].iloc[0]
+    reader.close()
+    assert final == 60
+    assert len(seen) >= 10                       # the reader really read while the writer ran
+    assert seen == sorted(seen)                  # counts only grow: every snapshot is consistent
+    assert len(set(seen)) > 2                    # and it saw intermediate snapshots
+    # the writer's own file is locked for other processes meanwhile; the reader never touched it
