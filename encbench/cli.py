@@ -64,6 +64,12 @@ def cmd_db_info(args) -> int:
     return 0
 
 
+def cmd_worker(args) -> int:
+    from encbench.engine.worker import serve
+
+    return serve(_db_path(args), idle_exit=args.idle_exit)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m encbench", description="Benchmark categorical encoders.")
     parser.add_argument("--version", action="version", version=f"encbench {__version__}")
@@ -83,7 +89,13 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--force", action="store_true", help="re-run the import even if present")
         p.set_defaults(func=func)
 
-    try:  # the engine adds its commands (run, runs, worker) when it is installed
+    worker = sub.add_parser("worker", help="drain the app's run queue (one worker per database)")
+    worker.add_argument("--db", help="database file (default: $ENCBENCH_DB or db/encbench.duckdb)")
+    worker.add_argument("--idle-exit", type=float, default=300.0,
+                        help="exit after the queue has been empty this many seconds (default 300)")
+    worker.set_defaults(func=cmd_worker)
+
+    try:  # the engine adds its commands (run, runs) when it is installed
         from encbench.engine.cli import add_commands
     except ImportError as exc:
         if "encbench.engine" not in str(exc):

@@ -160,6 +160,19 @@ class Writer:
             self._exec("DELETE FROM runs WHERE run_id = ?", [run_id])
         return int(n)
 
+    def delete_orphan_uploads(self) -> list[dict]:
+        """Delete uploaded datasets no result refers to any more; return their records."""
+        with self._transaction():
+            orphans = self.query(
+                "SELECT dataset, name, sha256 FROM datasets WHERE source = 'upload' "
+                "AND dataset NOT IN (SELECT DISTINCT dataset FROM results)"
+            )
+            self._exec(
+                "DELETE FROM datasets WHERE source = 'upload' "
+                "AND dataset NOT IN (SELECT DISTINCT dataset FROM results)"
+            )
+        return orphans.to_dict("records")
+
     # -- results -----------------------------------------------------------------------------
     def write_results(self, rows: Iterable[Mapping] | pd.DataFrame) -> int:
         """Write result rows in one transaction; return how many rows were written.

@@ -1,0 +1,94 @@
+"""The queue worker: the single process that drains the app's run requests into the database.
+
+Started by the app (``RunQueue.ensure_worker``) or by hand with ``python -m encbench worker``.
+Only one runs per queue: it holds an exclusive ``flock`` on ``queue/worker.lock`` for its whole
+life, which the kernel releases if the process dies, so a killed worker never blocks its
+successor. A request interrupted by a kill stays in ``active/`` and is resumed first by the next
+worker; since runs resume (finished experiments are skipped, keys are unique), nothing is
+duplicated.
+"""
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import time
+import traceback
+from pathlib import Path
+
+from encbench.engine.queue import Request, RunQueue, upload_dir
+
+log = logging.getLogger(__name__)
+
+
+def _handle_run(queue: RunQueue, request: Request) -> str:
+    from encbench.engine import Grid, run_grid  # the engine imports heavy ML libraries
+
+    grid = Grid(**request.payload["grid"])
+    if queue.is_cancelled(grid.run_id):
+        return "cancelled"
+    run_grid(
+        grid,
+        db_path=queue.db_path,
+        workers=int(request.payload.get("workers", 1)),
+        should_stop=lambda: queue.is_cancelled(grid.run_id),
+    )
+    return "cancelled" if queue.is_cancelled(grid.run_id) else "done"
+
+
+def _handle_delete(queue: RunQueue, request: Request) -> str:
+    from encbench.store import Writer
+
+    run_id = request.payload["run_id"]
+    with Writer(queue.db_path) as writer:
+        removed = writer.delete_run(run_id)
+        orphans = writer.delete_orphan_uploads()
+    uploads = upload_dir(queue.db_path)
+    for record in orphans:
+        for path in uploads.glob(f"{record['sha256']}.*") if record.get("sha256") else ():
+            path.unlink()
+            log.info("deleted uploaded file %s", path)
+    queue.clear_cancel(run_id)
+    log.info("deleted run %s (%d result rows, %d uploaded datasets)", run_id, removed, len(orphans))
+    return "done"
+
+
+HANDLERS = {"run": _handle_run, "delete": _handle_delete}
+
+
+def serve(db_path: Path | str | None = None, *, idle_exit: float = 300.0, poll: float = 0.5) -> int:
+    """Drain the queue until it has been empty for ``idle_exit`` seconds; return an exit code.
+
+    Returns 0 at once if another worker holds the lock.
+    """
+    queue = RunQueue(db_path)
+    with open(queue.lock_path, "a+") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log.info("another worker is already draining %s; exiting", queue.root)
+            return 0
+        lock.seek(0)
+        lock.truncate()
+        lock.write(str(os.getpid()))
+        lock.flush()
+        log.info("worker %d draining %s", os.getpid(), queue.root)
+        idle_since = time.monotonic()
+        while True:
+            request = queue.claim_next()
+            if request is None:
+                if time.monotonic() - idle_since > idle_exit:
+                    log.info("queue idle for %.0f s; worker exiting", idle_exit)
+                    return 0
+                time.sleep(poll)
+                continue
+            log.info("request %s (%s) started", request.request_id, request.kind)
+            try:
+                outcome = HANDLERS[request.kind](queue, request)
+            except Exception as exc:  # a failed request is recorded, never kills the worker
+                log.error("request %s failed: %s", request.request_id, traceback.format_exc())
+                queue.complete(request, outcome="failed", error=f"{type(exc).__name__}: {exc}")
+            else:
+                queue.complete(request, outcome=outcome)
+                log.info("request %s %s", request.request_id, outcome)
+            idle_since = time.monotonic()
