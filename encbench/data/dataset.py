@@ -1,0 +1,346 @@
+"""One loader for every dataset source: bundled copies, OpenML ids and local files."""
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from encbench.data.bundled import BundledEntry, bundled_names, find_bundled
+from encbench.data.errors import DatasetError
+from encbench.data.openml_source import fetch_openml
+from encbench.data.readers import DEFAULT_MAX_BYTES, read_table_and_hash
+from encbench.data.validation import ValidationReport, prepare
+
+logger = logging.getLogger(__name__)
+
+SOURCES = ("openml", "bundled", "upload")
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """A validated binary-classification dataset, ready for the protocol.
+
+    Attributes
+    ----------
+    key : str
+        Database key (``datasets.dataset``): the OpenML id as text for OpenML and bundled
+        datasets (``"31"``), ``"file:<first 12 hex digits of sha256>"`` for files.
+    name : str
+        Human-readable name (OpenML name, or the file name without extensions).
+    source : {'openml', 'bundled', 'upload'}
+        Where the data came from.
+    openml_id : int or None
+        OpenML id, None for files.
+    target : str
+        Target column.
+    positive_class : str
+        The class encoded as 1 (as text).
+    sha256 : str
+        SHA-256 of the file's bytes (as stored), so a changed file is noticed.
+    X : pandas.DataFrame
+        Features in file order: categorical columns as ``str`` with NaN for missing, numerical
+        columns as numbers. Rows with a missing target, empty rows and empty columns dropped.
+    y : numpy.ndarray
+        0/1 int64 target (1 = ``positive_class``), aligned with ``X``.
+    categorical : list of str
+        Categorical feature columns.
+    classes : tuple of str
+        (negative class, positive class), as text.
+    path : pathlib.Path or None
+        The file read.
+    warnings : list of str
+        Validation warnings (ID-like columns, likely leakage, dropped rows/columns).
+    report : ValidationReport
+        The full validation report.
+    """
+
+    key: str
+    name: str
+    source: str
+    openml_id: int | None
+    target: str
+    positive_class: str
+    sha256: str
+    X: pd.DataFrame
+    y: np.ndarray
+    categorical: list[str]
+    classes: tuple[str, str]
+    path: Path | None = None
+    warnings: list[str] = field(default_factory=list)
+    report: ValidationReport | None = None
+
+    @property
+    def numerical(self) -> list[str]:
+        """Numerical feature columns."""
+        cats = set(self.categorical)
+        return [c for c in self.X.columns if c not in cats]
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def n_features(self) -> int:
+        return int(self.X.shape[1])
+
+    @property
+    def n_categorical(self) -> int:
+        return len(self.categorical)
+
+    def as_record(self) -> dict:
+        """The row of the ``datasets`` table (DESIGN.md section 3), without ``added_at``."""
+        return {
+            "dataset": self.key, "name": self.name, "source": self.source,
+            "openml_id": self.openml_id, "n_rows": self.n_rows, "n_features": self.n_features,
+            "n_categorical": self.n_categorical, "target": self.target,
+            "positive_class": self.positive_class, "sha256": self.sha256,
+        }
+
+    def __repr__(self) -> str:
+        return (f"Dataset(key={self.key!r}, name={self.name!r}, source={self.source!r}, "
+                f"rows={self.n_rows}, features={self.n_features}, "
+                f"categorical={self.n_categorical}, target={self.target!r}, "
+                f"positive_class={self.positive_class!r})")
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """A parsed dataset reference (see :func:`parse_dataset_spec`)."""
+
+    kind: str  # 'bundled' | 'openml' | 'file'
+    value: str  # bundled name/id, OpenML id, or file path
+    target: str | None = None
+    positive_class: str | None = None
+
+
+def parse_dataset_spec(spec: str | os.PathLike) -> DatasetSpec:
+    """Parse a dataset reference as used by ``load_dataset`` and ``--datasets``.
+
+    Forms: ``bundled:<name or id>``; ``<OpenML id>`` or ``openml:<id>``; a file path, optionally
+    followed by ``:<target>`` or ``:<target>:<positive class>`` (the path is the longest
+    prefix that exists as a file; use keyword arguments for column names containing ':').
+    """
+    if isinstance(spec, os.PathLike):
+        return DatasetSpec("file", os.fspath(spec))
+    if not isinstance(spec, str):
+        raise DatasetError(f"a dataset reference is a string or a path, got {spec!r}")
+    text = spec.strip()
+    if not text:
+        raise DatasetError("empty dataset reference")
+    lower = text.lower()
+    if lower.startswith("bundled:"):
+        return DatasetSpec("bundled", text.split(":", 1)[1].strip())
+    if lower.startswith("openml:"):
+        return DatasetSpec("openml", text.split(":", 1)[1].strip())
+    if re.fullmatch(r"\d+", text):
+        return DatasetSpec("openml", text)
+    if Path(text).is_file():
+        return DatasetSpec("file", text)
+    # 'path:target' or 'path:target:positive': the longest prefix that is a file.
+    for match in reversed([m.start() for m in re.finditer(":", text)]):
+        prefix = text[:match]
+        if prefix and Path(prefix).is_file():
+            rest = text[match + 1:]
+            target, _, positive = rest.partition(":")
+            return DatasetSpec("file", prefix, target or None, positive or None)
+    # Not a file: say what might have been meant.
+    base = text.split(":", 1)[0]
+    hint = ""
+    if find_bundled(base) is not None:
+        hint = f"; did you mean 'bundled:{base}'?"
+    raise DatasetError(
+        f"no dataset {text!r}: not a file, an OpenML id or 'bundled:<name>'{hint} "
+        f"(bundled: {bundled_names()})")
+
+
+def _file_stem(path: Path) -> str:
+    name = path.name
+    if name.lower().endswith(".gz"):
+        name = name[:-3]
+    return os.path.splitext(name)[0] or path.name
+
+
+def _build(frame: pd.DataFrame, *, key: str | None, name: str, source: str,
+           openml_id: int | None, target: str | None, positive_class, categorical,
+           n_folds: int, sha256: str, path: Path | None, label: str) -> Dataset:
+    prepared = prepare(frame, target, positive_class, categorical, n_folds, source=label)
+    report = prepared.report
+    if report.errors:
+        headline = None
+        if len(report.errors) > 1:
+            headline = f"dataset {label!r} cannot be used ({len(report.errors)} problems)"
+        raise DatasetError(report.errors, headline=headline)
+    for message in report.warnings:
+        logger.warning("%s: %s", label, message)
+    return Dataset(
+        key=key or f"file:{sha256[:12]}", name=name, source=source, openml_id=openml_id,
+        target=str(target), positive_class=str(report.positive_class), sha256=sha256,
+        X=prepared.X, y=prepared.y, categorical=list(report.categorical),
+        classes=prepared.classes, path=path, warnings=list(report.warnings), report=report)
+
+
+def _check_published_task(label: str, default_target: str | None, target, positive_class,
+                          categorical, file_hint: str) -> str | None:
+    """OpenML keys mean the published task: its target, the protocol's positive class."""
+    if target is not None and default_target is not None and str(target) != default_target:
+        raise DatasetError(
+            f"{label} has target {default_target!r}; got target {target!r}. The OpenML key "
+            f"stands for the published task; to use another target load the file itself: "
+            f"{file_hint}")
+    if categorical is not None:
+        raise DatasetError(
+            f"{label} uses the published column types; got categorical={list(categorical)!r}. "
+            f"To override column types load the file itself: {file_hint}")
+    return default_target if default_target is not None else target
+
+
+def _published(frame, sha, *, label, key, name, source, openml_id, target, positive_class,
+               n_folds, path, file_hint) -> Dataset:
+    dataset = _build(frame, key=key, name=name, source=source, openml_id=openml_id,
+                     target=target, positive_class=None, categorical=None, n_folds=n_folds,
+                     sha256=sha, path=path, label=label)
+    if positive_class is not None and str(positive_class) != dataset.positive_class:
+        raise DatasetError(
+            f"{label} has positive class {dataset.positive_class!r} (the protocol's: second "
+            f"class in sorted order); got positive_class={positive_class!r}. To choose another "
+            f"positive class load the file itself: {file_hint}")
+    return dataset
+
+
+def _load_bundled(entry: BundledEntry, target, positive_class, categorical,
+                  n_folds: int) -> Dataset:
+    label = f"bundled:{entry.name}"
+    file_hint = f"load_dataset({str(entry.path)!r}, target=..., positive_class=...)"
+    target = _check_published_task(f"bundled dataset {entry.name!r} (OpenML {entry.openml_id})",
+                                   entry.target, target, positive_class, categorical, file_hint)
+    frame, sha = read_table_and_hash(entry.path, max_bytes=None, label=entry.file)
+    return _published(frame, sha, label=label, key=entry.key, name=entry.name,
+                      source="bundled", openml_id=entry.openml_id, target=target,
+                      positive_class=positive_class, n_folds=n_folds, path=entry.path,
+                      file_hint=file_hint)
+
+
+def load_dataset(spec: str | os.PathLike, target: str | None = None, positive_class=None, *,
+                 categorical: Sequence[str] | None = None, n_folds: int = 5,
+                 max_bytes: int | None = DEFAULT_MAX_BYTES, name: str | None = None,
+                 label: str | None = None, format: str | None = None, sep: str | None = None,
+                 prefer_bundled: bool = True, cache_dir: str | os.PathLike | None = None,
+                 server: str | None = None) -> Dataset:
+    """Load, validate and split a dataset for the benchmark.
+
+    Parameters
+    ----------
+    spec : str or path-like
+        ``"bundled:credit-g"`` (or ``"bundled:31"``); an OpenML id ``"31"`` / ``"openml:31"``
+        (its bundled copy when there is one, else downloaded through ``openml``); a file path
+        (CSV, Parquet, ARFF, each optionally ``.gz``), optionally ``"path.csv:target"`` or
+        ``"path.csv:target:positive"``.
+    target : str, optional
+        Target column. Required for files (unless given in ``spec``); for OpenML/bundled
+        datasets it defaults to, and must equal, the dataset's default target.
+    positive_class : optional
+        Class encoded as 1; default the second class in sorted order (``LabelEncoder``, as the
+        published study). OpenML/bundled datasets always use the default.
+    categorical : list of str, optional
+        Override which columns are categorical (files only).
+    n_folds : int
+        Outer CV folds the dataset must support (2 rows of each class per fold).
+    max_bytes : int or None
+        Size limit for files (default 200 MB); None for none. Not applied to bundled/OpenML.
+    name : str, optional
+        Dataset name for files (default: file name without extensions).
+    label : str, optional
+        File name used in messages (e.g. the name a file was uploaded under).
+    format, sep : str, optional
+        Passed to :func:`~encbench.data.read_table`.
+    prefer_bundled : bool
+        Use the bundled copy of an OpenML id when there is one (no network). False forces the
+        ``openml`` package (its cache, else the network).
+    cache_dir, server : optional
+        ``openml`` cache root (default ``db/cache/openml`` or ``$ENCBENCH_CACHE/openml``) and
+        server URL.
+
+    Returns
+    -------
+    Dataset
+
+    Raises
+    ------
+    DatasetError
+        Unreadable file, OpenML unreachable (within seconds; the message says how to use a local
+        file or a bundled copy), or failed validation (the message lists every error).
+    """
+    parsed = parse_dataset_spec(spec)
+    target = target if target is not None else parsed.target
+    positive_class = positive_class if positive_class is not None else parsed.positive_class
+
+    if parsed.kind == "bundled":
+        entry = find_bundled(parsed.value)
+        if entry is None:
+            raise DatasetError(f"no bundled dataset {parsed.value!r}; bundled datasets are "
+                               f"{bundled_names()}")
+        return _load_bundled(entry, target, positive_class, categorical, n_folds)
+
+    if parsed.kind == "openml":
+        try:
+            openml_id = int(parsed.value)
+        except ValueError:
+            raise DatasetError(f"an OpenML id is a whole number, got {parsed.value!r}") from None
+        entry = find_bundled(openml_id)
+        if entry is not None and prefer_bundled:
+            logger.info("OpenML %d: using the bundled copy %s", openml_id, entry.file)
+            return _load_bundled(entry, target, positive_class, categorical, n_folds)
+        fetched = fetch_openml(openml_id, cache_dir=cache_dir, server=server)
+        label = f"OpenML {openml_id} ({fetched.name})"
+        file_hint = f"load_dataset({str(fetched.path)!r}, target=..., positive_class=...)"
+        target = _check_published_task(label, fetched.default_target, target, positive_class,
+                                       categorical, file_hint)
+        if target is None:
+            raise DatasetError(f"{label} has no default target; name one with target=...")
+        frame, sha = read_table_and_hash(fetched.path, max_bytes=None, format="arff",
+                                         label=f"{fetched.path.name} of OpenML {openml_id}")
+        drop = [c for c in (fetched.row_id_attribute, *fetched.ignore_attributes)
+                if c and c in frame.columns and c != target]
+        if drop:
+            frame = frame.drop(columns=drop)
+        return _published(frame, sha, label=label, key=str(openml_id), name=fetched.name,
+                          source="openml", openml_id=openml_id, target=target,
+                          positive_class=positive_class, n_folds=n_folds, path=fetched.path,
+                          file_hint=file_hint)
+
+    path = Path(parsed.value)
+    label = label or path.name
+    frame, sha = read_table_and_hash(path, format=format, sep=sep, max_bytes=max_bytes,
+                                     label=label)
+    if target is None:
+        columns = ", ".join(repr(str(c)) for c in list(frame.columns)[:50])
+        raise DatasetError(f"no target column given for file {label!r}; name it as "
+                           f"'{parsed.value}:<column>' or with target=...; columns are {columns}")
+    return _build(frame, key=None, name=name or _file_stem(path), source="upload",
+                  openml_id=None, target=target, positive_class=positive_class,
+                  categorical=categorical, n_folds=n_folds, sha256=sha, path=path, label=label)
+
+
+def validate_file(path: str | os.PathLike, target: str | None, positive_class=None, *,
+                  categorical: Sequence[str] | None = None, n_folds: int = 5,
+                  max_bytes: int | None = DEFAULT_MAX_BYTES, label: str | None = None,
+                  format: str | None = None, sep: str | None = None) -> ValidationReport:
+    """Read and validate a file without raising: read errors become report errors.
+
+    For an upload page: every problem (empty, unparseable with line number, over the size
+    limit, duplicate columns, target missing or not binary, ...) comes back as a message.
+    """
+    path = Path(path)
+    label = label or path.name
+    try:
+        frame, _ = read_table_and_hash(path, format=format, sep=sep, max_bytes=max_bytes,
+                                       label=label)
+    except DatasetError as exc:
+        return ValidationReport(errors=list(exc.errors), target=target)
+    return prepare(frame, target, positive_class, categorical, n_folds, source=label).report

@@ -1,0 +1,397 @@
+"""Validation of a table for the benchmark protocol (DESIGN.md section 5).
+
+The protocol, as published: rows whose target is missing are dropped, then columns and rows that
+are entirely empty; the target must have exactly two classes, label-encoded to {0, 1} with
+scikit-learn's ``LabelEncoder`` convention (classes sorted, the second one is positive) unless
+the user names the positive class; categorical columns are the text-like ones
+(object/str/category dtypes) unless the user lists them; 5-fold stratified CV needs at least
+2 rows of each class per fold.
+
+:func:`validate` reports every problem at once, each message naming the column or value at
+fault; :func:`prepare` also returns the cleaned features and the 0/1 target.
+"""
+from __future__ import annotations
+
+import difflib
+import logging
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+logger = logging.getLogger(__name__)
+
+_MAX_LISTED = 10
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    """Outcome of :func:`validate`.
+
+    Attributes
+    ----------
+    errors : list of str
+        Problems that make the table unusable; empty when it is usable.
+    warnings : list of str
+        Things worth a look that do not stop a run (ID-like columns, likely target leakage,
+        dropped rows/columns).
+    categorical, numerical : list of str
+        Feature columns by treatment, in table order (the target is in neither).
+    classes : dict
+        Target class (as text) -> number of rows, after the drops, in label-encoding order
+        (sorted values; with two classes the second is the default positive class).
+    positive_class : str or None
+        The positive class (as text), None when the target is unusable.
+    target : str or None
+        The target column.
+    n_rows : int
+        Rows kept after the drops.
+    dropped_rows : int
+        Rows dropped (missing target or entirely empty).
+    dropped_columns : list of str
+        Columns dropped because they are entirely empty.
+    """
+
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    categorical: list[str] = field(default_factory=list)
+    numerical: list[str] = field(default_factory=list)
+    classes: dict[str, int] = field(default_factory=dict)
+    positive_class: str | None = None
+    target: str | None = None
+    n_rows: int = 0
+    dropped_rows: int = 0
+    dropped_columns: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when there is no error (warnings allowed)."""
+        return not self.errors
+
+
+def is_text_dtype(dtype) -> bool:
+    """Object, str/string and category dtypes: the protocol's categorical columns."""
+    return (isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_object_dtype(dtype)
+            or pd.api.types.is_string_dtype(dtype))
+
+
+def infer_column_types(frame: pd.DataFrame, exclude: Sequence[Hashable] = ()) -> tuple[list[str], list[str], list[str]]:
+    """Split columns by dtype into (categorical, numerical, other), as the protocol does.
+
+    ``other`` holds columns that are neither (datetimes, ...); ``exclude`` (e.g. the target) is
+    left out of all three.
+    """
+    categorical, numerical, other = [], [], []
+    seen = set()
+    for i, name in enumerate(frame.columns):
+        if name in exclude or name in seen:
+            continue
+        seen.add(name)
+        dtype = frame.iloc[:, i].dtype
+        if is_text_dtype(dtype):
+            categorical.append(name)
+        elif pd.api.types.is_numeric_dtype(dtype):  # includes bool
+            numerical.append(name)
+        else:
+            other.append(name)
+    return categorical, numerical, other
+
+
+def label_text(value) -> str:
+    """A class label as text; integral floats lose their '.0' (1.0 -> '1')."""
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    if isinstance(value, (np.generic,)):
+        value = value.item()
+    return str(value)
+
+
+def _names(values: Sequence, limit: int = _MAX_LISTED) -> str:
+    values = list(values)
+    text = ", ".join(repr(v) for v in values[:limit])
+    if len(values) > limit:
+        text += f", ... ({len(values) - limit} more)"
+    return text
+
+
+def _class_list(counts: dict[str, int]) -> str:
+    ordered = sorted(counts.items(), key=lambda kv: -kv[1])
+    text = ", ".join(f"{k!r} ({v} rows)" for k, v in ordered[:_MAX_LISTED])
+    if len(ordered) > _MAX_LISTED:
+        text += f", ... ({len(ordered) - _MAX_LISTED} more classes)"
+    return text
+
+
+def _where(source: str | None) -> str:
+    return f"file {source!r}" if source else "the data"
+
+
+def as_category_text(column: pd.Series) -> pd.Series:
+    """A column as ``str`` dtype with NaN for missing; integral floats as '1' not '1.0'."""
+    if is_text_dtype(column.dtype):
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            column = column.astype(object)
+        return column.astype("str")
+    if pd.api.types.is_float_dtype(column.dtype):
+        values = column.to_numpy(dtype=float)
+        finite = values[~np.isnan(values)]
+        if np.isfinite(finite).all() and (finite == np.round(finite)).all():
+            return column.astype("Int64").astype("str")
+    return column.astype("str")
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A validated table split into features and a 0/1 target (see :func:`prepare`)."""
+
+    report: ValidationReport
+    X: pd.DataFrame | None
+    y: np.ndarray | None
+    classes: tuple[str, str] | None
+
+
+def prepare(frame: pd.DataFrame, target: str | None, positive_class=None,
+            categorical: Sequence[str] | None = None, n_folds: int = 5, *,
+            source: str | None = None) -> Prepared:
+    """Validate ``frame`` and, when it is usable, return its features and 0/1 target.
+
+    Parameters are those of :func:`validate`. ``X`` and ``y`` are None when there are errors.
+    """
+    if not isinstance(n_folds, (int, np.integer)) or n_folds < 2:
+        raise ValueError(f"n_folds must be an integer >= 2, got {n_folds!r}")
+    errors: list[str] = []
+    warnings: list[str] = []
+    where = _where(source)
+    columns = [str(c) for c in frame.columns]
+    frame = frame.copy()
+    frame.columns = columns
+
+    # Duplicate column names: report, then keep the first of each for the other checks.
+    positions: dict[str, list[int]] = {}
+    for i, name in enumerate(columns, start=1):
+        positions.setdefault(name, []).append(i)
+    dups = {n: p for n, p in positions.items() if len(p) > 1}
+    if dups:
+        parts = ", ".join(f"{n!r} (columns {', '.join(map(str, p[:-1]))} and {p[-1]})"
+                          for n, p in dups.items())
+        errors.append(f"duplicate column names in {where}: {parts}; column names must be unique")
+        frame = frame.loc[:, ~pd.Index(columns).duplicated()]
+        columns = list(frame.columns)
+
+    if frame.shape[0] == 0 or frame.shape[1] == 0:
+        errors.append(f"{where} has no data (rows: {frame.shape[0]}, columns: {frame.shape[1]})")
+        return _finish(errors, warnings, [], [], target=target)
+
+    # Target column present?
+    target_ok = target is not None and target in columns
+    if target is None:
+        errors.append(f"no target column given; columns of {where} are {_names(columns, 50)}")
+    elif not target_ok:
+        hint = ""
+        close = [c for c in columns if c.lower() == str(target).lower()] or \
+            difflib.get_close_matches(str(target), columns, n=1)
+        if close:
+            hint = f" (did you mean {close[0]!r}?)"
+        errors.append(f"target column {target!r} not in {where}{hint}; columns are "
+                      f"{_names(columns, 50)}")
+
+    dropped_rows = 0
+    dropped_columns: list[str] = []
+    if target_ok:
+        missing_target = frame[target].isna().to_numpy()
+        if missing_target.any():
+            n_missing = int(missing_target.sum())
+            dropped_rows += n_missing
+            frame = frame.loc[~missing_target]
+            warnings.append(f"dropped {n_missing} rows whose target {target!r} is missing")
+    features = [c for c in columns if c != target]
+    empty_cols = [c for c in features if frame[c].isna().all()] if len(frame) else []
+    if empty_cols:
+        dropped_columns = empty_cols
+        features = [c for c in features if c not in set(empty_cols)]
+        warnings.append(f"dropped {len(empty_cols)} entirely empty columns: {_names(empty_cols)}")
+    if features and len(frame):
+        empty_rows = frame[features].isna().all(axis=1).to_numpy()
+        if empty_rows.any():
+            n_empty = int(empty_rows.sum())
+            dropped_rows += n_empty
+            frame = frame.loc[~empty_rows]
+            warnings.append(f"dropped {n_empty} rows whose features are all missing")
+    frame = frame.reset_index(drop=True)
+    n_rows = len(frame)
+
+    # Target classes, in LabelEncoder order (sorted values).
+    classes: dict[str, int] = {}
+    positive_text: str | None = None
+    y_text: pd.Series | None = None
+    if target_ok:
+        values = frame[target]
+        if n_rows == 0:
+            errors.append(f"target column {target!r} has no values: every row of {where} "
+                          f"misses it")
+        else:
+            uniques = pd.unique(values.to_numpy(dtype=object))
+            try:
+                ordered = sorted(uniques)
+            except TypeError:  # mixed types in a user frame: order by text
+                ordered = sorted(uniques, key=label_text)
+            texts = [label_text(v) for v in ordered]
+            mapping = dict(zip(ordered, texts))
+            y_text = values.map(mapping)
+            counts = y_text.value_counts()
+            classes = {t: int(counts.get(t, 0)) for t in dict.fromkeys(texts)}
+            if len(classes) != 2:
+                noun = "class" if len(classes) == 1 else "classes"
+                errors.append(f"target column {target!r} has {len(classes)} {noun}, the "
+                              f"benchmark needs exactly 2 (binary classification): "
+                              f"{_class_list(classes)}")
+            else:
+                if positive_class is None:
+                    positive_text = list(classes)[1]
+                else:
+                    wanted = label_text(positive_class)
+                    if wanted in classes:
+                        positive_text = wanted
+                    else:
+                        errors.append(f"positive class {positive_class!r} is not a class of "
+                                      f"target {target!r}; classes are {_class_list(classes)}")
+                need = 2 * n_folds
+                for cls, count in classes.items():
+                    if count < need:
+                        errors.append(
+                            f"class {cls!r} of target {target!r} has {count} rows; {n_folds}-fold "
+                            f"cross-validation needs at least {need} (2 per fold)")
+
+    # Column treatment.
+    cat_auto, num_auto, other = infer_column_types(frame[features])
+    cat_cols: list[str]
+    num_cols: list[str]
+    converted: dict[str, pd.Series] = {}
+    if categorical is None:
+        cat_cols, num_cols = cat_auto, num_auto
+        for c in other:
+            errors.append(f"column {c!r} has dtype {frame[c].dtype}, neither text nor numbers; "
+                          f"convert it or list it as categorical")
+    else:
+        listed = [str(c) for c in categorical]
+        unknown = [c for c in listed if c not in columns]
+        if unknown:
+            errors.append(f"categorical column(s) {_names(unknown)} not in {where}; columns are "
+                          f"{_names(columns, 50)}")
+        if target is not None and target in listed:
+            warnings.append(f"the target {target!r} was listed as categorical; ignored")
+        wanted = set(listed)
+        cat_cols = [c for c in features if c in wanted]
+        num_cols = []
+        for c in features:
+            if c in wanted:
+                continue
+            column = frame[c]
+            if pd.api.types.is_numeric_dtype(column.dtype):
+                num_cols.append(c)
+                continue
+            numbers = pd.to_numeric(column, errors="coerce") if is_text_dtype(column.dtype) \
+                else None
+            bad = None if numbers is None else column[numbers.isna() & column.notna()]
+            if numbers is not None and len(bad) == 0:
+                converted[c] = numbers
+                num_cols.append(c)
+            else:
+                example = f" (e.g. {bad.iloc[0]!r})" if bad is not None else \
+                    f" (dtype {column.dtype})"
+                errors.append(f"column {c!r} is not numeric{example} but is not listed as "
+                              f"categorical; list it or drop it")
+    if not features:
+        errors.append(f"{where} has no feature columns besides the target {target!r}")
+    elif not cat_cols:
+        errors.append(
+            f"no categorical column: every feature of {where} is numeric "
+            f"({_names(num_cols)}); the benchmark compares categorical encoders, so at least "
+            f"one column must be categorical (list columns to treat as categorical)")
+
+    # Warnings: ID-like columns and target leakage.
+    if n_rows > 1:
+        for c in features:
+            column = frame[c]
+            integer = pd.api.types.is_integer_dtype(column.dtype)
+            if (c in cat_cols or integer) and column.nunique(dropna=True) == n_rows:
+                warnings.append(f"column {c!r} looks like an ID: all {n_rows} values are "
+                                f"unique, so encoders cannot learn from it; consider dropping it")
+        if y_text is not None and len(classes) == 2:
+            y_values = y_text.to_numpy(dtype=object)
+            for c in features:
+                column = frame[c]
+                if column.nunique(dropna=False) != 2:
+                    continue
+                text = as_category_text(column).fillna("<missing>").to_numpy(dtype=object)
+                pairs = set(zip(text, y_values))
+                if len(pairs) != 2:
+                    continue
+                if all(a == b for a, b in pairs):
+                    warnings.append(f"column {c!r} is identical to the target {target!r}: it "
+                                    f"leaks the answer; drop it")
+                else:
+                    shown = ", ".join(f"{a!r} -> {b!r}" for a, b in sorted(pairs, key=str))
+                    warnings.append(f"column {c!r} maps one-to-one onto the target {target!r} "
+                                    f"({shown}): it leaks the answer; drop it")
+
+    report = _finish(errors, warnings, cat_cols, num_cols, classes=classes,
+                     positive_class=positive_text,
+                     target=target, n_rows=n_rows, dropped_rows=dropped_rows,
+                     dropped_columns=dropped_columns)
+    if errors:
+        return Prepared(report, None, None, None)
+    out = {}
+    cat_set = set(cat_cols)
+    for c in features:
+        if c in cat_set:
+            out[c] = as_category_text(frame[c])
+        else:
+            out[c] = converted.get(c, frame[c])
+    X = pd.DataFrame(out, index=pd.RangeIndex(n_rows))
+    y = (y_text.to_numpy(dtype=object) == positive_text).astype(np.int64)
+    negative = next(k for k in classes if k != positive_text)
+    return Prepared(report, X, y, (negative, positive_text))
+
+
+def _finish(errors, warnings, categorical, numerical, **kwargs) -> ValidationReport:
+    for message in errors:
+        logger.debug("validation error: %s", message)
+    return ValidationReport(errors=list(errors), warnings=list(warnings),
+                            categorical=list(categorical), numerical=list(numerical), **kwargs)
+
+
+def validate(frame: pd.DataFrame, target: str | None, positive_class=None,
+             categorical: Sequence[str] | None = None, n_folds: int = 5, *,
+             source: str | None = None) -> ValidationReport:
+    """Check a table against the benchmark protocol and report every problem found.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The whole table, target included (e.g. from :func:`~encbench.data.read_table`).
+    target : str
+        Name of the target column.
+    positive_class : optional
+        The class encoded as 1 (compared as text, so ``1`` and ``"1"`` both work). Default:
+        the second class in sorted order (scikit-learn ``LabelEncoder``, as the published study).
+    categorical : list of str, optional
+        Columns to treat as categorical, overriding the dtype rule (object/str/category). Other
+        text columns must then hold numbers.
+    n_folds : int
+        Folds of the outer cross-validation; every class needs at least ``2 * n_folds`` rows.
+    source : str, optional
+        File name used in messages ("target column 'x' not in file 'f.csv'").
+
+    Returns
+    -------
+    ValidationReport
+        ``errors`` (empty when usable), ``warnings``, the column treatment and the classes.
+
+    Examples
+    --------
+    >>> report = validate(frame, target="class")
+    >>> report.ok, report.positive_class, report.classes
+    """
+    return prepare(frame, target, positive_class, categorical, n_folds, source=source).report
