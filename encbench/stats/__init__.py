@@ -1,0 +1,99 @@
+"""Consensus rankings of encoders and the analyses around them (DESIGN.md section 7).
+
+Pure library code (no streamlit). Every function takes a long scores DataFrame with columns
+``dataset, encoder, cv_score`` (higher is better), plus factor columns where it groups, and returns
+a Series, a DataFrame or a small frozen result object. Invalid input raises ``ValueError`` naming
+the offending value.
+
+Conventions: per dataset, encoders are dense-ranked by ``cv_score`` (1 = best, exactly equal
+scores share a rank); an encoder without a result on a dataset is missing from that dataset's
+ranking (never imputed, except by Q-Imp): rank aggregations skip it, quality aggregations use the
+rows that exist. Every consensus is a dense rank (1 = best, ties share).
+
+Consensus
+---------
+``consensus(scores, strategy="R-M", **params) -> pd.Series``
+    One factor combination; index ``encoder``, int ``rank``. Strategies (:data:`STRATEGIES`):
+    R-M, R-Md, R-B, R-W, Q-M, Q-Md, Q-RM, Q-Th (``theta=0.95``), R-Nem (``alpha=0.05``),
+    R-Kem (exact Kemeny-Young, ``time_limit=None``), Q-Imp (imputation model, ``n_iter=10``).
+``consensus_table(scores, strategies=HEURISTIC_STRATEGIES, by=("model", "tuning", "scoring"), **params)``
+    All combinations at once (vectorised) -> long DataFrame ``*by, strategy, encoder, rank``.
+``dataset_ranks(scores, by=()) -> pd.DataFrame``
+    The per-dataset rankings: ``*by, dataset, encoder, cv_score, rank, average_rank``.
+``strategy_parameters(strategy) -> tuple[str, ...]``
+    Keyword parameters a strategy accepts.
+
+Critical-difference diagrams
+----------------------------
+``nemenyi(scores, alpha=0.05) -> NemenyiResult``
+    ``mean_ranks`` (Series, best first), ``critical_difference``, ``pvalues`` (encoder x
+    encoder), ``significant_pairs`` (DataFrame ``better, worse, difference, pvalue``),
+    ``better_counts`` (the R-Nem score), ``n_datasets``, ``n_encoders``, ``friedman_statistic``,
+    ``friedman_pvalue``, ``alpha``.
+
+Kemeny-Young
+------------
+``kemeny(scores, *, time_limit=None) -> KemenyResult``
+    ``ranking`` (Series), ``objective`` (optimal agreement), ``solve_time`` (s), ``optimal``,
+    ``n_rounds``, ``n_transitivity_rows``, ``used_mip``. Exact, HiGHS with lazy transitivity rows.
+
+Q-Imp
+-----
+``impute_scores(scores, n_iter=10) -> ImputationResult``
+    The fitted score ~ quality x difficulty model: ``quality`` (Series, best first; Q-Imp ranks
+    by it), ``difficulty`` (per dataset), ``completed`` (dataset x encoder, missing cells
+    predicted), ``n_imputed``.
+
+Uncertainty, similarity, sensitivity, replicability
+---------------------------------------------------
+``rank_intervals(scores, strategy="R-M", B=1000, seed=0, *, level=0.95, **params) -> pd.DataFrame``
+    Bootstrap over datasets: ``encoder, rank, low, high``.
+``jaccard_best(r1, r2) -> float`` and ``spearman(r1, r2) -> float``
+    Similarity of two rankings (Series index encoder) over their common encoders.
+``sensitivity(scores, vary, fixed=None, strategy="R-M", *, strategies=None, **params) -> SensitivityResult``
+    ``vary`` in model, scoring, tuning, strategy; ``fixed`` pins the other factors. Result:
+    ``vary, fixed, labels, rankings`` (encoder x label) and ``jaccard``, ``spearman`` (label x
+    label DataFrames).
+``replicability(scores, sample_sizes, n_pairs=100, seed=0, strategy="R-M", progress=None, *, n_boot=1000, level=0.95, **params) -> ReplicabilityResult``
+    ``pairs`` (``sample_size, pair, rho, J``), ``summary`` (``sample_size, n_pairs, rho_mean,
+    rho_low, rho_high, J_mean, J_low, J_high``, bootstrapped intervals of the means);
+    ``progress(done, total)`` is called after each sample size.
+"""
+from encbench.stats.bootstrap import rank_intervals
+from encbench.stats.consensus import (
+    DEFAULT_BY,
+    HEURISTIC_STRATEGIES,
+    STRATEGIES,
+    consensus,
+    consensus_table,
+    strategy_parameters,
+)
+from encbench.stats.impute import ImputationResult, impute_scores
+from encbench.stats.kemeny import KemenyResult, kemeny
+from encbench.stats.nemenyi import NemenyiResult, nemenyi
+from encbench.stats.rankings import dataset_ranks
+from encbench.stats.replicability import ReplicabilityResult, replicability
+from encbench.stats.similarity import SensitivityResult, jaccard_best, sensitivity, spearman
+
+__all__ = [
+    "DEFAULT_BY",
+    "HEURISTIC_STRATEGIES",
+    "STRATEGIES",
+    "ImputationResult",
+    "KemenyResult",
+    "NemenyiResult",
+    "ReplicabilityResult",
+    "SensitivityResult",
+    "consensus",
+    "consensus_table",
+    "dataset_ranks",
+    "impute_scores",
+    "jaccard_best",
+    "kemeny",
+    "nemenyi",
+    "rank_intervals",
+    "replicability",
+    "sensitivity",
+    "spearman",
+    "strategy_parameters",
+]

@@ -1,0 +1,342 @@
+"""Consensus rankings of encoders: the aggregation strategies of DESIGN.md section 7.
+
+Every strategy maps a score cube ``(G, D, E)`` (combinations x datasets x encoders, NaN = no
+result) to consensus ranks ``(G, E)`` (1 = best, ties share, NaN = encoder absent from the
+combination). Heuristics are computed for all combinations at once with array operations, which
+is why :func:`consensus_table` needs no per-combination Python loop.
+
+Conventions: per dataset, the encoders present are dense-ranked by ``cv_score`` (higher is
+better, exactly equal scores share a rank); a missing result is skipped by rank aggregations and
+quality aggregations use the rows that exist. An encoder present in a combination whose aggregate
+is undefined (Q-RM when all its datasets have IQR 0) is ranked after all others.
+"""
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from encbench.stats._arrays import dense_rank, nanmean, nanmedian_last, nanquantile_last, rank_last_axis
+from encbench.stats._cube import Cube, build_cube
+from encbench.stats.impute import DEFAULT_N_ITER, check_n_iter, fit_quality_difficulty
+from encbench.stats.kemeny import check_time_limit, kemeny_rank_vector
+from encbench.stats.nemenyi import check_alpha, nemenyi_better_counts
+
+HEURISTIC_STRATEGIES: tuple[str, ...] = (
+    "R-M", "R-Md", "R-B", "R-W", "Q-M", "Q-Md", "Q-RM", "Q-Th", "R-Nem",
+)
+STRATEGIES: tuple[str, ...] = HEURISTIC_STRATEGIES + ("R-Kem", "Q-Imp")
+DEFAULT_BY: tuple[str, ...] = ("model", "tuning", "scoring")
+
+
+class _Votes:
+    """A cube plus its per-dataset rankings, computed once and shared by the strategies."""
+
+    def __init__(self, cube: Cube):
+        self.cube = cube
+        self.values = cube.values
+        self.present = cube.present
+        self._ranks: tuple[np.ndarray, np.ndarray] | None = None
+
+    @property
+    def dense(self) -> np.ndarray:
+        return self._rankings()[0]
+
+    @property
+    def average(self) -> np.ndarray:
+        return self._rankings()[1]
+
+    def _rankings(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._ranks is None:
+            self._ranks = rank_last_axis(self.values, descending=True)
+        return self._ranks
+
+    def final(self, aggregate: np.ndarray, *, higher_is_better: bool) -> np.ndarray:
+        """Dense consensus ranks from an aggregate score per (combination, encoder)."""
+        key = -aggregate if higher_is_better else aggregate.copy()
+        key = np.where(self.present & np.isnan(key), np.inf, key)  # undefined: last
+        key[~self.present] = np.nan
+        return dense_rank(key, descending=False)
+
+
+def _over_datasets(x: np.ndarray) -> np.ndarray:
+    """Move the dataset axis last: ``(G, D, E) -> (G, E, D)`` for last-axis reductions."""
+    return np.moveaxis(x, 1, -1)
+
+
+def _count(mask: np.ndarray) -> np.ndarray:
+    return mask.sum(axis=1).astype(float)
+
+
+def _r_m(v: _Votes) -> np.ndarray:
+    return v.final(nanmean(v.dense, axis=1), higher_is_better=False)
+
+
+def _r_md(v: _Votes) -> np.ndarray:
+    return v.final(nanmedian_last(_over_datasets(v.dense)), higher_is_better=False)
+
+
+def _r_b(v: _Votes) -> np.ndarray:
+    return v.final(_count(v.dense == 1.0), higher_is_better=True)
+
+
+def _r_w(v: _Votes) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        worst = np.fmax.reduce(v.dense, axis=2, initial=-np.inf)  # NaN-skipping max per dataset
+    return v.final(_count(v.dense == worst[:, :, None]), higher_is_better=False)
+
+
+def _q_m(v: _Votes) -> np.ndarray:
+    return v.final(nanmean(v.values, axis=1), higher_is_better=True)
+
+
+def _q_md(v: _Votes) -> np.ndarray:
+    return v.final(nanmedian_last(_over_datasets(v.values)), higher_is_better=True)
+
+
+def _q_rm(v: _Votes) -> np.ndarray:
+    # Per dataset: (score - min) / IQR over the encoders present (numpy linear quantiles);
+    # datasets with IQR 0 are left out for every encoder (the study's convention).
+    low = np.fmin.reduce(v.values, axis=2, initial=np.inf)
+    iqr = nanquantile_last(v.values, 0.75) - nanquantile_last(v.values, 0.25)
+    usable = iqr != 0  # NaN (absent dataset) compares unequal, but its scores are NaN anyway
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rescaled = (v.values - low[:, :, None]) / iqr[:, :, None]
+    rescaled = np.where(usable[:, :, None], rescaled, np.nan)
+    return v.final(nanmean(rescaled, axis=1), higher_is_better=True)
+
+
+def _q_th(v: _Votes, theta: float = 0.95) -> np.ndarray:
+    best = np.fmax.reduce(v.values, axis=2, initial=-np.inf)
+    with np.errstate(invalid="ignore"):
+        good = v.values >= theta * best[:, :, None]
+    return v.final(_count(good), higher_is_better=True)
+
+
+def _r_nem(v: _Votes, alpha: float = 0.05) -> np.ndarray:
+    counts, _ = nemenyi_better_counts(v.average, alpha)
+    return v.final(counts, higher_is_better=False)
+
+
+def _q_imp(v: _Votes, n_iter: int = DEFAULT_N_ITER) -> np.ndarray:
+    quality, _ = fit_quality_difficulty(v.values, n_iter)
+    return v.final(quality, higher_is_better=True)
+
+
+def _r_kem(v: _Votes, time_limit: float | None = None) -> np.ndarray:
+    # One exact solve per combination (the MILP cannot be batched); ~ms each with lazy rows.
+    out = np.full(v.present.shape, np.nan)
+    for g in range(v.values.shape[0]):
+        cols = np.flatnonzero(v.present[g])
+        if cols.size == 0:
+            continue
+        ranks = v.dense[g][:, cols]
+        ranks = ranks[(~np.isnan(ranks)).any(axis=1)]
+        out[g, cols], _ = kemeny_rank_vector(ranks, time_limit=time_limit)
+    return out
+
+
+def _check_theta(theta: object) -> float:
+    try:
+        value = float(theta)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValueError(f"theta must be a number in (0, 1]: got {theta!r}") from None
+    if not (math.isfinite(value) and 0.0 < value <= 1.0):
+        raise ValueError(f"theta must be a number in (0, 1]: got {theta!r}")
+    return value
+
+
+_CHECKS: dict[str, Callable[[object], object]] = {
+    "theta": _check_theta,
+    "alpha": check_alpha,
+    "n_iter": check_n_iter,
+    "time_limit": check_time_limit,
+}
+
+
+@dataclass(frozen=True)
+class _Strategy:
+    compute: Callable[..., np.ndarray]
+    params: tuple[str, ...]
+
+
+def _strategy(compute: Callable[..., np.ndarray]) -> _Strategy:
+    names = tuple(list(inspect.signature(compute).parameters)[1:])
+    return _Strategy(compute, names)
+
+
+_REGISTRY: dict[str, _Strategy] = {
+    "R-M": _strategy(_r_m),
+    "R-Md": _strategy(_r_md),
+    "R-B": _strategy(_r_b),
+    "R-W": _strategy(_r_w),
+    "Q-M": _strategy(_q_m),
+    "Q-Md": _strategy(_q_md),
+    "Q-RM": _strategy(_q_rm),
+    "Q-Th": _strategy(_q_th),
+    "R-Nem": _strategy(_r_nem),
+    "R-Kem": _strategy(_r_kem),
+    "Q-Imp": _strategy(_q_imp),
+}
+assert tuple(_REGISTRY) == STRATEGIES
+
+
+def strategy_parameters(strategy: str) -> tuple[str, ...]:
+    """Names of the keyword parameters a strategy accepts (e.g. ``("theta",)`` for Q-Th)."""
+    return _lookup(strategy).params
+
+
+def _lookup(strategy: object) -> _Strategy:
+    try:
+        return _REGISTRY[strategy]  # type: ignore[index]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown strategy {strategy!r}: expected one of {list(STRATEGIES)!r}") from None
+
+
+def check_strategies(strategies: str | Iterable[str]) -> list[str]:
+    """Validate a strategy name or list of names; returns the list (duplicates removed)."""
+    if isinstance(strategies, str):
+        strategies = [strategies]
+    names = list(dict.fromkeys(strategies))
+    if not names:
+        raise ValueError("strategies is empty: got []")
+    for name in names:
+        _lookup(name)
+    return names
+
+
+def check_params(strategies: Sequence[str], params: dict[str, object]) -> dict[str, object]:
+    """Validate keyword parameters against the strategies that use them."""
+    accepted = {p for name in strategies for p in _lookup(name).params}
+    checked = {}
+    for key, value in params.items():
+        if key not in accepted:
+            raise ValueError(
+                f"unknown parameter {key!r} for strategies {list(strategies)!r}: "
+                f"expected one of {sorted(accepted)!r}"
+            )
+        checked[key] = _CHECKS[key](value)
+    return checked
+
+
+def rank_cube(cube: Cube, strategies: Sequence[str], params: dict[str, object]) -> dict[str, np.ndarray]:
+    """Consensus ranks ``(G, E)`` (NaN = absent) for each strategy; inputs already validated."""
+    votes = _Votes(cube)
+    out = {}
+    for name in strategies:
+        spec = _REGISTRY[name]
+        kwargs = {k: v for k, v in params.items() if k in spec.params}
+        out[name] = spec.compute(votes, **kwargs)
+    return out
+
+
+def _to_series(ranks: np.ndarray, encoders: np.ndarray) -> pd.Series:
+    present = ~np.isnan(ranks)
+    names = encoders[present]
+    values = ranks[present].astype(np.int64)
+    order = np.lexsort((names.astype(str), values))
+    return pd.Series(values[order], index=pd.Index(names[order], name="encoder"), name="rank")
+
+
+def consensus(scores: pd.DataFrame, strategy: str = "R-M", **params: object) -> pd.Series:
+    """Consensus ranking of encoders for one factor combination.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        Long table with columns ``dataset, encoder, cv_score`` (higher is better; other columns
+        are ignored) for ONE factor combination: at most one row per (dataset, encoder). Rows with
+        a NaN ``cv_score`` count as missing results.
+    strategy : str, default "R-M"
+        One of :data:`STRATEGIES`: ``R-M`` mean rank, ``R-Md`` median rank, ``R-B`` times in
+        the best tier, ``R-W`` times in the worst tier, ``Q-M`` mean score, ``Q-Md`` median
+        score, ``Q-RM`` mean IQR-rescaled score, ``Q-Th`` times within ``theta`` of the best,
+        ``R-Nem`` encoders significantly better (Friedman + Nemenyi), ``R-Kem`` exact
+        Kemeny-Young, ``Q-Imp`` quality of the imputation model.
+    **params
+        ``theta`` (Q-Th, default 0.95), ``alpha`` (R-Nem, default 0.05), ``time_limit`` (R-Kem,
+        seconds, default none), ``n_iter`` (Q-Imp, default 10).
+
+    Returns
+    -------
+    pandas.Series
+        Index ``encoder`` (every encoder in ``scores``), int dense rank named ``rank``
+        (1 = best, ties share a rank), sorted by rank then encoder.
+
+    Raises
+    ------
+    ValueError
+        Unknown strategy or parameter, missing columns, empty input, non-numeric or infinite
+        score, or several rows for one (dataset, encoder).
+
+    Examples
+    --------
+    >>> ranking = consensus(scores, "Q-Th", theta=0.95)  # doctest: +SKIP
+    """
+    names = check_strategies(strategy)
+    if len(names) != 1 or not isinstance(strategy, str):
+        raise ValueError(f"strategy must be one strategy name: got {strategy!r}")
+    params = check_params(names, params)
+    cube = build_cube(scores)
+    ranks = rank_cube(cube, names, params)[strategy]
+    return _to_series(ranks[0], cube.encoders)
+
+
+def consensus_table(
+    scores: pd.DataFrame,
+    strategies: str | Iterable[str] = HEURISTIC_STRATEGIES,
+    by: str | Iterable[str] = DEFAULT_BY,
+    **params: object,
+) -> pd.DataFrame:
+    """Consensus rankings of every factor combination and strategy at once.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        Long table with the ``by`` columns and ``dataset, encoder, cv_score``.
+    strategies : str or iterable of str, default :data:`HEURISTIC_STRATEGIES`
+        Strategy names (see :func:`consensus`). Heuristics, R-Nem and Q-Imp are vectorised over
+        combinations; R-Kem solves one exact problem per combination.
+    by : str or iterable of str, default ("model", "tuning", "scoring")
+        Columns defining a factor combination.
+    **params
+        Strategy parameters (``theta``, ``alpha``, ``time_limit``, ``n_iter``); each must be
+        used by at least one requested strategy and is passed to those that use it.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``*by, strategy, encoder, rank``: one row per (combination, strategy, encoder
+        present in that combination), rank an int dense rank (1 = best). Sorted by the ``by``
+        columns, strategy (in the order given), rank, encoder.
+
+    Raises
+    ------
+    ValueError
+        As :func:`consensus`.
+    """
+    by = (by,) if isinstance(by, str) else tuple(by)
+    names = check_strategies(strategies)
+    params = check_params(names, params)
+    cube = build_cube(scores, by)
+    ranks = rank_cube(cube, names, params)
+    return _long_table(cube, by, ranks)
+
+
+def _long_table(cube: Cube, by: tuple[str, ...], ranks: dict[str, np.ndarray]) -> pd.DataFrame:
+    names = list(ranks)
+    stacked = np.stack([ranks[name] for name in names], axis=1)  # (G, S, E)
+    g, s, e = np.nonzero(~np.isnan(stacked))
+    rank = stacked[g, s, e].astype(np.int64)
+    encoder_order = np.argsort(np.argsort(cube.encoders.astype(str), kind="stable"))
+    order = np.lexsort((encoder_order[e], rank, s, g))  # keys are sorted, so g orders them
+    g, s, e, rank = g[order], s[order], e[order], rank[order]
+    columns = {column: cube.keys[column].to_numpy()[g] for column in by}
+    columns["strategy"] = np.asarray(names, dtype=object)[s]
+    columns["encoder"] = cube.encoders[e]
+    columns["rank"] = rank
+    return pd.DataFrame(columns)
