@@ -1,0 +1,172 @@
+"""The registry of the study's 32 encoder configurations (DESIGN.md sections 4 and 6).
+
+Engine, app and tests all read :data:`REGISTRY`; :func:`make_encoder` builds a configured,
+unfitted encoder from a canonical name.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import partial
+from types import MappingProxyType
+from typing import Any, Callable
+
+from ..vocab import ENCODERS
+from .glmm import GLMMEncoder
+from .target import (
+    CatBoostEncoder, DiscretizedMeanTargetEncoder, MeanEstimateEncoder, MeanTargetEncoder,
+    PreBinnedMeanTargetEncoder, WoEEncoder,
+)
+from .unsupervised import (
+    BinaryEncoder, CountEncoder, DropEncoder, MinHashEncoder, OneHotEncoder, OrdinalEncoder,
+    SumEncoder,
+)
+from .wrappers import BlowUpEncoder, CrossValidatedEncoder
+
+__all__ = ["EncoderSpec", "REGISTRY", "FAMILIES", "make_encoder"]
+
+
+@dataclass(frozen=True)
+class EncoderSpec:
+    """One encoder configuration of the study.
+
+    Attributes
+    ----------
+    name : str
+        Canonical name (:data:`encbench.vocab.ENCODERS`).
+    family : str
+        One of :data:`FAMILIES`.
+    supervised : bool
+        Whether ``fit`` needs the target.
+    params : dict
+        Hyperparameters of the configuration (for display; the factory applies them).
+    description : str
+        One line for the app.
+    factory : callable
+        ``factory(random_state=...)`` returns a new configured, unfitted encoder.
+    """
+
+    name: str
+    family: str
+    supervised: bool
+    params: dict = field(hash=False)
+    description: str
+    factory: Callable[..., Any] = field(repr=False, compare=False)
+
+    def make(self, random_state=0):
+        """A new configured, unfitted encoder (same as ``make_encoder(self.name, ...)``)."""
+        return self.factory(random_state=random_state)
+
+
+def _build(cls, params, random_state=0, seeded=False, inner=None):
+    """Instantiate ``cls(**params)``; seeded classes get ``random_state``, wrappers an inner."""
+    kwargs = dict(params)
+    if inner is not None:
+        kwargs["encoder"] = inner()
+    if seeded:
+        kwargs["random_state"] = random_state
+    return cls(**kwargs)
+
+
+_specs: list[EncoderSpec] = []
+
+
+def _add(name, family, supervised, description, cls, params=None, *, shown=None, seeded=False,
+         inner=None):
+    params = dict(params or {})
+    _specs.append(
+        EncoderSpec(
+            name=name,
+            family=family,
+            supervised=supervised,
+            params=dict(params if shown is None else shown),
+            description=description,
+            factory=partial(_build, cls, params, seeded=seeded, inner=inner),
+        )
+    )
+
+
+_add("Drop", "baseline", False, "Drops the column: every level is encoded as 1.", DropEncoder)
+_add("OH", "identifier", False, "One-Hot: one 0/1 indicator column per level.", OneHotEncoder)
+_add("Ord", "identifier", False, "Ordinal: consecutive integer id per level.", OrdinalEncoder)
+_add("Bin", "identifier", False, "Binary: base-2 digits of the ordinal id.", BinaryEncoder)
+_add("Count", "frequency", False, "Count: number of training rows with the level.", CountEncoder)
+_add("Sum", "contrast", False, "Sum contrasts: L-1 columns summing to zero, plus intercept.",
+     SumEncoder)
+_add("MH", "similarity", False, "Min-Hash of the level's character n-grams (30 components).",
+     MinHashEncoder, {"n_components": 30, "ngram_range": (2, 4)})
+_add("MT", "simple target", True, "Mean-Target: mean of y over the level's rows.",
+     MeanTargetEncoder)
+_add("WoE", "simple target", True, "Weight of Evidence: regularised log P(l|y=1)/P(l|y=0).",
+     WoEEncoder, {"regularization": 1.0})
+_add("GLMM", "smoothing", True,
+     "Mixed model y ~ 1 + (1|A) by REML: level mean shrunk to the intercept (as lme4::lmer).",
+     GLMMEncoder)
+_add("CB", "data-constraining", True,
+     "CatBoost: ordered target statistics over a random permutation of training rows.",
+     CatBoostEncoder, {"a": 1.0}, seeded=True)
+for _m in (0.1, 1, 10):
+    _add(f"ME_{_m}", "smoothing", True,
+         f"Mean-Estimate: MT blended with the prior, strength m = {_m}.",
+         MeanEstimateEncoder, {"m": float(_m)})
+for _n in (2, 5, 10):
+    _add(f"DMT_{_n}", "binning", True,
+         f"Discretized MT: lower bound of the MT value's interval, {_n} equal intervals.",
+         DiscretizedMeanTargetEncoder, {"n_bins": _n})
+for _t in (0.001, 0.01, 0.1):
+    _add(f"PBMT_{_t}", "binning", True,
+         f"Pre-Binned MT: rare levels binned until each bin holds >= {_t:g} of rows, then MT.",
+         PreBinnedMeanTargetEncoder, {"threshold": _t})
+for _inner_name, _inner in (("MT", MeanTargetEncoder), ("GLMM", GLMMEncoder)):
+    for _k in (2, 5, 10):
+        _add(f"CV{_inner_name}_{_k}", "data-constraining", True,
+             f"Cross-validated {_inner_name}: training rows encoded out-of-fold, {_k} folds.",
+             CrossValidatedEncoder, {"n_splits": _k},
+             shown={"encoder": _inner_name, "n_splits": _k}, seeded=True, inner=_inner)
+    for _k in (2, 5, 10):
+        _add(f"BU{_inner_name}_{_k}", "data-constraining", True,
+             f"BlowUp {_inner_name}: {_k} fold-wise {_inner_name} encodings side by side.",
+             BlowUpEncoder, {"n_splits": _k},
+             shown={"encoder": _inner_name, "n_splits": _k}, seeded=True, inner=_inner)
+
+_by_name = {spec.name: spec for spec in _specs}
+assert set(_by_name) == set(ENCODERS) and len(_specs) == len(ENCODERS), sorted(
+    set(_by_name) ^ set(ENCODERS)
+)
+
+#: name -> :class:`EncoderSpec`, the 32 canonical names in :data:`encbench.vocab.ENCODERS` order.
+REGISTRY: MappingProxyType = MappingProxyType({name: _by_name[name] for name in ENCODERS})
+
+#: family -> names of its encoders, in the paper's order of families (section 3), then the
+#: baseline Drop.
+FAMILIES: MappingProxyType = MappingProxyType(
+    {
+        family: tuple(spec.name for spec in REGISTRY.values() if spec.family == family)
+        for family in (
+            "identifier", "frequency", "contrast", "similarity", "simple target", "binning",
+            "smoothing", "data-constraining", "baseline",
+        )
+    }
+)
+assert sum(len(v) for v in FAMILIES.values()) == len(REGISTRY)
+
+
+def make_encoder(name: str, random_state=0):
+    """A configured, unfitted encoder for the canonical name ``name``.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`encbench.vocab.ENCODERS`, e.g. ``"CVMT_5"``.
+    random_state : int, RandomState or None, default=0
+        Seed of the randomised encoders (CB's permutation, CV/BU fold assignment); ignored by
+        the deterministic ones. The default makes runs reproducible.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a canonical encoder name.
+    """
+    spec = REGISTRY.get(name) if isinstance(name, str) else None
+    if spec is None:
+        raise ValueError(f"unknown encoder name: got {name!r}; known names: {', '.join(ENCODERS)}")
+    return spec.make(random_state=random_state)

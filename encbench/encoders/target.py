@@ -1,0 +1,304 @@
+"""Supervised target encoders: MT, WoE, ME_m, PBMT_t, DMT_n and CatBoost (CB).
+
+All statistics come from the training data only (``fit``); ``transform`` never sees a target.
+``y`` is the 0/1 target (any numeric target works except for WoE). The prior is ``mean(y)``.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from ._base import TableEncoder
+
+__all__ = [
+    "MeanTargetEncoder", "WoEEncoder", "MeanEstimateEncoder", "PreBinnedMeanTargetEncoder",
+    "DiscretizedMeanTargetEncoder", "CatBoostEncoder", "level_stats", "prebin_levels",
+]
+
+
+def level_stats(codes: np.ndarray, n_levels: int, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-level row counts and target sums (levels ``0 .. n_levels-1``)."""
+    counts = np.bincount(codes, minlength=n_levels).astype(float)
+    sums = np.bincount(codes, weights=y, minlength=n_levels)
+    return counts, sums
+
+
+class _SupervisedTableEncoder(TableEncoder):
+    _supervised = True
+
+    def _fit_tables(self, codes, y):
+        self.prior_ = float(np.mean(y))
+        super()._fit_tables(codes, y)
+
+
+class MeanTargetEncoder(_SupervisedTableEncoder):
+    """Mean-Target (MT): each level is encoded by the mean of y over its training rows.
+
+    Unseen levels (and missing values when fit saw none) get the prior ``mean(y)``.
+    ``fit_transform`` equals ``fit(X, y).transform(X)``: training rows see their own target
+    (use ``CrossValidatedEncoder`` for out-of-fold encodings).
+    """
+
+    def __init__(self):
+        pass
+
+    def _fit_column(self, codes, n_levels, y):
+        counts, sums = level_stats(codes, n_levels, y)
+        return np.append(sums / counts, self.prior_)
+
+
+class WoEEncoder(_SupervisedTableEncoder):
+    """Weight of Evidence (WoE): ``log P(level | y=1) / P(level | y=0)``, regularised.
+
+    As category_encoders' ``WOEEncoder`` (which the study used), with ``r = regularization``,
+    ``P`` positives and ``N`` negatives in the training data::
+
+        woe(level) = log( (pos_l + r) / (P + 2r) ) - log( (neg_l + r) / (N + 2r) )
+
+    and levels seen only once are encoded as 0, as category_encoders does to avoid overfitting
+    id-like columns. Unseen levels (and missing values when fit saw none) get 0: no evidence
+    either way (the prior on the log-odds-ratio scale). Needs a 0/1 target.
+
+    Parameters
+    ----------
+    regularization : float, default=1.0
+        Pseudo-count added to each level's positive and negative counts.
+    """
+
+    def __init__(self, *, regularization=1.0):
+        self.regularization = regularization
+
+    def _check_y(self, y, n_rows):
+        y = super()._check_y(y, n_rows)
+        bad = np.setdiff1d(np.unique(y), [0.0, 1.0])
+        if bad.size:
+            raise ValueError(f"WoEEncoder needs a 0/1 target, got values {bad[:5]!r}")
+        return y
+
+    def _fit_column(self, codes, n_levels, y):
+        r = float(self.regularization)
+        if not r > 0:
+            raise ValueError(f"regularization must be > 0, got {self.regularization!r}")
+        counts, positives = level_stats(codes, n_levels, y)
+        negatives = counts - positives
+        n_pos, n_neg = float(y.sum()), float(len(y) - y.sum())
+        woe = np.log((positives + r) / (n_pos + 2 * r)) - np.log((negatives + r) / (n_neg + 2 * r))
+        woe[counts == 1] = 0.0
+        return np.append(woe, 0.0)
+
+
+class MeanEstimateEncoder(_SupervisedTableEncoder):
+    """Mean-Estimate (ME_m): MT shrunk towards the prior with strength ``m``.
+
+    ``ME(level) = (n_l * MT(level) + m * mean(y)) / (n_l + m)``. Unseen levels (and missing
+    values when fit saw none; n_l = 0) get the prior.
+
+    Parameters
+    ----------
+    m : float, default=1.0
+        Regularisation strength (the study used 0.1, 1 and 10).
+    """
+
+    def __init__(self, *, m=1.0):
+        self.m = m
+
+    def _fit_column(self, codes, n_levels, y):
+        m = float(self.m)
+        if not m >= 0:
+            raise ValueError(f"m must be >= 0, got {self.m!r}")
+        counts, sums = level_stats(codes, n_levels, y)
+        return np.append((sums + m * self.prior_) / (counts + m), self.prior_)
+
+
+def prebin_levels(counts: np.ndarray, threshold: float) -> np.ndarray:
+    """Group levels into bins whose relative frequency is at least ``threshold`` (PBMT's rule).
+
+    Greedy from rare to frequent (DESIGN.md section 6): levels are visited by increasing count
+    (ties in level order) and added to the open bin, which is closed as soon as its relative
+    frequency reaches ``threshold``. A last bin that stays below the threshold is merged into
+    the previous bin (or, if no bin was closed, all levels form one bin). Levels at least as
+    frequent as the threshold therefore get a bin of their own unless rarer levels spill into
+    them.
+
+    Parameters
+    ----------
+    counts : array of shape (L,)
+        Training count of each level.
+    threshold : float
+        Minimum relative frequency of a bin, in (0, 1].
+
+    Returns
+    -------
+    array of int, shape (L,)
+        Bin index of each level, bins numbered from 0 in order of closing.
+    """
+    counts = np.asarray(counts, dtype=float)
+    total = counts.sum()
+    # Integer-count comparison with a relative tolerance: t * N can be off by one ulp.
+    needed = threshold * total * (1 - 1e-12)
+    order = np.argsort(counts, kind="stable")
+    bins = np.empty(len(counts), dtype=np.intp)
+    current, filled, n_closed = [], 0.0, 0
+    for level in order:
+        current.append(level)
+        filled += counts[level]
+        if filled >= needed:
+            bins[current] = n_closed
+            n_closed += 1
+            current, filled = [], 0.0
+    if current:
+        bins[current] = max(n_closed - 1, 0)
+    return bins
+
+
+class PreBinnedMeanTargetEncoder(_SupervisedTableEncoder):
+    """Pre-Binned Mean-Target (PBMT_t): bin rare levels together, then MT on the bins.
+
+    Levels are grouped by :func:`prebin_levels` so that every bin holds at least a fraction
+    ``threshold`` of the training rows; each level is encoded by the mean of y over its bin.
+    Unseen levels (and missing values when fit saw none) get the prior ``mean(y)``.
+
+    Parameters
+    ----------
+    threshold : float, default=0.01
+        Minimum relative frequency of a bin (the study used 0.001, 0.01, 0.1).
+    """
+
+    def __init__(self, *, threshold=0.01):
+        self.threshold = threshold
+
+    def _fit_column(self, codes, n_levels, y):
+        t = float(self.threshold)
+        if not 0 < t <= 1:
+            raise ValueError(f"threshold must be in (0, 1], got {self.threshold!r}")
+        counts, sums = level_stats(codes, n_levels, y)
+        bins = prebin_levels(counts, t)
+        n_bins = int(bins.max()) + 1
+        bin_counts = np.bincount(bins, weights=counts, minlength=n_bins)
+        bin_sums = np.bincount(bins, weights=sums, minlength=n_bins)
+        self.bins_.append(bins)
+        return np.append((bin_sums / bin_counts)[bins], self.prior_)
+
+    def _fit_tables(self, codes, y):
+        self.bins_ = []
+        super()._fit_tables(codes, y)
+
+
+def discretize(values: np.ndarray, low: float, high: float, n_bins: int) -> np.ndarray:
+    """Lower bound of the equal-width interval of ``[low, high]`` that holds each value.
+
+    ``[low, high]`` is split into ``n_bins`` intervals ``[low + i w, low + (i+1) w)`` with
+    ``w = (high - low) / n_bins``; ``high`` belongs to the last interval. Values on a boundary
+    (up to rounding) belong to the interval that starts there.
+    """
+    values = np.asarray(values, dtype=float)
+    if not high > low:
+        return np.full(values.shape, low)
+    width = (high - low) / n_bins
+    index = np.floor((values - low) / width + 1e-9)
+    index = np.clip(index, 0, n_bins - 1)
+    return low + index * width
+
+
+class DiscretizedMeanTargetEncoder(_SupervisedTableEncoder):
+    """Discretized Mean-Target (DMT_n): MT, then equal-width discretisation of the MT values.
+
+    The range ``[min, max]`` of the levels' MT values is split into ``n_bins`` intervals of equal
+    length; each level is encoded by the lower bound of its interval (paper, section 3). If all
+    levels have the same MT, every level gets that value. Unseen levels (and missing values
+    when fit saw none) get the discretised prior (the lower bound of the interval holding
+    ``mean(y)``).
+
+    Parameters
+    ----------
+    n_bins : int, default=5
+        Number of intervals (the study used 2, 5, 10).
+    """
+
+    def __init__(self, *, n_bins=5):
+        self.n_bins = n_bins
+
+    def _fit_column(self, codes, n_levels, y):
+        if not (isinstance(self.n_bins, numbers.Integral) and self.n_bins >= 1):
+            raise ValueError(f"n_bins must be a positive integer, got {self.n_bins!r}")
+        counts, sums = level_stats(codes, n_levels, y)
+        means = sums / counts
+        low, high = float(means.min()), float(means.max())
+        return discretize(np.append(means, self.prior_), low, high, int(self.n_bins))
+
+
+class CatBoostEncoder(_SupervisedTableEncoder):
+    """CatBoost (CB) ordered target statistics.
+
+    ``fit_transform`` (training data) permutes the rows randomly (``random_state``) and encodes
+    each row **in that order** with the statistics of the earlier rows only::
+
+        CB(row) = (sum of y over earlier rows with the row's level + a * prior) / (count + a)
+
+    so a training row never sees its own target. ``transform`` (test data) uses all training
+    rows: ``(sum_l + a * prior) / (n_l + a)``; unseen levels (and missing values when fit saw
+    none) get the prior. Hence ``fit_transform(X, y)`` differs from ``fit(X, y).transform(X)``.
+    With ``a=1`` and ``prior = mean(y)`` this is category_encoders' ``CatBoostEncoder`` (which
+    the study used) applied after a random permutation; Prokhorenkova et al.'s ``(a+1)/(b+2)``
+    variant is ``a=2`` with prior 0.5.
+
+    Parameters
+    ----------
+    a : float, default=1.0
+        Weight of the prior (pseudo-count).
+    random_state : int, RandomState or None, default=None
+        Seed of the permutation used by ``fit_transform``.
+    """
+
+    def __init__(self, *, a=1.0, random_state=None):
+        self.a = a
+        self.random_state = random_state
+
+    def _fit_column(self, codes, n_levels, y):
+        a = float(self.a)
+        if not a > 0:
+            raise ValueError(f"a must be > 0, got {self.a!r}")
+        counts, sums = level_stats(codes, n_levels, y)
+        return np.append((sums + a * self.prior_) / (counts + a), self.prior_)
+
+    def fit_transform(self, X, y=None, **fit_params):
+        """Fit on all rows, and encode the training rows with ordered statistics (see above).
+
+        Returns
+        -------
+        DataFrame
+            Ordered-statistics encodings of the training rows (not ``fit(X, y).transform(X)``).
+        """
+        frame = self._validate_X(X, reset=True)
+        target = self._check_y(y, frame.shape[0])
+        codes = self._fit_levels(frame)
+        self._fit_tables(codes, target)
+        order = check_random_state(self.random_state).permutation(frame.shape[0])
+        self.permutation_ = order
+        a = float(self.a)
+        out = np.empty((frame.shape[0], len(codes)))
+        for j, column_codes in enumerate(codes):
+            sums_before, counts_before = ordered_statistics(column_codes[order], target[order])
+            out[order, j] = (sums_before + a * self.prior_) / (counts_before + a)
+        return self._output(out, frame.index)
+
+
+def ordered_statistics(codes: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each row, the sum of y and the number of rows over *earlier* rows of the same level."""
+    n = len(codes)
+    order = np.argsort(codes, kind="stable")  # rows grouped by level, original order kept inside
+    sorted_codes = codes[order]
+    sorted_y = y[order]
+    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+    group_start = np.repeat(starts, np.diff(np.r_[starts, n]))
+    cumulative = np.cumsum(sorted_y)
+    # Exclusive cumulative sum within the group: total up to the row minus the row itself
+    # minus everything before the group.
+    before_group = np.where(group_start > 0, cumulative[group_start - 1], 0.0)
+    sums = np.empty(n)
+    counts = np.empty(n)
+    sums[order] = cumulative - sorted_y - before_group
+    counts[order] = np.arange(n) - group_start
+    return sums, counts

@@ -1,0 +1,173 @@
+"""Unsupervised encoders: Drop, One-Hot, Ordinal, Binary, Count, Sum and Min-Hash.
+
+Levels are numbered in order of first appearance in the training data, as category_encoders
+(which the study used for OH, Ord, Bin, Count and Sum) numbers them; the tests check equality
+with category_encoders' output on data without missing values.
+"""
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from ._base import CategoricalEncoder, TableEncoder
+
+__all__ = [
+    "DropEncoder", "OneHotEncoder", "OrdinalEncoder", "BinaryEncoder", "CountEncoder",
+    "SumEncoder", "MinHashEncoder",
+]
+
+
+class DropEncoder(TableEncoder):
+    """Drop: every level, unseen and missing ones included, is encoded as 1.
+
+    The study's baseline: the categorical information is thrown away. One constant column per
+    input column, named like it.
+    """
+
+    def __init__(self):
+        pass
+
+    def _fit_column(self, codes, n_levels, y):
+        return np.ones(n_levels + 1)
+
+
+class OneHotEncoder(TableEncoder):
+    """One-Hot (OH): one 0/1 indicator column per training level.
+
+    Columns are named ``{column}_{level}`` (``{column}_nan`` for missing values seen in fit).
+    Unseen levels (and missing values when fit saw none) are encoded as all zeros, like
+    category_encoders' ``handle_unknown="value"``.
+    """
+
+    def __init__(self):
+        pass
+
+    def _fit_column(self, codes, n_levels, y):
+        return np.vstack([np.eye(n_levels), np.zeros((1, n_levels))])
+
+    def _column_suffixes(self, j, table):
+        return [str(level) for level in self.levels_[j]]
+
+
+class OrdinalEncoder(TableEncoder):
+    """Ordinal (Ord): consecutive integer ids 1, 2, ... in order of first appearance.
+
+    Unseen levels (and missing values when fit saw none) get -1, category_encoders' value for
+    unknown levels.
+    """
+
+    def __init__(self):
+        pass
+
+    def _fit_column(self, codes, n_levels, y):
+        return np.append(np.arange(1, n_levels + 1, dtype=float), -1.0)
+
+
+class BinaryEncoder(TableEncoder):
+    """Binary (Bin): the base-2 digits of the Ordinal id (most significant first).
+
+    A column with L levels gives ``L.bit_length()`` columns ``{column}_0, {column}_1, ...``
+    (as category_encoders). Unseen levels (and missing values when fit saw none) are all zeros,
+    i.e. the digits of id 0, which no training level has.
+    """
+
+    def __init__(self):
+        pass
+
+    def _fit_column(self, codes, n_levels, y):
+        n_digits = max(int(n_levels).bit_length(), 1)
+        ids = np.append(np.arange(1, n_levels + 1), 0)
+        shifts = np.arange(n_digits - 1, -1, -1)
+        return (ids[:, None] >> shifts[None, :]) & 1
+
+    def _column_suffixes(self, j, table):
+        return [str(i) for i in range(table.shape[1])]
+
+
+class CountEncoder(TableEncoder):
+    """Count: the absolute frequency of the level in the training data.
+
+    Unseen levels (and missing values when fit saw none) get 0.
+    """
+
+    def __init__(self):
+        pass
+
+    def _fit_column(self, codes, n_levels, y):
+        return np.append(np.bincount(codes, minlength=n_levels).astype(float), 0.0)
+
+
+class SumEncoder(TableEncoder):
+    """Sum (deviation) contrast coding: L-1 columns per column plus one ``intercept`` column.
+
+    Level i < L-1 is the i-th unit vector, the last level (in order of first appearance) is all
+    -1, so the encodings of the L levels sum to zero (paper, section 3). Unseen levels (and
+    missing values when fit saw none) are all zeros, the average of the level encodings. A column
+    with a single level contributes no column. The intercept (a constant 1) is the study's
+    convention; category_encoders 2.11 no longer emits it.
+    """
+
+    _intercept = "intercept"
+
+    def __init__(self):
+        pass
+
+    def _fit_column(self, codes, n_levels, y):
+        contrasts = np.vstack([np.eye(n_levels - 1), -np.ones((1, n_levels - 1))])
+        return np.vstack([contrasts, np.zeros((1, n_levels - 1))])
+
+    def _column_suffixes(self, j, table):
+        return [str(i) for i in range(table.shape[1])]
+
+
+class MinHashEncoder(CategoricalEncoder):
+    """Min-Hash (MH): skrub's ``MinHashEncoder`` applied to each column separately.
+
+    Each level (as a string) is decomposed into character n-grams and encoded by
+    ``n_components`` min-hashes (Cerda and Varoquaux), so similar strings get similar
+    encodings. Output columns ``{column}_00 ... {column}_29``. Unseen levels are hashed like any
+    other string (the encoding depends only on the level's text); missing values and empty
+    strings are encoded as all zeros (skrub's convention).
+
+    Parameters
+    ----------
+    n_components : int, default=30
+        Number of hash functions (skrub's default, as the study used).
+    ngram_range : tuple of int, default=(2, 4)
+        Range of character n-gram lengths.
+    hashing : {"fast", "murmur"}, default="fast"
+        skrub's hashing function.
+    """
+
+    def __init__(self, *, n_components=30, ngram_range=(2, 4), hashing="fast"):
+        self.n_components = n_components
+        self.ngram_range = ngram_range
+        self.hashing = hashing
+
+    def _make(self):
+        # Imported lazily: skrub is heavy and only this encoder needs it.
+        from skrub import MinHashEncoder as SkrubMinHash
+
+        return SkrubMinHash(
+            n_components=self.n_components, ngram_range=tuple(self.ngram_range),
+            hashing=self.hashing,
+        )
+
+    def _fit(self, frame, y):
+        if not (isinstance(self.n_components, (int, np.integer)) and self.n_components >= 1):
+            raise ValueError(f"n_components must be a positive integer, got {self.n_components!r}")
+        self.encoders_ = [self._make().fit(frame[name]) for name in frame.columns]
+        width = len(str(self.n_components - 1))
+        self.output_spec_ = [
+            (j, str(i).zfill(width))
+            for j in range(frame.shape[1])
+            for i in range(self.n_components)
+        ]
+
+    def _transform(self, frame):
+        check_is_fitted(self, "encoders_")
+        blocks = [
+            np.asarray(encoder.transform(frame[name]), dtype=float)
+            for encoder, name in zip(self.encoders_, frame.columns)
+        ]
+        return np.hstack(blocks)

@@ -1,0 +1,180 @@
+"""Data-constraining wrappers: cross-validated (CV) and BlowUp (BU) versions of an encoder.
+
+``CrossValidatedEncoder(encoder=MeanTargetEncoder(), n_splits=5)`` is CVMT_5;
+``BlowUpEncoder(encoder=GLMMEncoder(), n_splits=2)`` is BUGLMM_2 (DESIGN.md section 6).
+
+Folds are stratified on y (shuffled with ``random_state``) when every class has at least
+``n_splits`` rows, plain shuffled K-fold otherwise (e.g. a training set with one class), and
+``n_splits`` is capped at the number of rows.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.model_selection import KFold, StratifiedKFold
+from sklearn.utils.validation import check_is_fitted
+
+from ._base import CategoricalEncoder
+
+__all__ = ["CrossValidatedEncoder", "BlowUpEncoder", "make_folds"]
+
+
+def make_folds(y: np.ndarray, n_splits: int, random_state) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(train, held-out) row indices of ``n_splits`` folds, stratified on y when possible.
+
+    Raises
+    ------
+    ValueError
+        If ``n_splits`` is not an integer >= 2 or there are fewer than 2 rows.
+    """
+    if not (isinstance(n_splits, numbers.Integral) and n_splits >= 2):
+        raise ValueError(f"n_splits must be an integer >= 2, got {n_splits!r}")
+    n_rows = len(y)
+    if n_rows < 2:
+        raise ValueError(f"cross-validated encoding needs at least 2 rows, got {n_rows}")
+    k = min(int(n_splits), n_rows)
+    _, class_counts = np.unique(y, return_counts=True)
+    is_labels = bool(np.all(np.equal(np.mod(y, 1), 0)))
+    if is_labels and class_counts.min() >= k:
+        splitter = StratifiedKFold(n_splits=k, shuffle=True, random_state=random_state)
+    else:
+        splitter = KFold(n_splits=k, shuffle=True, random_state=random_state)
+    placeholder = np.zeros((n_rows, 1))
+    return list(splitter.split(placeholder, y))
+
+
+def _positional(frame):
+    """The frame with integer column labels: inner encoders then name their outputs from the
+    names the wrapper passes to ``get_feature_names_out`` (the wrapper's own input names)."""
+    return frame.set_axis(range(frame.shape[1]), axis=1)
+
+
+def _check_encoder(encoder, owner):
+    if encoder is None or not hasattr(encoder, "fit") or not hasattr(encoder, "transform"):
+        raise ValueError(f"{owner} needs an encoder with fit/transform, got {encoder!r}")
+
+
+class CrossValidatedEncoder(CategoricalEncoder):
+    """Cross-validated encoder (CVMT_k, CVGLMM_k): out-of-fold encodings of the training rows.
+
+    ``fit_transform(X, y)`` splits the training rows into ``n_splits`` folds and encodes each
+    fold with a clone of ``encoder`` fitted on the other folds, so **a training row's encoding
+    never depends on its own target**. It also fits ``encoder_`` on all training rows, which
+    ``transform`` (test data) uses. Hence ``fit_transform(X, y)`` differs from
+    ``fit(X, y).transform(X)``; ``fit`` alone only fits ``encoder_``. Unseen levels and missing
+    values follow the wrapped encoder (for MT and GLMM: the prior / the fixed intercept; in
+    ``fit_transform``, a level absent from the other folds is unseen for that fold's encoder).
+
+    Parameters
+    ----------
+    encoder : estimator
+        A supervised encoder of this package (one output column per input column), e.g.
+        ``MeanTargetEncoder()``.
+    n_splits : int, default=5
+        Number of folds (the study used 2, 5, 10).
+    random_state : int, RandomState or None, default=None
+        Seed of the fold assignment.
+    """
+
+    _supervised = True
+
+    def __init__(self, *, encoder=None, n_splits=5, random_state=None):
+        self.encoder = encoder
+        self.n_splits = n_splits
+        self.random_state = random_state
+
+    def _fit(self, frame, y):
+        _check_encoder(self.encoder, type(self).__name__)
+        self.encoder_ = clone(self.encoder).fit(_positional(frame), y)
+        self.output_spec_ = [
+            (-1, name) for name in self.encoder_.get_feature_names_out(list(frame.columns))
+        ]
+
+    def _transform(self, frame):
+        return self.encoder_.transform(_positional(frame)).to_numpy(dtype=float)
+
+    def get_feature_names_out(self, input_features=None):
+        """Output names: those of the wrapped encoder."""
+        check_is_fitted(self, "encoder_")
+        return self.encoder_.get_feature_names_out(self._input_names(input_features))
+
+    def fit_transform(self, X, y=None, **fit_params):
+        """Fit on all rows and return the **out-of-fold** encodings of the training rows."""
+        frame = self._validate_X(X, reset=True)
+        target = self._check_y(y, frame.shape[0])
+        self._fit(frame, target)
+        folds = make_folds(target, self.n_splits, self.random_state)
+        frame = _positional(frame)
+        out = np.empty((frame.shape[0], len(self.output_spec_)))
+        for train, held_out in folds:
+            fold_encoder = clone(self.encoder).fit(frame.iloc[train], target[train])
+            encoded = fold_encoder.transform(frame.iloc[held_out]).to_numpy(dtype=float)
+            if encoded.shape[1] != out.shape[1]:
+                raise ValueError(
+                    f"{type(self.encoder).__name__} gave {encoded.shape[1]} columns on a fold "
+                    f"but {out.shape[1]} on all rows: only fixed-width encoders can be "
+                    "cross-validated"
+                )
+            out[held_out] = encoded
+        return self._output(out, frame.index)
+
+
+class BlowUpEncoder(CategoricalEncoder):
+    """BlowUp encoder (BUMT_k, BUGLMM_k): one encoder per fold, all k encodings side by side.
+
+    ``fit`` splits the training rows into ``n_splits`` folds and fits one clone of ``encoder``
+    on each fold's training part (the other k-1 folds). ``transform`` outputs the k encodings
+    next to each other, for training and test data alike (``fit_transform`` equals
+    ``fit(X, y).transform(X)``), so the output has k times the wrapped encoder's columns, named
+    ``{name}_fold{i}``. Unseen levels and missing values follow the wrapped encoder (per fold: a
+    level absent from a fold's training part is unseen for that fold's encoder).
+
+    Parameters
+    ----------
+    encoder : estimator
+        A supervised encoder of this package, e.g. ``MeanTargetEncoder()``.
+    n_splits : int, default=5
+        Number of folds and encoders (the study used 2, 5, 10).
+    random_state : int, RandomState or None, default=None
+        Seed of the fold assignment.
+    """
+
+    _supervised = True
+
+    def __init__(self, *, encoder=None, n_splits=5, random_state=None):
+        self.encoder = encoder
+        self.n_splits = n_splits
+        self.random_state = random_state
+
+    def _fit(self, frame, y):
+        _check_encoder(self.encoder, type(self).__name__)
+        folds = make_folds(y, self.n_splits, self.random_state)
+        names = list(frame.columns)
+        frame = _positional(frame)
+        self.encoders_ = [
+            clone(self.encoder).fit(frame.iloc[train], y[train]) for train, _ in folds
+        ]
+        self.output_spec_ = [
+            (-1, f"{name}_fold{i}")
+            for i, encoder in enumerate(self.encoders_)
+            for name in encoder.get_feature_names_out(names)
+        ]
+
+    def _transform(self, frame):
+        frame = _positional(frame)
+        return np.hstack([e.transform(frame).to_numpy(dtype=float) for e in self.encoders_])
+
+    def get_feature_names_out(self, input_features=None):
+        """Output names ``{name}_fold{i}``, fold by fold."""
+        check_is_fitted(self, "encoders_")
+        base = self._input_names(input_features)
+        return np.asarray(
+            [
+                f"{name}_fold{i}"
+                for i, encoder in enumerate(self.encoders_)
+                for name in encoder.get_feature_names_out(base)
+            ],
+            dtype=object,
+        )
