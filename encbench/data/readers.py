@@ -271,10 +271,12 @@ def _read_parquet(data: bytes, label: str) -> pd.DataFrame:
     import pyarrow.parquet as pq
 
     try:
-        table = pq.read_table(io.BytesIO(data))
+        parquet = pq.ParquetFile(io.BytesIO(data))
+        message = _duplicates_message(list(parquet.schema_arrow.names), label)
+        if message is None:
+            table = parquet.read()
     except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ...
         raise DatasetError(f"cannot read Parquet file {label!r}: {exc}") from None
-    message = _duplicates_message(list(table.column_names), label)
     if message:
         raise DatasetError(message)
     frame = table.to_pandas()

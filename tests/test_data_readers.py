@@ -1,0 +1,272 @@
+"""Readers of encbench.data: CSV, Parquet, ARFF (and .gz), and every bad-file message."""
+from __future__ import annotations
+
+import gzip
+import hashlib
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from encbench.data import DatasetError, read_table, read_table_and_hash, sha256_file
+
+ARFF = """% a comment
+@relation toy
+@attribute 'color' {red, green, 'dark blue'}
+@attribute size numeric
+@attribute count integer
+@attribute note string
+@attribute day date 'yyyy-MM-dd'
+@attribute label {no, yes}
+@data
+red,1.5,3,'hello world','2020-01-01',no
+'dark blue',?,4,?,'2020-01-02',yes
+?,2.25,5,x,?,no
+green,0.5,6,'it\\'s',2020-01-04,yes
+"""
+
+
+def _frame(n: int = 40, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "color": rng.choice(["red", "green", "blue"], n),
+        "size": rng.normal(size=n).round(3),
+        "count": rng.integers(0, 5, n),
+        "label": np.tile(["no", "yes"], n // 2),
+    })
+
+
+def _is_str(series: pd.Series) -> bool:
+    return pd.api.types.is_string_dtype(series.dtype) and not pd.api.types.is_object_dtype(
+        series.dtype)
+
+
+# ------------------------------------------------------------------------------------ formats
+
+
+def test_csv_types_missing_values_and_openml_header(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("'color','size','n','label'\n"
+                    '"red",1.5,3,no\n'
+                    "?,2.5,?,yes\n"
+                    '"dark, blue",,5,no\n')
+    frame = read_table(path)
+    assert list(frame.columns) == ["color", "size", "n", "label"]
+    assert _is_str(frame["color"]) and _is_str(frame["label"])
+    assert frame["color"].tolist()[0] == "red" and frame["color"].tolist()[2] == "dark, blue"
+    assert frame["color"].isna().tolist() == [False, True, False]
+    assert frame["size"].dtype == np.float64 and np.isnan(frame["size"].iloc[2])
+    assert frame["n"].isna().tolist() == [False, True, False]
+
+
+def test_csv_separator_detection_and_gzip(tmp_path):
+    frame = _frame()
+    (tmp_path / "semi.csv").write_text(frame.to_csv(index=False, sep=";"))
+    (tmp_path / "tab.tsv").write_text(frame.to_csv(index=False, sep="\t"))
+    (tmp_path / "comma.csv.gz").write_bytes(gzip.compress(frame.to_csv(index=False).encode()))
+    for name in ("semi.csv", "tab.tsv", "comma.csv.gz"):
+        got = read_table(tmp_path / name)
+        pd.testing.assert_frame_equal(got, frame, check_dtype=False)
+        assert _is_str(got["color"]) and got["count"].dtype == np.int64
+
+
+def test_parquet_roundtrip_category_and_object_become_str(tmp_path):
+    frame = _frame()
+    frame["cat"] = pd.Categorical(["a", None] * 20)
+    frame["obj"] = pd.Series(["x", None] * 20, dtype=object)
+    frame.to_parquet(tmp_path / "t.parquet")
+    got = read_table(tmp_path / "t.parquet")
+    assert _is_str(got["cat"]) and _is_str(got["obj"]) and _is_str(got["color"])
+    assert got["cat"].isna().sum() == 20 and got["obj"].isna().sum() == 20
+    assert got["cat"].dropna().unique().tolist() == ["a"]
+    pd.testing.assert_frame_equal(got[list(_frame().columns)], _frame(), check_dtype=False)
+    (tmp_path / "t.parquet.gz").write_bytes(gzip.compress((tmp_path / "t.parquet").read_bytes()))
+    pd.testing.assert_frame_equal(read_table(tmp_path / "t.parquet.gz"), got)
+
+
+def test_arff_types_quotes_missing_and_dates(tmp_path):
+    path = tmp_path / "t.arff"
+    path.write_text(ARFF)
+    frame = read_table(path)
+    assert list(frame.columns) == ["color", "size", "count", "note", "day", "label"]
+    assert frame["color"].tolist()[:2] == ["red", "dark blue"] and pd.isna(frame["color"][2])
+    assert _is_str(frame["note"]) and frame["note"][0] == "hello world" and frame["note"][3] == "it's"
+    assert _is_str(frame["day"]) and frame["day"][0] == "2020-01-01" and pd.isna(frame["day"][2])
+    assert frame["size"].dtype == np.float64 and np.isnan(frame["size"][1])
+    assert frame["count"].dtype == np.int64  # integral numbers without gaps
+    (tmp_path / "t.arff.gz").write_bytes(gzip.compress(ARFF.encode()))
+    pd.testing.assert_frame_equal(read_table(tmp_path / "t.arff.gz"), frame)
+
+
+def test_sparse_arff(tmp_path):
+    path = tmp_path / "s.arff"
+    path.write_text("@relation s\n@attribute a numeric\n@attribute b numeric\n"
+                    "@attribute c {x,y}\n@data\n{0 1, 2 y}\n{1 2.5, 2 x}\n")
+    frame = read_table(path)
+    assert frame["a"].tolist() == [1.0, 0.0] and frame["b"].tolist() == [0.0, 2.5]
+    assert frame["c"].tolist() == ["y", "x"]
+
+
+def test_format_from_content_when_the_extension_says_nothing(tmp_path):
+    (tmp_path / "upload1").write_text(ARFF)
+    assert read_table(tmp_path / "upload1").shape == (4, 6)
+    _frame().to_parquet(tmp_path / "upload2.csv")  # Parquet magic wins over the extension
+    assert read_table(tmp_path / "upload2.csv").shape == (40, 4)
+    (tmp_path / "upload3").write_text(_frame().to_csv(index=False))
+    assert read_table(tmp_path / "upload3").shape == (40, 4)
+    assert read_table(tmp_path / "upload3", format="csv").shape == (40, 4)
+
+
+def test_windows_1252_csv_is_read(tmp_path):
+    path = tmp_path / "w.csv"
+    path.write_bytes("city,label\nK\u00f6ln,yes\nZ\u00fcrich,no\n".encode("cp1252"))
+    assert read_table(path)["city"].tolist() == ["K\u00f6ln", "Z\u00fcrich"]
+
+
+def test_results_are_copies(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text(_frame().to_csv(index=False))
+    first = read_table(path)
+    first.loc[0, "color"] = "changed"
+    assert read_table(path).loc[0, "color"] != "changed"
+
+
+def test_sha256_is_of_the_file_bytes_and_stable(tmp_path):
+    path = tmp_path / "t.csv.gz"
+    path.write_bytes(gzip.compress(_frame().to_csv(index=False).encode(), mtime=0))
+    expected = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert sha256_file(path) == expected
+    assert read_table_and_hash(path)[1] == expected
+    assert read_table_and_hash(path)[1] == expected
+
+
+# ---------------------------------------------------------------------------------- bad files
+
+
+def _error(path, **kwargs) -> DatasetError:
+    with pytest.raises(DatasetError) as info:
+        read_table(path, **kwargs)
+    assert isinstance(info.value, ValueError)
+    return info.value
+
+
+@pytest.mark.parametrize("name", ["e.csv", "e.arff", "e.parquet", "e.csv.gz"])
+def test_empty_file(tmp_path, name):
+    (tmp_path / name).write_bytes(b"")
+    assert f"file '{name}' is empty" in str(_error(tmp_path / name))
+
+
+def test_blank_and_header_only_files(tmp_path):
+    (tmp_path / "blank.csv").write_text("\n  \n\n")
+    assert "'blank.csv' is empty" in str(_error(tmp_path / "blank.csv"))
+    (tmp_path / "head.csv").write_text("a,b,label\n")
+    assert "'head.csv' has a header but no data rows" in str(_error(tmp_path / "head.csv"))
+    (tmp_path / "head.arff").write_text("@relation r\n@attribute a numeric\n@data\n")
+    assert "'head.arff' has a header but no data rows" in str(_error(tmp_path / "head.arff"))
+    (tmp_path / "empty.gz").write_bytes(gzip.compress(b""))
+    assert "'empty.gz' is empty" in str(_error(tmp_path / "empty.gz"))
+    _frame().iloc[:0].to_parquet(tmp_path / "none.parquet")
+    assert "'none.parquet' has columns but no data rows" in str(_error(tmp_path / "none.parquet"))
+
+
+def test_csv_too_many_fields_names_the_physical_line(tmp_path):
+    # A quoted field spanning two lines and a blank line come before the bad row (line 6).
+    path = tmp_path / "bad.csv"
+    path.write_text('a,b\n"multi\nline",1\n\n2,3\n4,5,6\n7,8\n')
+    err = _error(path)
+    assert err.line == 6
+    assert str(err).startswith("cannot parse CSV file 'bad.csv': gave up at line 6:")
+    assert "expected 2 fields as in the header, found 3" in str(err) and "'4,5,6'" in str(err)
+
+
+def test_csv_every_row_too_long(tmp_path):
+    path = tmp_path / "long.csv"
+    path.write_text("a,b\n1,2,3\n4,5,6\n")
+    err = _error(path)
+    assert err.line == 2 and "gave up at line 2" in str(err) and "found 3" in str(err)
+
+
+def test_csv_unterminated_quote(tmp_path):
+    path = tmp_path / "quote.csv"
+    path.write_text('a,b\n1,2\n3,"oops\n5,6\n7,8\n')
+    err = _error(path)
+    assert err.line == 3 and "gave up at line 3" in str(err) and "never closed" in str(err)
+
+
+def test_binary_file_as_csv(tmp_path):
+    path = tmp_path / "image.csv"
+    path.write_bytes(b"a,b\n1,2\n\x89PNG\x00\x00\x01\x02")
+    err = _error(path)
+    assert err.line == 3 and "'image.csv'" in str(err) and "binary data" in str(err)
+
+
+def test_not_utf8_arff(tmp_path):
+    path = tmp_path / "latin.arff"
+    path.write_bytes(b"@relation r\n@attribute a {x,y}\n@data\nx\n\xe9\n")
+    err = _error(path)
+    assert err.line == 5 and "gave up at line 5: not UTF-8 text" in str(err)
+
+
+@pytest.mark.parametrize("body, line, reason", [
+    ("1,x\n2,y\nfoo,x\n", 7, "Invalid numerical value"),
+    ("1,x\n2,z\n", 6, "Data value z not found in nominal declaration"),
+    ("1,x\n2,y,3\n", 6, "Bad @DATA instance format"),
+])
+def test_arff_data_errors_name_the_line(tmp_path, body, line, reason):
+    path = tmp_path / "bad.arff"
+    path.write_text("@relation r\n@attribute a numeric\n@attribute b {x,y}\n@data\n" + body)
+    err = _error(path)
+    assert err.line == line
+    assert str(err).startswith(f"cannot parse ARFF file 'bad.arff': gave up at line {line}: ")
+    assert reason in str(err)
+
+
+def test_arff_header_errors(tmp_path):
+    path = tmp_path / "h.arff"
+    path.write_text("@relation r\n@attribute a numerix\n@data\n1\n")
+    err = _error(path)
+    assert err.line == 2 and "gave up at line 2: Bad @ATTRIBUTE type" in str(err)
+    path.write_text("hello\nworld\n")
+    err = _error(path)
+    assert err.line == 1 and "no @relation header" in str(err)
+
+
+def test_corrupt_parquet_and_gzip(tmp_path):
+    (tmp_path / "bad.parquet").write_bytes(b"PAR1" + b"garbage" * 10)
+    assert "cannot read Parquet file 'bad.parquet'" in str(_error(tmp_path / "bad.parquet"))
+    (tmp_path / "bad.csv.gz").write_bytes(gzip.compress(b"a,b\n1,2\n")[:15])
+    assert "cannot decompress gzip file 'bad.csv.gz'" in str(_error(tmp_path / "bad.csv.gz"))
+
+
+def test_duplicate_column_names_in_every_format(tmp_path):
+    (tmp_path / "d.csv").write_text("a,b,a,label\n1,2,3,x\n")
+    assert str(_error(tmp_path / "d.csv")) == (
+        "file 'd.csv' has duplicate column names: 'a' (columns 1 and 3); "
+        "column names must be unique")
+    (tmp_path / "d.arff").write_text(
+        "@relation r\n@attribute a numeric\n@attribute a {x,y}\n@data\n1,x\n")
+    err = _error(tmp_path / "d.arff")
+    assert "'d.arff' has duplicate column names: 'a' (declared at lines 2 and 3)" in str(err)
+    table = pa.Table.from_arrays([pa.array([1, 2]), pa.array(["x", "y"])], names=["a", "a"])
+    pq.write_table(table, tmp_path / "d.parquet")
+    assert "'d.parquet' has duplicate column names: 'a' (columns 1 and 2)" in str(
+        _error(tmp_path / "d.parquet"))
+
+
+def test_size_limit_names_the_size(tmp_path):
+    path = tmp_path / "big.csv"
+    path.write_text(_frame(2000).to_csv(index=False))
+    size = path.stat().st_size
+    err = _error(path, max_bytes=10_000)
+    assert f"file 'big.csv' is {size / 1e6:.1f} MB ({size:,} bytes), over the 0.01 MB size limit" \
+        == str(err)
+    assert read_table(path, max_bytes=None).shape == (2000, 4)
+
+
+def test_missing_file_and_label(tmp_path):
+    err = _error(tmp_path / "nope.csv")
+    assert "file 'nope.csv' does not exist" in str(err)
+    (tmp_path / "x1").write_text("a,b\n1,2,3\n")
+    assert "CSV file 'my upload.csv'" in str(_error(tmp_path / "x1", label="my upload.csv"))
