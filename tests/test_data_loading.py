@@ -229,3 +229,16 @@ def test_required_bundled_files_exist_in_manifest():
     with (BUNDLED_DIR / "MANIFEST.csv").open(newline="") as fh:
         files = {row["file"] for row in csv.DictReader(fh)}
     assert files == {p.name for p in BUNDLED_DIR.iterdir()} - {"MANIFEST.csv", "README.md"}
+
+
+def test_dataset_from_frame_matches_its_csv(tmp_path):
+    from encbench.data import dataset_from_frame
+
+    path = _csv(tmp_path)
+    frame = pd.read_csv(path)
+    ds = dataset_from_frame(frame, "label", name="synthetic")
+    from_file = load_dataset(path, target="label")
+    assert ds.key == from_file.key and ds.name == "synthetic" and ds.path is None
+    pd.testing.assert_frame_equal(ds.X, from_file.X)
+    with pytest.raises(DatasetError, match="target column 'nope' not in the data"):
+        dataset_from_frame(frame, "nope", name="synthetic")

@@ -10,6 +10,7 @@ from encbench.data.bundled import BUNDLED_DIR, BundledEntry, bundled_entries, fi
 from encbench.data.dataset import (
     Dataset,
     DatasetSpec,
+    dataset_from_frame,
     load_dataset,
     parse_dataset_spec,
     validate_file,
@@ -32,7 +33,7 @@ from encbench.data.validation import (
 
 __all__ = [
     "BUNDLED_DIR", "BundledEntry", "DEFAULT_MAX_BYTES", "Dataset", "DatasetError",
-    "DatasetSpec", "FORMATS", "ValidationReport", "bundled_entries", "cache_root",
+    "DatasetSpec", "FORMATS", "dataset_from_frame", "ValidationReport", "bundled_entries", "cache_root",
     "fetch_openml", "find_bundled", "infer_column_types", "list_bundled", "load_dataset",
     "openml_cache_dir", "parse_dataset_spec", "prepare", "read_table", "read_table_and_hash",
     "sha256_file", "validate", "validate_file",

@@ -1,6 +1,7 @@
 """One loader for every dataset source: bundled copies, OpenML ids and local files."""
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import re
@@ -168,8 +169,10 @@ def _file_stem(path: Path) -> str:
 
 def _build(frame: pd.DataFrame, *, key: str | None, name: str, source: str,
            openml_id: int | None, target: str | None, positive_class, categorical,
-           n_folds: int, sha256: str, path: Path | None, label: str) -> Dataset:
-    prepared = prepare(frame, target, positive_class, categorical, n_folds, source=label)
+           n_folds: int, sha256: str, path: Path | None, label: str,
+           in_file: bool = True) -> Dataset:
+    prepared = prepare(frame, target, positive_class, categorical, n_folds,
+                       source=label if in_file else None)
     report = prepared.report
     if report.errors:
         headline = None
@@ -185,8 +188,8 @@ def _build(frame: pd.DataFrame, *, key: str | None, name: str, source: str,
         classes=prepared.classes, path=path, warnings=list(report.warnings), report=report)
 
 
-def _check_published_task(label: str, default_target: str | None, target, positive_class,
-                          categorical, file_hint: str) -> str | None:
+def _check_published_task(label: str, default_target: str | None, target, categorical,
+                          file_hint: str) -> str | None:
     """OpenML keys mean the published task: its target, the protocol's positive class."""
     if target is not None and default_target is not None and str(target) != default_target:
         raise DatasetError(
@@ -218,7 +221,7 @@ def _load_bundled(entry: BundledEntry, target, positive_class, categorical,
     label = f"bundled:{entry.name}"
     file_hint = f"load_dataset({str(entry.path)!r}, target=..., positive_class=...)"
     target = _check_published_task(f"bundled dataset {entry.name!r} (OpenML {entry.openml_id})",
-                                   entry.target, target, positive_class, categorical, file_hint)
+                                   entry.target, target, categorical, file_hint)
     frame, sha = read_table_and_hash(entry.path, max_bytes=None, label=entry.file)
     return _published(frame, sha, label=label, key=entry.key, name=entry.name,
                       source="bundled", openml_id=entry.openml_id, target=target,
@@ -299,8 +302,8 @@ def load_dataset(spec: str | os.PathLike, target: str | None = None, positive_cl
         fetched = fetch_openml(openml_id, cache_dir=cache_dir, server=server)
         label = f"OpenML {openml_id} ({fetched.name})"
         file_hint = f"load_dataset({str(fetched.path)!r}, target=..., positive_class=...)"
-        target = _check_published_task(label, fetched.default_target, target, positive_class,
-                                       categorical, file_hint)
+        target = _check_published_task(label, fetched.default_target, target, categorical,
+                                       file_hint)
         if target is None:
             raise DatasetError(f"{label} has no default target; name one with target=...")
         frame, sha = read_table_and_hash(fetched.path, max_bytes=None, format="arff",
@@ -344,3 +347,17 @@ def validate_file(path: str | os.PathLike, target: str | None, positive_class=No
     except DatasetError as exc:
         return ValidationReport(errors=list(exc.errors), target=target)
     return prepare(frame, target, positive_class, categorical, n_folds, source=label).report
+
+
+def dataset_from_frame(frame: pd.DataFrame, target: str, positive_class=None, *,
+                       categorical: Sequence[str] | None = None, n_folds: int = 5,
+                       name: str = "frame") -> Dataset:
+    """Validate an in-memory table and return it as a :class:`Dataset` (source ``'upload'``).
+
+    ``sha256`` is that of ``frame.to_csv(index=False)`` encoded as UTF-8, so the key equals
+    the one of that CSV file loaded with :func:`load_dataset`. Handy for tests and synthetic data.
+    """
+    sha = hashlib.sha256(frame.to_csv(index=False).encode("utf-8")).hexdigest()
+    return _build(frame, key=None, name=name, source="upload", openml_id=None, target=target,
+                  positive_class=positive_class, categorical=categorical, n_folds=n_folds,
+                  sha256=sha, path=None, label=name, in_file=False)

@@ -227,7 +227,7 @@ def _csv_diagnose(text: str, sep: str, n_cols: int, eof_in_quotes: bool) -> tupl
 
 def _read_csv(data: bytes, label: str, sep: str | None) -> pd.DataFrame:
     text = _decode_text(data, label, "CSV", allow_legacy=True)
-    if not text.strip():
+    if not re.search(r"\S", text):
         raise DatasetError(f"file {label!r} is empty (only blank lines)")
     sep = sep or _detect_sep(text)
     header = _csv_header(text, sep)
@@ -301,7 +301,7 @@ def _read_arff(data: bytes, label: str) -> pd.DataFrame:
     import arff  # liac-arff
 
     text = _decode_text(data, label, "ARFF", allow_legacy=False)
-    if not text.strip():
+    if not re.search(r"\S", text):
         raise DatasetError(f"file {label!r} is empty (only blank lines)")
     first = next((i for i, ln in enumerate(text.splitlines(), 1)
                   if ln.strip() and not ln.lstrip().startswith("%")), 1)
