@@ -81,7 +81,7 @@ def check_scores(scores: object, by: tuple[str, ...] = ()) -> pd.DataFrame:
         raw = pd.Series([np.nan if v is None or v is pd.NA else float(v) for v in raw], index=raw.index)
     values = raw.to_numpy(dtype=float, na_value=np.nan)
     if np.isinf(values).any():
-        first = values[np.isinf(values)][0]
+        first = float(values[np.isinf(values)][0])
         raise ValueError(f"cv_score must be finite: got {first!r}")
     frame = scores.loc[:, list(required)]
     frame = frame.assign(cv_score=values)
