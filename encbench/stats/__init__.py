@@ -58,6 +58,16 @@ Uncertainty, similarity, sensitivity, replicability
     ``pairs`` (``sample_size, pair, rho, J``), ``summary`` (``sample_size, n_pairs, rho_mean,
     rho_low, rho_high, J_mean, J_low, J_high``, bootstrapped intervals of the means);
     ``progress(done, total)`` is called after each sample size.
+
+Notes
+-----
+R-Nem follows the paper's text and code: an encoder's score is the number of encoders
+significantly better than it (fewer is better). The study's published R-Nem columns are inverted
+(they count encoders beaten), so compare with them after flipping the orientation.
+
+The functions ``kemeny``, ``nemenyi`` and ``replicability`` shadow the submodules of the same name
+as attributes of this package: import helpers from them with ``from encbench.stats.kemeny import
+kemeny_weights`` (``import encbench.stats.kemeny as m`` would bind the function).
 """
 from encbench.stats.bootstrap import rank_intervals
 from encbench.stats.consensus import (
