@@ -71,7 +71,12 @@ def nemenyi_better_counts(average_ranks: np.ndarray, alpha: float) -> tuple[np.n
     present = ~np.isnan(mean_ranks)
     k = present.sum(axis=1)
     n = (~np.isnan(average_ranks)).any(axis=2).sum(axis=1)
-    cd = np.array([critical_difference(int(ki), int(ni), alpha) for ki, ni in zip(k, n)])
+    # One studentized-range quantile per distinct number of encoders (usually a single one).
+    q = np.full(k.shape, np.nan)
+    for size in np.unique(k[k >= 2]):
+        q[k == size] = studentized_range_critical(int(size), alpha)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cd = q / np.sqrt(2.0) * np.sqrt(k * (k + 1.0) / (6.0 * n))
     # gap[g, i, j] = R_i - R_j > 0 when j has the lower (better) mean rank.
     gap = mean_ranks[:, :, None] - mean_ranks[:, None, :]
     with np.errstate(invalid="ignore"):
