@@ -1,0 +1,66 @@
+"""Progress of runs for display: database rows joined with the run queue's requests."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from encbench.engine.queue import Request
+
+COLUMNS = ["run_id", "label", "origin", "status", "done", "total", "n_ok", "n_failed", "n_timeout",
+           "eta_s", "created_at", "finished_at"]
+
+
+def expected_rows(grid: dict) -> int:
+    """Result rows a grid writes when complete (datasets x encoders x models x scorings x folds)."""
+    n = 1
+    for key in ("datasets", "encoders", "models", "scorings"):
+        n *= len(grid.get(key) or [])
+    return n * int(grid.get("n_folds", 5))
+
+
+def progress_table(runs: pd.DataFrame, pending: Sequence[Request] = (),
+                   active: Sequence[Request] = (), *, worker_running: bool = True) -> pd.DataFrame:
+    """One row per run: status, done/total result rows, and an ETA for running runs.
+
+    Parameters
+    ----------
+    runs
+        :func:`encbench.store.queries.list_runs` output.
+    pending, active
+        The queue's waiting and in-progress requests. A pending run not yet in the database is
+        listed as ``queued``; a run in the database with a pending request shows ``queued`` too
+        (it will resume). A run whose request is active while no worker runs is
+        ``interrupted`` (the worker died; starting one resumes it).
+
+    Notes
+    -----
+    The ETA assumes the remaining rows arrive at the average rate so far (rows per second between
+    the run's creation and its newest result).
+    """
+    rows = []
+    queued_ids = {r.run_id: r for r in pending if r.kind == "run"}
+    active_ids = {r.run_id for r in active if r.kind == "run"}
+    for run in runs.itertuples(index=False):
+        done = int(run.n_ok + run.n_failed + run.n_timeout)
+        total = int(run.n_expected) if pd.notna(run.n_expected) else None
+        status = run.status
+        if run.run_id in queued_ids and status != "running":
+            status = "queued"
+        elif status == "running" and run.run_id in active_ids and not worker_running:
+            status = "interrupted"
+        eta = None
+        if status == "running" and total and done and pd.notna(run.last_result_at):
+            elapsed = (pd.Timestamp(run.last_result_at) - pd.Timestamp(run.created_at)).total_seconds()
+            if elapsed > 0:
+                eta = max(total - done, 0) / (done / elapsed)
+        rows.append([run.run_id, run.label, run.origin, status, done, total, int(run.n_ok),
+                     int(run.n_failed), int(run.n_timeout), eta, run.created_at, run.finished_at])
+    known = set(runs["run_id"]) if len(runs) else set()
+    for run_id, request in queued_ids.items():
+        if run_id in known:
+            continue
+        grid = request.payload.get("grid", {})
+        rows.append([run_id, grid.get("label"), "local", "queued", 0, expected_rows(grid), 0, 0, 0,
+                     None, pd.Timestamp(request.created_at, unit="s"), None])
+    return pd.DataFrame(rows, columns=COLUMNS)

@@ -1,0 +1,154 @@
+"""Uploaded datasets: stage, validate, keep by content hash, and turn into a queued run.
+
+An upload is first written to a private staging directory (outside ``db/``) and validated there;
+only a launched run copies it to ``<db dir>/uploads/<sha256><suffixes>``, so a rejected upload
+leaves no trace next to the database.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from encbench.data import (
+    DEFAULT_MAX_BYTES, DatasetError, ValidationReport, infer_column_types, prepare, read_table_and_hash,
+)
+from encbench.engine.grid import Grid
+from encbench.engine.queue import RunQueue, upload_dir
+
+_SUFFIX = re.compile(r"(\.(csv|tsv|txt|parquet|pq|arff))(\.gz)?$", re.IGNORECASE)
+
+
+def _suffixes(filename: str) -> str:
+    match = _SUFFIX.search(filename)
+    return match.group(0).lower() if match else ""
+
+
+@dataclass(frozen=True)
+class StagedUpload:
+    """An uploaded file, staged and read (or not) but not yet part of the database.
+
+    Attributes
+    ----------
+    errors
+        Problems that make the file unusable before any column is chosen (empty, unparseable
+        with its line number, over the size limit, duplicate column names).
+    frame
+        The table as read, or None when ``errors`` is not empty.
+    previous
+        Path of the identical file uploaded before, if any (same content hash).
+    """
+
+    filename: str
+    size: int
+    sha256: str
+    path: Path | None
+    frame: pd.DataFrame | None = None
+    errors: list[str] = field(default_factory=list)
+    previous: Path | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def column_types(self) -> pd.DataFrame:
+        """Inferred type per column (categorical / numerical / other) for the preview."""
+        if self.frame is None:
+            return pd.DataFrame(columns=["column", "type", "distinct", "missing"])
+        categorical, numerical, _ = infer_column_types(self.frame)
+        kinds = {c: "categorical" for c in categorical} | {c: "numerical" for c in numerical}
+        return pd.DataFrame({
+            "column": [str(c) for c in self.frame.columns],
+            "type": [kinds.get(c, "other") for c in self.frame.columns],
+            "dtype": [str(t) for t in self.frame.dtypes],
+            "distinct": [int(self.frame[c].nunique()) for c in self.frame.columns],
+            "missing": [int(self.frame[c].isna().sum()) for c in self.frame.columns],
+        })
+
+
+def staging_dir() -> Path:
+    path = Path(tempfile.gettempdir()) / "encbench-staging"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def find_previous(sha256: str, db_path: Path | str | None = None) -> Path | None:
+    """The stored upload with this content hash, if the same file was uploaded before."""
+    matches = sorted(upload_dir(db_path).glob(f"{sha256}.*")) + sorted(upload_dir(db_path).glob(sha256))
+    return matches[0] if matches else None
+
+
+def stage_upload(data: bytes, filename: str, *, max_bytes: int | None = DEFAULT_MAX_BYTES,
+                 db_path: Path | str | None = None) -> StagedUpload:
+    """Stage and read an uploaded file; problems come back in ``errors``, never as exceptions."""
+    sha = hashlib.sha256(data).hexdigest()
+    size = len(data)
+    if size == 0:
+        return StagedUpload(filename, 0, sha, None, errors=[f"file {filename!r} is empty"])
+    if max_bytes is not None and size > max_bytes:
+        return StagedUpload(filename, size, sha, None, errors=[
+            f"file {filename!r} is {size / 1e6:.1f} MB, over the {max_bytes / 1e6:.0f} MB size limit"])
+    path = staging_dir() / f"{sha}{_suffixes(filename)}"
+    if not path.exists():
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".upload-")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    try:
+        frame, _ = read_table_and_hash(path, max_bytes=max_bytes, label=filename)
+    except DatasetError as exc:
+        return StagedUpload(filename, size, sha, path, errors=list(exc.errors))
+    return StagedUpload(filename, size, sha, path, frame=frame, previous=find_previous(sha, db_path))
+
+
+def check_upload(staged: StagedUpload, target: str | None, positive_class=None, *,
+                 categorical: list[str] | None = None, n_folds: int = 5) -> ValidationReport:
+    """Validate a staged upload for the chosen target (errors and warnings name the problem)."""
+    if not staged.ok:
+        return ValidationReport(errors=list(staged.errors), target=target)
+    return prepare(staged.frame, target, positive_class, categorical, n_folds, source=staged.filename).report
+
+
+def store_upload(staged: StagedUpload, db_path: Path | str | None = None) -> Path:
+    """Keep a validated upload under ``uploads/`` by content hash (idempotent); return its path."""
+    if not staged.ok or staged.path is None:
+        raise ValueError(f"upload {staged.filename!r} has errors and cannot be stored: {staged.errors!r}")
+    target_dir = upload_dir(db_path)
+    target_dir.mkdir(parents=True, exist_ok=True)
+    final = target_dir / staged.path.name
+    if not final.exists():
+        tmp = target_dir / f".{final.name}.tmp"
+        shutil.copyfile(staged.path, tmp)
+        os.replace(tmp, final)
+    return final
+
+
+def queue_upload_run(staged: StagedUpload, *, target: str, positive_class=None,
+                     categorical: list[str] | None = None, encoders, models, scorings, tuning: str,
+                     n_folds: int = 5, timeout: float = 600.0, db_path: Path | str | None = None,
+                     workers: int = 1) -> Grid:
+    """Validate, store and queue a run of the chosen grid on a staged upload; return the grid.
+
+    Raises
+    ------
+    DatasetError
+        If the upload does not validate for these choices (nothing is stored or queued).
+    """
+    report = check_upload(staged, target, positive_class, categorical=categorical, n_folds=n_folds)
+    if report.errors:
+        raise DatasetError(report.errors, headline=f"upload {staged.filename!r} cannot be used")
+    stored = store_upload(staged, db_path)
+    spec = str(stored)
+    options = {"target": target, "positive_class": None if positive_class is None else str(positive_class),
+               "categorical": categorical, "name": Path(staged.filename).name}
+    grid = Grid(datasets=[spec], encoders=encoders, models=models, scorings=scorings, tuning=tuning,
+                n_folds=n_folds, timeout=timeout, label=f"{Path(staged.filename).name}: {target}",
+                dataset_options={spec: options})
+    RunQueue(db_path).submit("run", {"run_id": grid.run_id, "grid": grid.to_dict(), "workers": workers})
+    return grid

@@ -1,0 +1,166 @@
+"""Run on your data: upload (or pick a bundled dataset), validate, choose the grid, queue, watch."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from encbench import vocab
+from encbench.data import BUNDLED_DIR, DEFAULT_MAX_BYTES, DatasetError, list_bundled, read_table
+from encbench.data.bundled import find_bundled
+from encbench.encoders import REGISTRY
+from encbench.engine.grid import Grid
+from encbench.uploads import check_upload, queue_upload_run, stage_upload
+from pages import common, run_views
+
+MAX_MB = DEFAULT_MAX_BYTES // 1_000_000
+FILE_TYPES = ["csv", "tsv", "txt", "parquet", "pq", "arff", "gz"]
+
+
+@st.cache_data(show_spinner="Reading the file ...", max_entries=4)
+def _stage(data: bytes, filename: str, db: str):
+    return stage_upload(data, filename, db_path=db)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _bundled_frame(name: str) -> pd.DataFrame:
+    return read_table(BUNDLED_DIR / find_bundled(name).file)
+
+
+def _encoder_label(name: str) -> str:
+    spec = REGISTRY[name]
+    return f"{name} ({spec.family})"
+
+
+st.title("Run on your data")
+st.caption("Which encoder should I use on my dataset? Upload it, run the encoders, and compare "
+           "their ranking on your data with the published consensus.")
+queue = run_views.queue()
+run_views.keep_worker_alive(queue)
+
+source = st.radio("Dataset", ["Upload a file", "Bundled dataset"], horizontal=True, key="source")
+bundled_name = staged = None
+if source == "Upload a file":
+    st.caption(f"CSV/TSV, Parquet or ARFF, optionally gzipped; at most {MAX_MB} MB. The file stays "
+               "on this machine; it is kept (by content hash) only when you launch a run.")
+    upload = st.file_uploader("Your dataset", type=FILE_TYPES, key="upload")
+    if upload is None:
+        st.info("Choose a file to start, or pick a bundled dataset.")
+        st.stop()
+    staged = _stage(upload.getvalue(), upload.name, common.db_path())
+    if not staged.ok:
+        for error in staged.errors:
+            st.error(error)
+        st.stop()
+    if staged.previous is not None:
+        st.info(f"This exact file was uploaded before (stored as `{staged.previous.name}`); "
+                "a run with the same choices resumes instead of starting over.")
+    frame = staged.frame
+else:
+    table = list_bundled()
+    bundled_name = st.selectbox("Bundled dataset", table["name"].tolist(), key="bundled",
+                                format_func=lambda n: f"{n} ({int(table.set_index('name').loc[n, 'rows']):,} rows)")
+    frame = _bundled_frame(bundled_name)
+
+st.subheader("Preview")
+st.dataframe(frame.head(20), width="stretch")
+st.caption(f"{len(frame):,} rows x {frame.shape[1]} columns")
+
+# -- target and column roles -------------------------------------------------------------------
+columns = [str(c) for c in frame.columns]
+if bundled_name is not None:
+    entry = find_bundled(bundled_name)
+    target, positive, categorical = entry.target, None, None
+    st.markdown(f"Target: **{target}** (the published task; positive class by label-encoding order).")
+else:
+    target = st.selectbox("Target column", columns, index=len(columns) - 1, key="target")
+    values = frame[target].dropna().astype(str)
+    classes = sorted(values.unique())
+    positive = None
+    if 2 <= len(classes) <= 20:
+        positive = st.selectbox("Positive class", classes, index=min(1, len(classes) - 1), key="positive",
+                                help="Default: the second class in sorted order (label encoding, as published). "
+                                     "Matters for F1 only.")
+    types = staged.column_types()
+    with st.expander("Column types", expanded=False):
+        st.dataframe(types, hide_index=True, width="stretch")
+    inferred = types.loc[(types["type"] == "categorical") & (types["column"] != target), "column"].tolist()
+    features = [c for c in columns if c != target]
+    categorical = st.multiselect("Categorical columns (encoded)", features, default=inferred, key="categorical",
+                                 help="Inferred from the column types; numbers stored as text are "
+                                      "categorical. Add integer codes here to encode them.")
+    report = check_upload(staged, target, positive, categorical=categorical or None)
+    for error in report.errors:
+        st.error(error)
+    for warning in report.warnings:
+        st.warning(warning)
+    if report.errors:
+        st.stop()
+    if categorical == inferred:
+        categorical = None  # the default: keep the run id independent of widget order
+
+# -- the grid ----------------------------------------------------------------------------------
+st.subheader("What to run")
+families = {}
+for name in vocab.ENCODERS:
+    families.setdefault(REGISTRY[name].family, []).append(name)
+ordered_encoders = [name for group in families.values() for name in group]
+encoders = st.multiselect("Encoders", ordered_encoders, default=ordered_encoders, key="encoders",
+                          format_func=_encoder_label)
+with st.expander("What the encoders do"):
+    st.dataframe(pd.DataFrame([{"encoder": n, "family": REGISTRY[n].family,
+                                "supervised": REGISTRY[n].supervised,
+                                "description": REGISTRY[n].description} for n in ordered_encoders]),
+                 hide_index=True, width="stretch")
+cols = st.columns(3)
+models = cols[0].multiselect("Models", list(vocab.MODELS), default=["LogReg"], key="models")
+scorings = cols[1].multiselect("Metrics", list(vocab.METRICS), default=list(vocab.METRICS), key="metrics")
+tuning = cols[2].selectbox("Tuning", list(vocab.TUNINGS), index=0, key="tuning",
+                           help="no: default hyperparameters; model: grid search on the encoded data; "
+                                "full: Bayesian search over the whole pipeline (slow).")
+timeout = st.number_input("Timeout per fold task (seconds)", min_value=10, max_value=100_000,
+                          value=600, step=60, key="timeout")
+
+missing = [label for label, chosen in (("encoders", encoders), ("models", models), ("metrics", scorings))
+           if not chosen]
+if missing:
+    st.warning(f"Choose at least one of: {', '.join(missing)}.")
+    st.stop()
+n_experiments = len(encoders) * len(models) * len(scorings)
+st.info(f"{n_experiments:,} experiments ({len(encoders)} encoders x {len(models)} models x "
+        f"{len(scorings)} metrics, {tuning} tuning), each 5-fold cross-validated: "
+        f"{len(encoders) * 5} fold tasks, {n_experiments * 5:,} result rows.")
+
+if st.button("Launch run", type="primary", key="launch"):
+    try:
+        if bundled_name is not None:
+            grid = Grid(datasets=[f"bundled:{bundled_name}"], encoders=encoders, models=models,
+                        scorings=scorings, tuning=tuning, timeout=float(timeout),
+                        label=f"bundled:{bundled_name}")
+            queue.submit("run", {"run_id": grid.run_id, "grid": grid.to_dict(), "workers": 1})
+        else:
+            grid = queue_upload_run(staged, target=target, positive_class=positive, categorical=categorical,
+                                    encoders=encoders, models=models, scorings=scorings, tuning=tuning,
+                                    timeout=float(timeout), db_path=common.db_path())
+    except (DatasetError, ValueError) as exc:
+        st.error(str(exc))
+        st.stop()
+    queue.ensure_worker()
+    st.session_state["last_run"] = grid.run_id
+    st.success(f"Queued run `{grid.run_id}`. It keeps running if you close the page; "
+               "follow it here or on the Runs page.")
+
+
+@st.fragment(run_every=2.0)
+def _watch(run_id: str) -> None:
+    row = run_views.run_progress(run_id)
+    if row is None:
+        st.caption("Waiting for the worker to start the run ...")
+        return
+    run_views.show_progress(row)
+    run_views.show_result(run_id)
+
+
+if st.session_state.get("last_run"):
+    st.subheader("Your run")
+    st.page_link("pages/runs.py", label="All runs", icon=":material/list:")
+    _watch(st.session_state["last_run"])

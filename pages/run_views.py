@@ -1,0 +1,80 @@
+"""UI pieces shared by the "Run on your data" and "Runs" pages (not a page itself)."""
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+from encbench.compare import compare_with_published
+from encbench.engine.queue import RunQueue
+from encbench.runs import progress_table
+from encbench.store import queries
+from pages import common
+
+
+def queue() -> RunQueue:
+    return RunQueue(common.db_path())
+
+
+def keep_worker_alive(q: RunQueue) -> None:
+    """Start the worker when requests wait and none is running (e.g. it was killed)."""
+    if (q.pending() or q.active()) and q.ensure_worker():
+        st.toast("Started the background worker for queued runs.", icon=":material/play_circle:")
+
+
+def run_progress(run_id: str) -> pd.Series | None:
+    """The progress row of one run from the newest snapshot, or None if not written yet."""
+    db, version = common.data_key()
+    q = queue()
+    table = progress_table(common.runs_table(db, version), q.pending(), q.active(),
+                           worker_running=q.worker_running())
+    rows = table[table["run_id"] == run_id]
+    return rows.iloc[0] if len(rows) else None
+
+
+def show_progress(row: pd.Series) -> None:
+    done, total = int(row["done"]), int(row["total"] or 0)
+    label = f"{row['status']}: {done:,} / {total:,} result rows"
+    if row.get("eta_s") is not None and pd.notna(row.get("eta_s")):
+        label += f", about {pd.Timedelta(seconds=float(row['eta_s'])).round('s')} left"
+    if row.get("n_failed", 0) or row.get("n_timeout", 0):
+        label += f" ({int(row['n_failed'])} failed, {int(row['n_timeout'])} timed out)"
+    st.progress(min(done / total, 1.0) if total else 0.0, text=label)
+
+
+def show_result(run_id: str, *, strategy: str = "R-M") -> None:
+    """The run's encoder ranking per model/metric next to the published consensus."""
+    db, version = common.data_key()
+    local = queries.load_scores(common.get_reader(db), run_ids=[run_id])
+    if local.empty:
+        st.info("No finished experiment yet: results appear here as folds complete.")
+        return
+    published = common.scores(db, version, origins=("published",),
+                              models=tuple(local["model"].unique()),
+                              tunings=tuple(local["tuning"].unique()),
+                              scorings=tuple(local["scoring"].unique()))
+    for dataset, rows in local.groupby("dataset"):
+        name = common.datasets_table(db, version).set_index("dataset")["name"].get(dataset, dataset)
+        st.subheader(f"Dataset {name}")
+        for comp in compare_with_published(rows, published, strategy=strategy):
+            with st.container(border=True):
+                st.markdown(f"**{comp.model} / {comp.scoring} / {comp.tuning} tuning**")
+                st.write(comp.summary)
+                cols = st.columns(2)
+                cols[0].metric("Spearman rho", "n/a" if comp.rho is None else f"{comp.rho:.2f}")
+                cols[1].metric("Jaccard of best sets", "n/a" if comp.jaccard is None else f"{comp.jaccard:.2f}")
+                filters = {"run": run_id, "dataset": dataset, "model": comp.model,
+                           "metric": comp.scoring, "tuning": comp.tuning}
+                prov = common.provenance("run-result", filters, rows.assign(origin="local"), version)
+                common.show_table(
+                    comp.table.rename(columns={"rank": "rank on your data",
+                                               "published_rank": f"published {strategy} rank"}),
+                    f"result-{comp.model}-{comp.scoring}", prov)
+
+
+def run_config(row: pd.Series) -> dict:
+    try:
+        return json.loads(row["config"]) if isinstance(row.get("config"), str) else dict(row.get("config") or {})
+    except (TypeError, ValueError):
+        return {}

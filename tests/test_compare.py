@@ -1,0 +1,57 @@
+"""The user's ranking next to the published consensus."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from encbench.compare import compare_with_published
+
+
+def _published():
+    # two datasets, three encoders; R-M: A mean rank 1, B 2.5, C 2.5 -> A=1, B=2, C=2
+    rows = [("d1", "A", 0.9), ("d1", "B", 0.8), ("d1", "C", 0.7),
+            ("d2", "A", 0.9), ("d2", "B", 0.6), ("d2", "C", 0.8)]
+    return pd.DataFrame([dict(dataset=d, model="LogReg", tuning="no", scoring="AUC", encoder=e, cv_score=s)
+                         for d, e, s in rows])
+
+
+def test_hand_computed_comparison():
+    local = pd.DataFrame(dict(model="LogReg", tuning="no", scoring="AUC", dataset="file:x",
+                              encoder=["A", "B", "C"], cv_score=[0.70, 0.75, 0.75]))
+    (comp,) = compare_with_published(local, _published())
+    table = comp.table.set_index("encoder")
+    assert table["rank"].to_dict() == {"A": 2, "B": 1, "C": 1}
+    assert table["published_rank"].astype(int).to_dict() == {"A": 1, "B": 2, "C": 2}
+    # Spearman between (2,1,1) and (1,2,2): perfectly reversed -> -1; best sets {B,C} vs {A} -> 0
+    assert comp.rho == pytest.approx(-1.0)
+    assert comp.jaccard == 0.0
+    assert comp.n_published_datasets == 2
+    assert "B, C" in comp.summary and "recommends A" in comp.summary
+
+
+def test_restricts_published_consensus_to_the_run_encoders():
+    local = pd.DataFrame(dict(model="LogReg", tuning="no", scoring="AUC", encoder=["B", "C"],
+                              cv_score=[0.5, 0.6]))
+    (comp,) = compare_with_published(local, _published())
+    # without A, B and C tie in the published consensus
+    assert comp.table.set_index("encoder")["published_rank"].astype(int).to_dict() == {"B": 1, "C": 1}
+    assert comp.jaccard == pytest.approx(0.5)
+
+
+def test_factors_without_published_results_say_so():
+    local = pd.DataFrame(dict(model="SVM", tuning="full", scoring="F1", encoder=["A", "B"],
+                              cv_score=[0.5, 0.6]))
+    (comp,) = compare_with_published(local, _published())
+    assert comp.rho is None and comp.n_published_datasets == 0
+    assert comp.table["published_rank"].isna().all()
+    assert "no results for these factors" in comp.summary
+
+
+def test_one_comparison_per_factor_combination_and_errors():
+    local = pd.DataFrame(dict(model=["LogReg"] * 2 + ["DT"] * 2, tuning="no", scoring="AUC",
+                              encoder=["A", "B"] * 2, cv_score=[0.1, 0.2, 0.3, 0.4]))
+    assert [c.model for c in compare_with_published(local, _published())] == ["DT", "LogReg"]
+    with pytest.raises(ValueError, match="one dataset"):
+        compare_with_published(local.assign(dataset=["a", "b", "a", "b"]), _published())
+    with pytest.raises(ValueError, match="cv_score"):
+        compare_with_published(local.drop(columns="cv_score"), _published())

@@ -1,0 +1,48 @@
+"""Run progress for display: status from database and queue, done/total, ETA."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from encbench.engine.queue import RunQueue
+from encbench.runs import expected_rows, progress_table
+
+
+def _runs(**over):
+    row = dict(run_id="r1", label="x", origin="local", status="running",
+               created_at=pd.Timestamp("2026-01-01 00:00:00"), finished_at=None, n_expected=100,
+               error=None, config="{}", n_ok=20, n_failed=4, n_timeout=1,
+               last_result_at=pd.Timestamp("2026-01-01 00:00:50"))
+    row.update(over)
+    return pd.DataFrame([row])
+
+
+def test_eta_from_average_rate():
+    table = progress_table(_runs())
+    row = table.iloc[0]
+    assert (row["done"], row["total"]) == (25, 100)
+    # 25 rows in 50 s -> 0.5 rows/s -> 75 rows left take 150 s
+    assert row["eta_s"] == pytest.approx(150.0)
+
+
+def test_queued_and_interrupted_states(tmp_path):
+    q = RunQueue(tmp_path / "x.duckdb")
+    q.submit("run", {"run_id": "new", "grid": {"datasets": ["a", "b"], "encoders": ["OH", "MT", "CB"],
+                                                "models": ["LogReg"], "scorings": ["AUC", "F1"], "n_folds": 5,
+                                                "label": "mine"}})
+    q.submit("run", {"run_id": "r1", "grid": {}})
+    table = progress_table(_runs(status="cancelled"), q.pending(), q.active()).set_index("run_id")
+    assert table.loc["r1", "status"] == "queued"                   # a resumed run
+    assert table.loc["new", "status"] == "queued"
+    assert table.loc["new", "total"] == 2 * 3 * 1 * 2 * 5
+    assert table.loc["new", "label"] == "mine"
+    claimed = q.claim_next()
+    stale = progress_table(_runs(run_id=claimed.run_id), [], [claimed], worker_running=False)
+    assert stale.iloc[0]["status"] == "interrupted"
+    live = progress_table(_runs(run_id=claimed.run_id), [], [claimed], worker_running=True)
+    assert live.iloc[0]["status"] == "running"
+
+
+def test_expected_rows():
+    assert expected_rows({"datasets": ["a"], "encoders": ["OH"] * 32, "models": ["LogReg"],
+                          "scorings": ["AUC"] * 4, "n_folds": 5}) == 640

@@ -1,0 +1,116 @@
+"""Uploads: every bad input is rejected with a message naming the problem, and leaves no trace."""
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from encbench.data import DatasetError
+from encbench.engine.grid import Grid
+from encbench.engine.queue import RunQueue, upload_dir
+from encbench.uploads import check_upload, queue_upload_run, stage_upload, store_upload
+
+
+def _csv(frame: pd.DataFrame) -> bytes:
+    return frame.to_csv(index=False).encode()
+
+
+def _good(n=60, seed=0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"colour": rng.choice(["red", "green", "blue"], n),
+                         "size": rng.normal(size=n).round(3),
+                         "label": np.tile(["no", "yes"], n // 2)})
+
+
+def _assert_no_trace(db):
+    assert not upload_dir(db).exists() or not any(upload_dir(db).iterdir())
+    assert RunQueue(db).pending() == []
+    assert not db.exists()
+
+
+def _launch(staged, db, target="label"):
+    return queue_upload_run(staged, target=target, encoders=["OH"], models=["LogReg"], scorings=["AUC"],
+                            tuning="no", db_path=db)
+
+
+@pytest.mark.parametrize("name, data, target, message", [
+    ("empty.csv", b"", "label", "file 'empty.csv' is empty"),
+    ("broken.csv", b"a,label\nx,1\ny,0\n\"z,1\n", "label", "line 4"),
+    ("dups.csv", b"a,a,label\nx,y,1\nx,y,0\n", "label", "duplicate column names"),
+    ("nolabel.csv", None, "target", "target column 'target' not in file"),
+])
+def test_unreadable_or_unusable_files_are_named(tmp_path, name, data, target, message):
+    db = tmp_path / "db" / "e.duckdb"
+    data = _csv(_good()) if data is None else data
+    staged = stage_upload(data, name, db_path=db)
+    report = check_upload(staged, target)
+    assert any(message in e for e in report.errors), report.errors
+    with pytest.raises(DatasetError, match=message.split(" '")[0]):
+        _launch(staged, db, target)
+    _assert_no_trace(db)
+
+
+def test_target_not_binary_lists_the_classes(tmp_path):
+    db = tmp_path / "e.duckdb"
+    frame = _good().assign(label=np.tile(["a", "b", "c"], 20))
+    report = check_upload(stage_upload(_csv(frame), "three.csv", db_path=db), "label")
+    (error,) = [e for e in report.errors if "classes" in e]
+    assert "3 classes" in error and "'a'" in error and "'b'" in error and "'c'" in error
+    _assert_no_trace(db)
+
+
+def test_class_with_fewer_rows_than_folds(tmp_path):
+    db = tmp_path / "e.duckdb"
+    frame = _good()
+    frame.loc[frame.index[:-7], "label"] = "no"
+    frame.loc[frame.index[-7:], "label"] = "yes"
+    frame.loc[frame.index[-3:], "label"] = "no"   # 4 'yes' rows < 2 per fold x 5 folds
+    report = check_upload(stage_upload(_csv(frame), "rare.csv", db_path=db), "label")
+    assert any("'yes'" in e and "has 4 rows" in e for e in report.errors), report.errors
+    _assert_no_trace(db)
+
+
+def test_no_categorical_column(tmp_path):
+    db = tmp_path / "e.duckdb"
+    frame = _good().drop(columns="colour")
+    report = check_upload(stage_upload(_csv(frame), "num.csv", db_path=db), "label")
+    assert any("categorical" in e for e in report.errors), report.errors
+    _assert_no_trace(db)
+
+
+def test_over_size_limit_names_the_size(tmp_path):
+    db = tmp_path / "e.duckdb"
+    staged = stage_upload(b"x" * 2_000_001, "big.csv", max_bytes=1_000_000, db_path=db)
+    assert staged.errors == ["file 'big.csv' is 2.0 MB, over the 1 MB size limit"]
+    assert staged.path is None                                    # not even staged
+    _assert_no_trace(db)
+
+
+def test_id_like_and_leaky_columns_are_warnings_only(tmp_path):
+    db = tmp_path / "e.duckdb"
+    frame = _good().assign(row_id=[f"id{i}" for i in range(60)])
+    frame["copy"] = frame["label"].map({"no": "N", "yes": "Y"})
+    report = check_upload(stage_upload(_csv(frame), "warn.csv", db_path=db), "label")
+    assert report.errors == []
+    assert any("row_id" in w for w in report.warnings), report.warnings
+    assert any("copy" in w for w in report.warnings), report.warnings
+
+
+def test_good_upload_is_stored_by_hash_recognised_and_queued(tmp_path):
+    db = tmp_path / "e.duckdb"
+    data = _csv(_good())
+    staged = stage_upload(data, "mine.csv", db_path=db)
+    assert staged.ok and staged.previous is None
+    assert set(staged.column_types().set_index("column")["type"]) >= {"categorical", "numerical"}
+    grid = _launch(staged, db)
+    stored = upload_dir(db) / f"{staged.sha256}.csv"
+    assert stored.read_bytes() == data
+    (request,) = RunQueue(db).pending()
+    assert request.run_id == grid.run_id
+    assert Grid(**request.payload["grid"]).run_id == grid.run_id    # the worker rebuilds the same grid
+    again = stage_upload(data, "renamed.csv", db_path=db)
+    assert again.previous == stored
+    assert store_upload(again, db) == stored
+    assert len(list(upload_dir(db).iterdir())) == 1
