@@ -196,15 +196,17 @@ class RunQueue:
             return None
         return int(text) if text.isdigit() and self.worker_running() else None
 
-    def ensure_worker(self, *, idle_exit: float = 300.0) -> bool:
+    def ensure_worker(self, *, idle_exit: float | None = None) -> bool:
         """Start a detached worker if none is running; return True when one was started.
 
         The worker runs in its own session, so it outlives page reloads, browser closes and the
         Streamlit process itself. Two callers racing both spawn; the loser exits at once because
-        it cannot take the lock.
+        it cannot take the lock. ``idle_exit`` defaults to ``$ENCBENCH_WORKER_IDLE_EXIT`` or 300 s.
         """
         if self.worker_running():
             return False
+        if idle_exit is None:
+            idle_exit = float(os.environ.get("ENCBENCH_WORKER_IDLE_EXIT", "300"))
         env = dict(os.environ, ENCBENCH_DB=str(self.db_path))
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
         with open(self.log_path, "ab") as log:

@@ -1,0 +1,80 @@
+"""AppTest of the "Run on your data" and "Runs" pages (uploads are driven in the browser test)."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from encbench.engine.grid import Grid
+from encbench.engine.queue import RunQueue
+from encbench.store import snapshot_path
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture()
+def app_db(published_db, tmp_path, monkeypatch):
+    """A private copy of the published database (pages may queue requests beside it)."""
+    db = tmp_path / "encbench.duckdb"
+    shutil.copyfile(published_db, db)
+    shutil.copyfile(snapshot_path(published_db), snapshot_path(db))
+    monkeypatch.setenv("ENCBENCH_DB", str(db))
+    monkeypatch.setenv("ENCBENCH_WORKER_IDLE_EXIT", "0")
+    return db
+
+
+def _run_page(path="pages/run.py"):
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at.switch_page(path)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_run_page_asks_for_a_file_first(app_db):
+    at = _run_page()
+    assert any("Choose a file" in i.value for i in at.info)
+
+
+def test_bundled_dataset_grid_estimate_and_empty_choice(app_db):
+    at = _run_page()
+    at.radio(key="source").set_value("Bundled dataset").run()
+    at.selectbox(key="bundled").set_value("tic-tac-toe").run()
+    assert not at.exception
+    assert len(at.multiselect(key="encoders").value) == 32
+    assert any("128 experiments" in i.value for i in at.info)      # 32 x 1 (LogReg) x 4 metrics
+    at.multiselect(key="models").set_value([]).run()
+    assert any("Choose at least one of: models" in w.value for w in at.warning)
+
+
+def test_launch_queues_the_chosen_grid(app_db, monkeypatch):
+    queue = RunQueue(app_db)
+    monkeypatch.setattr(RunQueue, "ensure_worker", lambda self, **kw: False)  # drained in engine tests
+    at = _run_page()
+    at.radio(key="source").set_value("Bundled dataset").run()
+    at.selectbox(key="bundled").set_value("tic-tac-toe").run()
+    at.multiselect(key="encoders").set_value(["OH", "MT"]).run()
+    at.multiselect(key="metrics").set_value(["AUC"]).run()
+    at.button(key="launch").click().run()
+    assert not at.exception
+    (request,) = queue.pending()
+    grid = Grid(**request.payload["grid"])
+    assert grid.datasets == ("bundled:tic-tac-toe",)
+    assert grid.encoders == ("OH", "MT") and grid.models == ("LogReg",) and grid.scorings == ("AUC",)
+    assert any(grid.run_id in s.value for s in at.success)
+
+
+def test_runs_page_lists_published_and_queued_runs(app_db, monkeypatch):
+    monkeypatch.setattr(RunQueue, "ensure_worker", lambda self, **kw: False)
+    queue = RunQueue(app_db)
+    grid = Grid(datasets=["bundled:tic-tac-toe"], encoders=["OH"], models=["LogReg"], scorings=["AUC"],
+                label="queued one")
+    queue.submit("run", {"run_id": grid.run_id, "grid": grid.to_dict()})
+    at = _run_page("pages/runs.py")
+    shown = at.dataframe[0].value
+    assert set(shown["status"]) == {"done", "queued"}
+    assert "queued one" in set(shown["label"])
+    assert at.button(key="delete").disabled                       # published runs cannot be deleted
