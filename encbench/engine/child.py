@@ -1,0 +1,93 @@
+"""The task process: ``main([FD_IN, FD_OUT, PARENT_PID, DIE_WITH_PARENT])``.
+
+:class:`encbench.engine.executors.TaskProcess` starts it as
+``python -c "from encbench.engine.child import main; ..." FD_IN FD_OUT PID 0|1``.
+
+The process receives ``(task, token, payload or None)`` messages on ``FD_IN`` and answers each with
+``("rows", rows)`` on ``FD_OUT``; ``None`` or end-of-file ends it. Payloads are cached (least
+recently used, :data:`CACHE_SIZE` datasets) under their token; the parent mirrors the cache so it
+sends each dataset once. The parent kills this process when a task overruns its timeout.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import warnings
+from collections import OrderedDict
+from multiprocessing.connection import Connection
+
+#: datasets a task process keeps in memory (the parent's mirror uses the same number).
+CACHE_SIZE = 2
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL this process when its parent dies (a killed runner leaves no orphans)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except OSError:  # not fatal: end-of-file on the pipe also ends the process
+        pass
+
+
+def serve(conn_in: Connection, conn_out: Connection, parent_pid: int | None = None) -> None:
+    """Answer task messages until ``None`` or end-of-file."""
+    warnings.simplefilter("ignore")
+    from encbench.engine.protocol import run_task, unfinished_rows, warm_up
+
+    warm_up()  # heavy imports before 'ready': the parent starts task clocks after it
+
+    conn_out.send(("ready", os.getpid()))
+    if parent_pid is not None and os.getppid() != parent_pid:
+        return  # the parent died while we were importing
+    cache: OrderedDict = OrderedDict()
+    while True:
+        try:
+            message = conn_in.recv()
+        except (EOFError, OSError):
+            return
+        if message is None:
+            return
+        task, token, payload = message
+        if payload is not None:
+            cache[token] = payload
+        data = cache.get(token)
+        if data is not None:
+            cache.move_to_end(token)
+            while len(cache) > CACHE_SIZE:
+                cache.popitem(last=False)
+        if data is None:
+            rows = unfinished_rows(task, "failed", f"task process has no data for dataset {task.dataset!r}")
+        else:
+            rows = run_task(task, data)
+        try:
+            conn_out.send(("rows", rows))
+        except (BrokenPipeError, OSError):
+            return
+
+
+def main(argv: list[str]) -> int:
+    """``FD_IN FD_OUT PARENT_PID DIE_WITH_PARENT``; the last is 1 or 0.
+
+    Linux delivers the parent-death signal when the *thread* that started the process ends, so
+    it is only asked for by a parent that starts task processes from its main thread.
+    """
+    if len(argv) != 4:
+        raise ValueError(f"task process arguments are FD_IN FD_OUT PARENT_PID 0|1: got {argv!r}")
+    if argv[3] == "1":
+        _die_with_parent()
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    conn_in = Connection(int(argv[0]), writable=False)
+    conn_out = Connection(int(argv[1]), readable=False)
+    serve(conn_in, conn_out, int(argv[2]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,216 @@
+"""Engine commands of ``python -m encbench``: ``run`` (a grid of experiments) and ``runs``.
+
+Examples
+--------
+::
+
+    python -m encbench run --datasets bundled:tic-tac-toe --encoders OH,MT,CB --models LogReg,DT --tuning no
+    python -m encbench run --datasets bundled:credit-g,31,data.csv:target --workers 2 --timeout 600
+    python -m encbench run --datasets bundled:adult --scheduler tcp://10.0.0.5:8786
+    python -m encbench runs
+    python -m encbench runs --errors local-0123456789abcdef
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from encbench import vocab
+
+log = logging.getLogger(__name__)
+
+
+def _db_path(args) -> Path:
+    from encbench.store import default_db_path
+
+    return Path(args.db) if getattr(args, "db", None) else default_db_path()
+
+
+def _names(text: str | None):
+    """``None`` (all) for 'all' or nothing, else the comma-separated names."""
+    if text is None or text.strip().lower() in ("", "all"):
+        return None
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def _tqdm_progress():
+    """A progress callback drawing a tqdm bar (counts, rate, ETA) on the terminal."""
+    from tqdm import tqdm
+
+    state = {"bar": None}
+
+    def progress(done: int, total: int, info: dict) -> None:
+        bar = state["bar"]
+        if bar is None:
+            bar = state["bar"] = tqdm(total=total, initial=done, unit="task", dynamic_ncols=True,
+                                      file=sys.stderr, smoothing=0.1)
+            return
+        bar.update(done - bar.n)
+        text = f"{info.get('task', '')} {info.get('status', '')}"
+        bad = info.get("rows_failed", 0) + info.get("rows_timeout", 0)
+        if bad:
+            text += f" ({bad} rows not ok)"
+        bar.set_postfix_str(text, refresh=True)
+        if info.get("status") not in (None, "ok"):
+            bar.write(f"{info['task']}: {info['status']}: {info.get('error')}")
+
+    def close() -> None:
+        if state["bar"] is not None:
+            state["bar"].close()
+
+    progress.close = close
+    return progress
+
+
+def _comparison(reader, run_id: str, grid, keys: list[str]) -> pd.DataFrame:
+    """This run's scores next to the published ones for the same experiments."""
+    from encbench.store import queries
+
+    scores = queries.load_scores(reader, datasets=keys, encoders=list(grid.encoders),
+                                 models=list(grid.models), tunings=[grid.tuning],
+                                 scorings=list(grid.scorings))
+    ours = scores[scores["run_id"] == run_id]
+    published = scores[scores["origin"] == "published"]
+    on = ["dataset", "encoder", "model", "tuning", "scoring"]
+    table = ours[on + ["cv_score"]].rename(columns={"cv_score": "ours"}).merge(
+        published[on + ["cv_score"]].rename(columns={"cv_score": "published"}), on=on, how="left")
+    table["difference"] = table["ours"] - table["published"]
+    return table.sort_values(on).reset_index(drop=True)
+
+
+def _ensure_published(db_path: Path) -> None:
+    """Import the published results into a database that lacks them (a fresh clone), so that
+    new scores appear next to the published ones."""
+    from encbench.store import PUBLISHED_RUN_ID, Writer, import_published
+
+    with Writer(db_path) as writer:
+        if writer.run_status(PUBLISHED_RUN_ID) != "done":
+            log.info("importing the published results into %s first", db_path)
+            import_published(writer)
+
+
+def cmd_run(args) -> int:
+    from encbench.engine import Grid, plan, run_grid
+    from encbench.store import Reader, queries
+
+    grid = Grid(
+        datasets=[d for d in args.datasets.split(",") if d.strip()],
+        encoders=_names(args.encoders), models=_names(args.models), scorings=_names(args.metrics),
+        tuning=args.tuning, n_folds=args.folds, timeout=args.timeout, label=args.label,
+    )
+    db_path = _db_path(args)
+    if args.dry_run:
+        the_plan = plan(grid)
+        print(f"run {grid.run_id}: {len(the_plan.tasks)} tasks, {the_plan.n_expected} result rows")
+        for spec, ds in the_plan.datasets.items():
+            print(f"  {spec}: key {ds.key}, {ds.name}, {ds.n_rows} rows, {ds.n_categorical} categorical "
+                  f"of {ds.n_features} features, positive class {ds.positive_class!r}")
+        return 0
+    _ensure_published(db_path)
+    progress = _tqdm_progress() if sys.stderr.isatty() else None
+    try:
+        run_id = run_grid(grid, db_path=db_path, workers=args.workers, scheduler=args.scheduler,
+                          progress=progress)
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: run {grid.run_id} is marked cancelled; the same command resumes it",
+              file=sys.stderr)
+        return 130
+    finally:
+        if progress is not None:
+            progress.close()
+
+    with Reader(db_path) as reader:
+        runs = queries.list_runs(reader)
+        row = runs[runs["run_id"] == run_id].iloc[0]
+        print(f"run {run_id} {row['status']}: {row['n_ok']} ok, {row['n_failed']} failed, "
+              f"{row['n_timeout']} timed out of {row['n_expected']} result rows; database {db_path}")
+        if row["n_failed"] or row["n_timeout"]:
+            print(f"errors: python -m encbench runs --errors {run_id}")
+        table = _comparison(reader, run_id, grid, _dataset_keys(runs, run_id))
+    if len(table):
+        with pd.option_context("display.max_rows", 60, "display.width", 120, "display.float_format", "{:.4f}".format):
+            shown = table.head(60)
+            print("\nscores (mean over folds) next to the published ones:")
+            print(shown.to_string(index=False))
+            if len(table) > len(shown):
+                print(f"... {len(table) - len(shown)} more rows (see the app or the scores view)")
+    return 0
+
+
+def _dataset_keys(runs: pd.DataFrame, run_id: str) -> list[str]:
+    import json
+
+    config = runs.loc[runs["run_id"] == run_id, "config"].iloc[0]
+    resolved = json.loads(config).get("resolved_datasets", {}) if isinstance(config, str) else {}
+    return [entry["key"] for entry in resolved.values()]
+
+
+def cmd_runs(args) -> int:
+    from encbench.store import Reader, SnapshotMissing, Writer, queries
+
+    db_path = _db_path(args)
+    try:
+        reader = Reader(db_path)
+    except SnapshotMissing:
+        # No snapshot yet: create the database (this process is then briefly its writer).
+        with Writer(db_path):
+            pass
+        reader = Reader(db_path)
+    with reader:
+        if args.errors:
+            errors = queries.run_errors(reader, args.errors)
+            if errors.empty:
+                print(f"run {args.errors}: no failed or timed-out results")
+            else:
+                with pd.option_context("display.max_colwidth", 120, "display.width", 200):
+                    print(errors.to_string(index=False))
+            return 0
+        runs = queries.list_runs(reader)
+    if runs.empty:
+        print("no runs")
+        return 0
+    runs = runs.copy()
+    done = runs["n_ok"] + runs["n_failed"] + runs["n_timeout"]
+    runs["progress"] = [f"{d / e:.0%}" if pd.notna(e) and e else "" for d, e in zip(done, runs["n_expected"])]
+    for column in ("created_at", "finished_at"):
+        runs[column] = pd.to_datetime(runs[column]).dt.strftime("%Y-%m-%d %H:%M").fillna("")
+    columns = ["run_id", "label", "origin", "status", "n_ok", "n_failed", "n_timeout", "n_expected",
+               "progress", "created_at", "finished_at"]
+    print(runs[columns].fillna("").to_string(index=False))
+    return 0
+
+
+def add_commands(sub) -> None:
+    """Add ``run`` and ``runs`` to the subcommands of ``python -m encbench``."""
+    run = sub.add_parser(
+        "run", help="run a grid of experiments into the database (re-running resumes)",
+        description="Run every (dataset, encoder, model, scoring) experiment of a grid with the "
+                    "published protocol and write the results into the database. Re-running the "
+                    "same command resumes the run: finished experiments are skipped.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    run.add_argument("--datasets", required=True,
+                     help="comma-separated: bundled:<name>, an OpenML id, or path.csv:target[:positive]")
+    run.add_argument("--encoders", default="all", help=f"comma-separated, or all ({len(vocab.ENCODERS)})")
+    run.add_argument("--models", default="all", help=f"comma-separated of {' '.join(vocab.MODELS)}, or all")
+    run.add_argument("--metrics", default="all", help=f"comma-separated of {' '.join(vocab.METRICS)}, or all")
+    run.add_argument("--tuning", default="no", choices=vocab.TUNINGS, help="tuning strategy")
+    run.add_argument("--folds", type=int, default=5, help="outer stratified folds")
+    run.add_argument("--workers", type=int, default=1,
+                     help="local task processes (0: in this process, no timeout)")
+    run.add_argument("--timeout", type=float, default=6000.0,
+                     help="seconds one task (dataset, encoder, fold) may run before it is killed")
+    run.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786 (instead of local workers)")
+    run.add_argument("--db", help="database file (default: $ENCBENCH_DB or db/encbench.duckdb)")
+    run.add_argument("--label", help="a name for the run, shown in the app")
+    run.add_argument("--dry-run", action="store_true", help="load and validate the datasets, print the plan, run nothing")
+    run.set_defaults(func=cmd_run)
+
+    runs = sub.add_parser("runs", help="list runs with status and counts")
+    runs.add_argument("--db", help="database file (default: $ENCBENCH_DB or db/encbench.duckdb)")
+    runs.add_argument("--errors", metavar="RUN_ID", help="list the failed and timed-out results of a run")
+    runs.set_defaults(func=cmd_runs)

@@ -1,0 +1,381 @@
+"""Where tasks run: in-process, on a pool of local task processes, or on a Dask cluster.
+
+Every executor has one method, ``run(tasks, payloads, timeout)``, a generator that yields an
+:class:`Outcome` whenever a task finishes and ``None`` about every :data:`TICK` seconds while
+waiting, so the single writer (the caller) can check for cancellation and publish snapshots.
+Closing the generator stops the work in flight.
+
+Tasks run in *task processes* (:class:`TaskProcess`, a child Python process executing
+:mod:`encbench.engine.child`): a task that overruns its timeout is killed with its process, which
+is then replaced. Locally the parent drives a pool of them; on Dask each worker thread drives its
+own, so timeouts are enforced on the cluster too.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import OrderedDict, deque
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+
+from encbench.engine.child import CACHE_SIZE
+from encbench.engine.grid import Task
+from encbench.engine.protocol import Payload, describe, run_task, unfinished_rows
+
+log = logging.getLogger(__name__)
+
+#: seconds between ``None`` ticks while an executor waits for results.
+TICK = 0.5
+#: seconds a new task process may take to import its libraries.
+STARTUP_TIMEOUT = 300.0
+_PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+_CHILD_MAIN = "import sys; from encbench.engine.child import main; sys.exit(main(sys.argv[1:]))"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A finished task: its result rows, wall time and where it ran."""
+
+    task: Task
+    rows: list
+    seconds: float
+    where: str = "local"
+
+
+def timeout_message(timeout: float) -> str:
+    return f"task exceeded the timeout of {timeout:g} s and was killed"
+
+
+def _child_env() -> dict:
+    env = dict(os.environ)
+    # One thread per task process, as the study ran (OMP/BLAS threads would oversubscribe the
+    # cores the pool already uses, and thread counts can change floating-point results).
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
+        env[var] = "1"
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_PACKAGE_ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
+class TaskProcess:
+    """A child process that runs tasks one at a time; killable, and restartable after a kill.
+
+    Parameters
+    ----------
+    die_with_parent : bool
+        Ask the kernel to kill the child when the starting thread ends (only safe when that is
+        the main thread).
+    """
+
+    def __init__(self, *, die_with_parent: bool = True):
+        self.die_with_parent = die_with_parent
+        self.proc: subprocess.Popen | None = None
+        self._send: Connection | None = None
+        self._recv: Connection | None = None
+        self._cached: OrderedDict = OrderedDict()  # mirror of the child's payload cache
+        self.task: Task | None = None
+        self.started_at = 0.0
+        self.deadline = float("inf")
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def launch(self) -> None:
+        """Start the child without waiting for it to be ready (see :meth:`wait_ready`)."""
+        to_child_r, to_child_w = os.pipe()
+        from_child_r, from_child_w = os.pipe()
+        try:
+            self.proc = subprocess.Popen(
+                # -c rather than -m: runpy would warn that the package imported the module first
+                [sys.executable, "-c", _CHILD_MAIN, str(to_child_r), str(from_child_w),
+                 str(os.getpid()), "1" if self.die_with_parent else "0"],
+                pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, env=_child_env(), cwd=str(_PACKAGE_ROOT),
+            )
+        finally:
+            os.close(to_child_r)
+            os.close(from_child_w)
+        self._send = Connection(to_child_w, readable=False)
+        self._recv = Connection(from_child_r, writable=False)
+        self._cached.clear()
+
+    def wait_ready(self) -> None:
+        """Wait until the child has imported its libraries (not counted in any timeout)."""
+        ok = False
+        try:
+            if self._recv.poll(STARTUP_TIMEOUT):
+                ok = self._recv.recv()[0] == "ready"
+        except (EOFError, OSError):
+            pass
+        if not ok:
+            code = self.kill()
+            raise RuntimeError(f"task process did not start (exit code {code!r}); its error is on "
+                               f"stderr above; check that `{sys.executable} -c 'import encbench.engine.child'` works")
+
+    def start(self) -> None:
+        self.launch()
+        self.wait_ready()
+
+    def kill(self) -> int | None:
+        """Kill the child at once; return its exit code."""
+        code = None
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            code = self.proc.wait()
+        for conn in (self._send, self._recv):
+            if conn is not None:
+                conn.close()
+        self.proc = self._send = self._recv = None
+        self._cached.clear()
+        self.task = None
+        return code
+
+    def stop(self) -> None:
+        """Ask an idle child to exit; kill it if it is busy or does not exit within 5 s."""
+        if self.proc is None:
+            return
+        if self.task is None and self.alive:
+            try:
+                self._send.send(None)
+                self.proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+
+    # -- tasks -----------------------------------------------------------------------------------
+    def submit(self, task: Task, payload: Payload, timeout: float) -> None:
+        """Send a task (and its dataset, unless the child holds it) and start its clock."""
+        if not self.alive:
+            self.kill()
+            self.start()
+        token = payload.token
+        fresh = token not in self._cached
+        try:
+            self._send.send((task, token, payload if fresh else None))
+        except (BrokenPipeError, OSError):  # the child died while idle: one restart
+            self.kill()
+            self.start()
+            fresh = True
+            self._send.send((task, token, payload))
+        self._cached[token] = True
+        self._cached.move_to_end(token)
+        while len(self._cached) > CACHE_SIZE:
+            self._cached.popitem(last=False)
+        self.task = task
+        self.started_at = time.monotonic()
+        self.deadline = self.started_at + timeout
+
+    def fileno(self) -> int:
+        return self._recv.fileno()
+
+    def receive(self) -> list:
+        """The rows of the task in flight (raises EOFError if the child died)."""
+        kind, rows = self._recv.recv()
+        if kind != "rows":
+            raise RuntimeError(f"unexpected message from task process: got {kind!r}")
+        self.task = None
+        return rows
+
+    def died(self, task: Task) -> list:
+        """Failed rows for a task whose process died, after cleaning up; the process is gone."""
+        code = self.kill()
+        reason = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+        return unfinished_rows(task, "failed", f"task process died ({reason}), e.g. out of memory",
+                               seconds=time.monotonic() - self.started_at)
+
+    def run(self, task: Task, payload: Payload, timeout: float) -> list:
+        """Run one task to completion or timeout (blocking); return its rows."""
+        self.submit(task, payload, timeout)
+        try:
+            finished = self._recv.poll(timeout)
+        except (EOFError, OSError):
+            finished = True
+        if not finished:
+            elapsed = time.monotonic() - self.started_at
+            self.kill()
+            return unfinished_rows(task, "timeout", timeout_message(timeout), seconds=elapsed)
+        try:
+            return self.receive()
+        except (EOFError, OSError):
+            return self.died(task)
+
+
+# -- executors -------------------------------------------------------------------------------------
+class InlineExecutor:
+    """Run tasks in the calling process, one after another (debugging; timeouts not enforced)."""
+
+    name = "inline"
+
+    def run(self, tasks: Iterable[Task], payloads: Mapping[str, Payload], timeout: float) -> Iterator:
+        for task in tasks:
+            start = time.monotonic()
+            rows = run_task(task, payloads[task.dataset])
+            yield Outcome(task, rows, time.monotonic() - start, "inline")
+
+
+class LocalExecutor:
+    """A pool of ``workers`` task processes driven by the calling process.
+
+    A task that runs longer than ``timeout`` seconds is killed with its process and recorded as
+    ``timeout``; a process that dies (e.g. out of memory) records its task as ``failed``. Both
+    are replaced by a fresh process.
+    """
+
+    name = "local"
+
+    def __init__(self, workers: int = 1):
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise ValueError(f"workers must be a positive integer: got {workers!r}")
+        self.workers = workers
+
+    def run(self, tasks: Iterable[Task], payloads: Mapping[str, Payload], timeout: float) -> Iterator:
+        pending = deque(tasks)
+        if not pending:
+            return
+        procs = [TaskProcess(die_with_parent=threading.current_thread() is threading.main_thread())
+                 for _ in range(min(self.workers, len(pending)))]
+        busy: dict[TaskProcess, Task] = {}
+        try:
+            for proc in procs:
+                proc.launch()
+            for proc in procs:  # the children import in parallel
+                proc.wait_ready()
+            while pending or busy:
+                for proc in procs:
+                    if proc not in busy and pending:
+                        task = pending.popleft()
+                        proc.submit(task, payloads[task.dataset], timeout)
+                        busy[proc] = task
+                now = time.monotonic()
+                wait_for = min([TICK] + [p.deadline - now for p in busy])
+                by_conn = {p._recv: p for p in busy}
+                ready = wait(list(by_conn), timeout=max(0.0, wait_for))
+                for conn in ready:
+                    proc = by_conn[conn]
+                    task = busy.pop(proc)
+                    seconds = time.monotonic() - proc.started_at
+                    try:
+                        rows = proc.receive()
+                    except (EOFError, OSError):
+                        rows = proc.died(task)
+                        log.warning("task process died during %s", task.name)
+                    yield Outcome(task, rows, seconds, "local")
+                now = time.monotonic()
+                for proc in [p for p, _ in busy.items() if p.deadline <= now]:
+                    task = busy.pop(proc)
+                    seconds = now - proc.started_at
+                    proc.kill()
+                    log.info("task %s killed after %.1f s (timeout %g s)", task.name, seconds, timeout)
+                    yield Outcome(task, unfinished_rows(task, "timeout", timeout_message(timeout),
+                                                        seconds=seconds), seconds, "local")
+                if not ready:
+                    yield None
+        finally:
+            for proc in procs:
+                if proc in busy:
+                    proc.kill()
+                else:
+                    proc.stop()
+
+
+# Task processes of the Dask worker threads of this process (one per thread).
+_DASK_PROCS: dict[int, TaskProcess] = {}
+_DASK_LOCK = threading.Lock()
+
+
+def run_on_dask_worker(task: Task, payload: Payload, timeout: float) -> tuple[list, float, str]:
+    """Body of a Dask task: run ``task`` in this worker thread's task process, with the timeout."""
+    ident = threading.get_ident()
+    with _DASK_LOCK:
+        proc = _DASK_PROCS.get(ident)
+        if proc is None:
+            proc = _DASK_PROCS[ident] = TaskProcess(die_with_parent=False)
+    if not proc.alive:
+        proc.kill()
+        proc.start()
+    start = time.monotonic()
+    rows = proc.run(task, payload, timeout)
+    return rows, time.monotonic() - start, f"{socket.gethostname()}:{os.getpid()}"
+
+
+class DaskExecutor:
+    """Submit tasks to a Dask distributed cluster; results stream back as they complete.
+
+    Parameters
+    ----------
+    scheduler : str or distributed.Client
+        Scheduler address (``tcp://host:8786``) or a connected client (not closed here).
+
+    Notes
+    -----
+    Each dataset is scattered to the cluster once; the workers need ``encbench`` importable
+    (same version as the caller).
+    """
+
+    name = "dask"
+
+    def __init__(self, scheduler):
+        self.scheduler = scheduler
+
+    def run(self, tasks: Iterable[Task], payloads: Mapping[str, Payload], timeout: float) -> Iterator:
+        import uuid
+
+        from distributed import Client, as_completed
+
+        tasks = list(tasks)
+        if not tasks:
+            return
+        own = isinstance(self.scheduler, str)
+        client = Client(self.scheduler, set_as_default=False) if own else self.scheduler
+        futures: dict = {}
+        try:
+            needed = {t.dataset for t in tasks}
+            scattered = {key: client.scatter(payloads[key], hash=False) for key in needed}
+            batch = uuid.uuid4().hex[:8]
+            for index, task in enumerate(tasks):
+                future = client.submit(
+                    run_on_dask_worker, task, scattered[task.dataset], timeout, pure=False,
+                    key=f"encbench-{batch}-{index}-{task.encoder}-fold{task.fold}",
+                )
+                futures[future] = task
+            completed = as_completed(list(futures))
+            last_tick = time.monotonic()
+            while not completed.is_empty():
+                if not completed.has_ready():
+                    time.sleep(0.05)
+                    if time.monotonic() - last_tick >= TICK:
+                        last_tick = time.monotonic()
+                        yield None
+                    continue
+                for future in completed.next_batch(block=False):
+                    task = futures.pop(future)
+                    if future.status == "finished":
+                        rows, seconds, where = future.result()
+                    else:
+                        exc = future.exception()
+                        rows, seconds, where = unfinished_rows(task, "failed", describe("dask", exc)), 0.0, "dask"
+                    future.release()
+                    yield Outcome(task, rows, seconds, where)
+        finally:
+            if futures:
+                client.cancel(list(futures))
+            if own:
+                client.close()
+
+
+def make_executor(workers: int = 1, scheduler=None):
+    """The executor for ``workers`` (0 = in-process) or a Dask ``scheduler``."""
+    if scheduler is not None:
+        return DaskExecutor(scheduler)
+    if workers == 0:
+        return InlineExecutor()
+    return LocalExecutor(workers)

@@ -1,0 +1,326 @@
+"""The experiment grid, its deterministic run id, and the plan of tasks (DESIGN.md sections 5, 9).
+
+A :class:`Grid` names what to run (datasets x encoders x models x scorings, one tuning strategy,
+the number of outer folds). :func:`plan` loads and validates the datasets and expands the grid
+into :class:`Task` objects, the engine's unit of work: one (dataset, encoder, fold) with all
+models and scorings.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from encbench import vocab
+
+log = logging.getLogger(__name__)
+
+#: keyword arguments of :func:`encbench.data.load_dataset` a grid may set per dataset.
+DATASET_OPTIONS = ("target", "positive_class", "categorical", "name", "label", "format", "sep")
+
+#: bump when a change of the protocol makes old results incomparable (it enters the run id).
+PROTOCOL_VERSION = 1
+
+
+def _as_names(value, kind: str) -> tuple[str, ...]:
+    """A tuple of stripped names from a sequence or a comma-separated string."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, Iterable):
+        raise ValueError(f"{kind} must be a list of names or a comma-separated string: got {value!r}")
+    names = []
+    for item in value:
+        if not isinstance(item, str):
+            raise ValueError(f"{kind} must be names (strings): got {item!r}")
+        item = item.strip()
+        if item:
+            names.append(item)
+    return tuple(names)
+
+
+def _canonical(names: tuple[str, ...], allowed: tuple[str, ...], kind: str) -> tuple[str, ...]:
+    """Map names to their canonical spelling (case-insensitive), deduplicated, in vocabulary order."""
+    lookup = {a.lower(): a for a in allowed}
+    chosen = set()
+    for name in names:
+        canonical = lookup.get(name.lower())
+        if canonical is None:
+            raise ValueError(f"unknown {kind}: got {name!r}; known: {', '.join(allowed)}")
+        chosen.add(canonical)
+    if not chosen:
+        raise ValueError(f"at least one {kind} is needed: got {list(names)!r}")
+    return tuple(a for a in allowed if a in chosen)
+
+
+def _freeze_options(options, datasets: tuple[str, ...]) -> Mapping[str, Mapping]:
+    if options is None:
+        return MappingProxyType({})
+    if not isinstance(options, Mapping):
+        raise ValueError(f"dataset_options must map a dataset to load options: got {options!r}")
+    frozen = {}
+    for spec, opts in options.items():
+        spec = str(spec).strip()
+        if spec not in datasets:
+            raise ValueError(f"dataset_options names a dataset that is not in the grid: got {spec!r}")
+        if not isinstance(opts, Mapping):
+            raise ValueError(f"dataset_options[{spec!r}] must be a mapping: got {opts!r}")
+        clean = {}
+        for key, value in opts.items():
+            if key not in DATASET_OPTIONS:
+                raise ValueError(
+                    f"unknown dataset option for {spec!r}: got {key!r}; known: {', '.join(DATASET_OPTIONS)}")
+            if value is None:
+                continue
+            if key == "categorical":
+                value = tuple(_as_names(value, "categorical columns"))
+            elif not isinstance(value, (str, int, float, bool)):
+                raise ValueError(f"dataset option {key!r} of {spec!r} must be a plain value: got {value!r}")
+            clean[key] = value
+        if clean:
+            frozen[spec] = MappingProxyType(dict(sorted(clean.items())))
+    return MappingProxyType(dict(sorted(frozen.items())))
+
+
+@dataclass(frozen=True)
+class Grid:
+    """What to run: datasets x encoders x models x scorings under one tuning strategy.
+
+    Parameters
+    ----------
+    datasets : sequence of str
+        Dataset references for :func:`encbench.data.load_dataset`: ``"bundled:credit-g"``,
+        an OpenML id ``"31"``, or ``"path/file.csv:target"``.
+    encoders, models, scorings : sequence of str or comma-separated str
+        Canonical names (DESIGN.md section 4); matched case-insensitively. Default: all.
+    tuning : {'no', 'model', 'full'}
+    n_folds : int
+        Outer stratified folds (the published protocol: 5).
+    timeout : float
+        Seconds one task (dataset, encoder, fold) may run before it is killed and recorded as
+        ``timeout``.
+    label : str, optional
+        Human-readable name of the run (not part of the run id).
+    dataset_options : mapping, optional
+        Dataset reference -> extra keyword arguments of ``load_dataset`` (``target``,
+        ``positive_class``, ``categorical``, ``name``, ``label``, ``format``, ``sep``).
+
+    Notes
+    -----
+    Names are normalised (canonical spelling and order, duplicates dropped), so two grids that
+    differ only in spelling or order have the same :attr:`run_id`; ``timeout`` and ``label``
+    do not enter the run id, so a run can be resumed with another timeout.
+    """
+
+    datasets: tuple[str, ...]
+    encoders: tuple[str, ...] = vocab.ENCODERS
+    models: tuple[str, ...] = vocab.MODELS
+    scorings: tuple[str, ...] = vocab.METRICS
+    tuning: str = "no"
+    n_folds: int = 5
+    timeout: float = 6000.0
+    label: str | None = None
+    dataset_options: Mapping[str, Mapping] = field(default_factory=dict, hash=False)
+
+    def __post_init__(self):
+        datasets = tuple(dict.fromkeys(_as_names(self.datasets, "datasets")))
+        if not datasets:
+            raise ValueError(f"a grid needs at least one dataset: got {self.datasets!r}")
+        set_ = object.__setattr__
+        set_(self, "datasets", datasets)
+        # None means "all", as the defaults (JSON requests may carry explicit nulls)
+        for attr, allowed, kind in (("encoders", vocab.ENCODERS, "encoder"),
+                                    ("models", vocab.MODELS, "model"),
+                                    ("scorings", vocab.METRICS, "scoring")):
+            value = getattr(self, attr)
+            names = allowed if value is None else _as_names(value, attr)
+            set_(self, attr, _canonical(names, allowed, kind))
+        if self.tuning not in vocab.TUNINGS:
+            raise ValueError(f"tuning must be one of {', '.join(vocab.TUNINGS)}: got {self.tuning!r}")
+        if isinstance(self.n_folds, bool) or not isinstance(self.n_folds, int) or self.n_folds < 2:
+            raise ValueError(f"n_folds must be an integer >= 2: got {self.n_folds!r}")
+        try:
+            timeout = 6000.0 if self.timeout is None else float(self.timeout)
+        except (TypeError, ValueError):
+            raise ValueError(f"timeout must be a number of seconds: got {self.timeout!r}") from None
+        if not timeout > 0:
+            raise ValueError(f"timeout must be positive: got {self.timeout!r}")
+        set_(self, "timeout", timeout)
+        if self.label is not None and not isinstance(self.label, str):
+            raise ValueError(f"label must be a string: got {self.label!r}")
+        set_(self, "dataset_options", _freeze_options(self.dataset_options, datasets))
+
+    # -- identity ----------------------------------------------------------------------------
+    def identity(self) -> dict:
+        """The normalised configuration that determines :attr:`run_id` (JSON-able)."""
+        return {
+            "datasets": sorted(self.datasets),
+            "encoders": list(self.encoders),
+            "models": list(self.models),
+            "scorings": list(self.scorings),
+            "tuning": self.tuning,
+            "n_folds": self.n_folds,
+            "dataset_options": self._options_dict(),
+            "protocol": PROTOCOL_VERSION,
+        }
+
+    @property
+    def run_id(self) -> str:
+        """Deterministic id of the run: re-running the same grid resumes the same run."""
+        text = json.dumps(self.identity(), sort_keys=True, separators=(",", ":"))
+        return "local-" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def _options_dict(self) -> dict:
+        return {spec: {k: list(v) if isinstance(v, tuple) else v for k, v in opts.items()}
+                for spec, opts in self.dataset_options.items()}
+
+    def to_dict(self) -> dict:
+        """JSON-able keyword arguments that rebuild this grid: ``Grid(**grid.to_dict())``."""
+        return {
+            "datasets": list(self.datasets), "encoders": list(self.encoders),
+            "models": list(self.models), "scorings": list(self.scorings), "tuning": self.tuning,
+            "n_folds": self.n_folds, "timeout": self.timeout, "label": self.label,
+            "dataset_options": self._options_dict(),
+        }
+
+    def load_options(self, spec: str) -> dict:
+        """Keyword arguments of ``load_dataset`` for one dataset reference of the grid."""
+        opts = dict(self.dataset_options.get(spec, {}))
+        if "categorical" in opts:
+            opts["categorical"] = list(opts["categorical"])
+        return opts
+
+
+@dataclass(frozen=True)
+class Task:
+    """The unit of work: one fold of one encoder on one dataset, with all its models and scorings.
+
+    Attributes
+    ----------
+    dataset : str
+        Dataset key (``datasets.dataset``).
+    encoder : str
+    fold : int
+        0-based index of the outer fold.
+    n_folds : int
+    models, scorings : tuple of str
+    tuning : str
+    """
+
+    dataset: str
+    encoder: str
+    fold: int
+    n_folds: int
+    models: tuple[str, ...]
+    scorings: tuple[str, ...]
+    tuning: str
+
+    def keys(self) -> list[tuple]:
+        """Result keys ``(dataset, encoder, model, tuning, scoring, fold)`` the task writes."""
+        return [(self.dataset, self.encoder, m, self.tuning, s, self.fold)
+                for m in self.models for s in self.scorings]
+
+    @property
+    def name(self) -> str:
+        return f"{self.dataset}/{self.encoder}/fold {self.fold + 1}/{self.n_folds}"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A grid with its datasets loaded and validated, expanded into tasks.
+
+    Attributes
+    ----------
+    grid : Grid
+    datasets : dict
+        Dataset reference -> :class:`encbench.data.Dataset` (grid order, one per key).
+    tasks : tuple of Task
+        Every task of the grid, dataset by dataset.
+    n_expected : int
+        Result rows of the complete run.
+    """
+
+    grid: Grid
+    datasets: Mapping
+    tasks: tuple[Task, ...]
+    n_expected: int
+
+    def by_key(self) -> dict:
+        """Dataset key -> Dataset."""
+        return {ds.key: ds for ds in self.datasets.values()}
+
+    def pending(self, finished: set[tuple]) -> list[Task]:
+        """Tasks with at least one result not ``ok`` in ``finished``, narrowed to the models
+        that still miss a result (a model whose scorings are all finished is not recomputed)."""
+        todo = []
+        for task in self.tasks:
+            models = tuple(
+                m for m in task.models
+                if any((task.dataset, task.encoder, m, task.tuning, s, task.fold) not in finished
+                       for s in task.scorings)
+            )
+            if models:
+                todo.append(Task(task.dataset, task.encoder, task.fold, task.n_folds, models,
+                                 task.scorings, task.tuning))
+        return todo
+
+
+def plan(grid: Grid) -> Plan:
+    """Load and validate every dataset of ``grid`` and expand it into tasks.
+
+    Nothing is written anywhere; every problem is raised before a run starts.
+
+    Raises
+    ------
+    encbench.data.DatasetError
+        A dataset cannot be loaded or fails validation (all failing datasets are listed).
+    ValueError
+        Two references resolve to the same dataset key with different load options, or an
+        encoder is not in the registry.
+    """
+    from encbench.data import DatasetError, load_dataset
+    from encbench.encoders import REGISTRY
+
+    missing = [e for e in grid.encoders if e not in REGISTRY]
+    if missing:
+        raise ValueError(f"encoders not in the registry: got {missing!r}")
+
+    loaded = {}
+    errors = []
+    for spec in grid.datasets:
+        try:
+            loaded[spec] = load_dataset(spec, n_folds=grid.n_folds, **grid.load_options(spec))
+        except DatasetError as exc:
+            errors.append(f"{spec}: {exc}")
+    if errors:
+        headline = (f"{len(errors)} of {len(grid.datasets)} datasets cannot be used"
+                    if len(errors) > 1 else None)
+        raise DatasetError(errors, headline=headline)
+
+    datasets: dict = {}
+    seen: dict[str, str] = {}
+    for spec, ds in loaded.items():
+        if ds.key in seen:
+            first = loaded[seen[ds.key]]
+            same = (first.target, first.positive_class, list(first.categorical)) == (
+                ds.target, ds.positive_class, list(ds.categorical))
+            if not same:
+                raise ValueError(
+                    f"datasets {seen[ds.key]!r} and {spec!r} are the same data (key {ds.key!r}) "
+                    f"with different target, positive class or column types; run them separately: "
+                    f"got {spec!r}")
+            log.warning("dataset %r is the same as %r (key %s); running it once", spec, seen[ds.key], ds.key)
+            continue
+        seen[ds.key] = spec
+        datasets[spec] = ds
+
+    tasks = tuple(
+        Task(ds.key, encoder, fold, grid.n_folds, grid.models, grid.scorings, grid.tuning)
+        for ds in datasets.values() for encoder in grid.encoders for fold in range(grid.n_folds)
+    )
+    n_expected = len(tasks) * len(grid.models) * len(grid.scorings)
+    return Plan(grid=grid, datasets=datasets, tasks=tasks, n_expected=n_expected)

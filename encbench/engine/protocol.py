@@ -1,0 +1,491 @@
+"""The published experimental protocol (DESIGN.md section 5), one task at a time.
+
+:func:`run_task` evaluates one (dataset, encoder, outer fold) with every requested model and
+scoring and returns one result row per (model, scoring). It never raises: an exception in the
+encoder, a model or a metric becomes ``failed`` rows carrying the error text.
+
+Seeds and constants follow the study's code (Matteucci et al. 2023, repository
+``DrCohomology/EncoderBenchmarking``, ``src/config.py`` and ``src/utils.py``): model seeds
+``RANDOM_STATE + {2, 4, 6, 3}`` with ``RANDOM_STATE = 1``; inner CV of grid search
+``StratifiedKFold(5, shuffle=True, random_state=1445)``; Bayesian search with
+``StratifiedKFold(5, shuffle=True, random_state=1444)`` and ``random_state=1445``; LightGBM early
+stopping with 50 rounds of patience on a 10 % validation split (``random_state=1445``), up to
+3000 trees, the scored metric as the stopping criterion.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import time
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from encbench.engine.grid import Task
+
+log = logging.getLogger(__name__)
+
+#: seed of the randomised encoders (CB's permutation, CV/BU fold assignment).
+ENCODER_SEED = 0
+#: model seeds as published (DESIGN.md section 5); kNN has none.
+MODEL_SEEDS = {"DT": 3, "SVM": 5, "LogReg": 7, "LGBM": 4}
+GRID_CV_SEED = 1445
+BAYES_CV_SEED = 1444
+BAYES_SEED = 1445
+INNER_FOLDS = 5
+LGBM_VALIDATION_FRACTION = 0.1
+LGBM_VALIDATION_SEED = 1445
+LGBM_PATIENCE = 50
+LGBM_MAX_TREES = 3000
+BAYES_MAX_ITER = 20
+
+#: model tuning: GridSearchCV grids on the once-encoded training fold.
+MODEL_GRIDS = {
+    "DT": {"max_depth": [2, 5, None]},
+    "kNN": {"n_neighbors": [2, 5, 10]},
+    "LogReg": {"C": [0.1, 1, 10]},
+    "SVM": {"C": [0.1, 1], "gamma": [0.1, 1, 10]},
+}
+
+#: scikit-learn scorer names used inside tuning, per scoring.
+INNER_SCORERS = {"AUC": "roc_auc", "BAcc": "balanced_accuracy", "F1": "f1", "Acc": "accuracy"}
+
+MAX_ERROR_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class Payload:
+    """The data a task needs, shipped once per worker: features, 0/1 target, categorical columns.
+
+    Attributes
+    ----------
+    key, sha256 : str
+        Dataset key and file hash; ``(key, sha256)`` identifies the payload in worker caches.
+    X : pandas.DataFrame
+    y : numpy.ndarray
+    categorical : tuple of str
+    """
+
+    key: str
+    sha256: str
+    X: pd.DataFrame
+    y: np.ndarray
+    categorical: tuple[str, ...]
+
+    @property
+    def token(self) -> tuple[str, str]:
+        return (self.key, self.sha256)
+
+    @classmethod
+    def from_dataset(cls, dataset) -> "Payload":
+        """Build from an :class:`encbench.data.Dataset`."""
+        return cls(dataset.key, dataset.sha256, dataset.X, np.asarray(dataset.y),
+                   tuple(dataset.categorical))
+
+
+def warm_up() -> None:
+    """Import every library a task uses, so that no task's clock includes import time."""
+    import lightgbm  # noqa: F401
+    import sklearn.compose  # noqa: F401
+    import sklearn.impute  # noqa: F401
+    import sklearn.linear_model  # noqa: F401
+    import sklearn.metrics  # noqa: F401
+    import sklearn.model_selection  # noqa: F401
+    import sklearn.neighbors  # noqa: F401
+    import sklearn.pipeline  # noqa: F401
+    import sklearn.svm  # noqa: F401
+    import sklearn.tree  # noqa: F401
+    import skopt  # noqa: F401
+
+    import encbench.encoders  # noqa: F401
+
+
+# -- building blocks -----------------------------------------------------------------------------
+def make_model(name: str, *, tuning: str = "no"):
+    """A new, unfitted model with the published defaults and seed.
+
+    Parameters
+    ----------
+    name : str
+        One of ``DT LGBM SVM kNN LogReg``.
+    tuning : str
+        For LGBM, ``'full'`` gives a plain classifier whose ``n_estimators`` the Bayesian
+        search sets; otherwise the early-stopping configuration (3000 trees at most, no built-in
+        metric: the scored metric is the stopping criterion).
+    """
+    from lightgbm import LGBMClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.svm import SVC
+    from sklearn.tree import DecisionTreeClassifier
+
+    if name == "DT":
+        return DecisionTreeClassifier(max_depth=5, random_state=MODEL_SEEDS["DT"])
+    if name == "SVM":
+        # probability=True is deprecated in scikit-learn 1.9 (removal in 1.11) but is what the
+        # study used (libsvm's internal Platt scaling); its FutureWarning is silenced in run_task.
+        return SVC(kernel="rbf", C=1.0, gamma="scale", probability=True, random_state=MODEL_SEEDS["SVM"])
+    if name == "kNN":
+        return KNeighborsClassifier(n_neighbors=5)
+    if name == "LogReg":
+        return LogisticRegression(solver="lbfgs", max_iter=100, random_state=MODEL_SEEDS["LogReg"])
+    if name == "LGBM":
+        # n_jobs=1: workers run in parallel already, and one thread keeps results identical
+        # across executors.
+        if tuning == "full":
+            return LGBMClassifier(random_state=MODEL_SEEDS["LGBM"], n_jobs=1, verbose=-1)
+        return LGBMClassifier(n_estimators=LGBM_MAX_TREES, metric="None",
+                              random_state=MODEL_SEEDS["LGBM"], n_jobs=1, verbose=-1)
+    raise ValueError(f"unknown model: got {name!r}")
+
+
+def bayes_space(name: str) -> dict:
+    """Full-tuning search space of a model (DESIGN.md section 5), keys without prefix."""
+    from skopt.space import Integer, Real
+
+    spaces = {
+        "DT": {"max_depth": Integer(2, 5)},
+        "kNN": {"n_neighbors": Integer(2, 10)},
+        "LogReg": {"C": Real(0.2, 5)},
+        "SVM": {"C": Real(0.1, 2), "gamma": Real(0.1, 100, prior="log-uniform")},
+        "LGBM": {"n_estimators": Integer(1, 1000, prior="log-uniform")},
+    }
+    if name not in spaces:
+        raise ValueError(f"unknown model: got {name!r}")
+    return spaces[name]
+
+
+def bayes_n_iter(space: dict) -> int:
+    """``min(20, size of the grid implied by the space)``, a real dimension counting 3 points."""
+    from skopt.space import Integer
+
+    size = 1
+    for dimension in space.values():
+        if isinstance(dimension, Integer):
+            low, high = dimension.bounds
+            size *= high - low + 1
+        else:
+            size *= 3
+    return min(BAYES_MAX_ITER, size)
+
+
+def make_preprocessor(encoder: str, categorical, numerical):
+    """Categorical: impute most frequent, then encode; numerical: impute median, RobustScaler."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import RobustScaler
+
+    from encbench.encoders import make_encoder
+
+    categorical_pipe = Pipeline([
+        # pandas output keeps column names for the encoders
+        ("impute", SimpleImputer(strategy="most_frequent").set_output(transform="pandas")),
+        ("encode", make_encoder(encoder, random_state=ENCODER_SEED)),
+    ])
+    transformers = [("categorical", categorical_pipe, list(categorical))]
+    if len(numerical):
+        numerical_pipe = Pipeline([("impute", SimpleImputer(strategy="median")), ("scale", RobustScaler())])
+        transformers.append(("numerical", numerical_pipe, list(numerical)))
+    return ColumnTransformer(transformers, remainder="drop")
+
+
+def fold_indices(y: np.ndarray, n_folds: int, fold: int) -> tuple[np.ndarray, np.ndarray]:
+    """Train and test indices of outer fold ``fold``: ``StratifiedKFold(n_folds)``, no shuffling.
+
+    Without shuffling the folds follow the row order of the file, as published.
+    """
+    from sklearn.model_selection import StratifiedKFold
+
+    if not 0 <= fold < n_folds:
+        raise ValueError(f"fold must be in [0, {n_folds}): got {fold!r}")
+    for index, split in enumerate(StratifiedKFold(n_splits=n_folds).split(np.zeros(len(y)), y)):
+        if index == fold:
+            return split
+    raise AssertionError("unreachable")
+
+
+class _Predictions:
+    """Predictions of one fitted estimator on one test set, computed once per kind."""
+
+    def __init__(self, estimator, X):
+        self.estimator, self.X = estimator, X
+        self._labels = self._scores = None
+
+    def labels(self):
+        if self._labels is None:
+            self._labels = self.estimator.predict(self.X)
+        return self._labels
+
+    def scores(self):
+        if self._scores is None:
+            self._scores = self.estimator.predict_proba(self.X)[:, 1]
+        return self._scores
+
+
+def score(scoring: str, y_true, predictions: _Predictions) -> float:
+    """The metric on the test fold: AUC from ``predict_proba[:, 1]``, the others from ``predict``."""
+    from sklearn.metrics import accuracy_score, balanced_accuracy_score, f1_score, roc_auc_score
+
+    if scoring == "AUC":
+        return float(roc_auc_score(y_true, predictions.scores()))
+    if scoring == "BAcc":
+        return float(balanced_accuracy_score(y_true, predictions.labels()))
+    if scoring == "F1":
+        return float(f1_score(y_true, predictions.labels(), zero_division=0.0))
+    if scoring == "Acc":
+        return float(accuracy_score(y_true, predictions.labels()))
+    raise ValueError(f"unknown scoring: got {scoring!r}")
+
+
+def _lgbm_metric(scoring: str):
+    """The scored metric as a LightGBM evaluation function (the early-stopping criterion).
+
+    As in the study's code, AUC is computed on the predicted probabilities and the other
+    metrics on the probabilities rounded to labels.
+    """
+    from sklearn.metrics import accuracy_score, balanced_accuracy_score, f1_score, roc_auc_score
+
+    functions = {"AUC": roc_auc_score, "BAcc": balanced_accuracy_score,
+                 "F1": lambda t, p: f1_score(t, p, zero_division=0.0), "Acc": accuracy_score}
+    function = functions[scoring]
+
+    def metric(y_true, y_pred):
+        values = y_pred if scoring == "AUC" else np.round(y_pred)
+        return scoring, float(function(y_true, values)), True
+
+    return metric
+
+
+def describe(stage: str, exc: BaseException) -> str:
+    """Error text of a result row: where it failed, the exception type and message."""
+    text = f"{stage}: {type(exc).__name__}: {exc}"
+    return text if len(text) <= MAX_ERROR_CHARS else text[:MAX_ERROR_CHARS - 3] + "..."
+
+
+def result_row(task: Task, model: str, scoring: str, *, cv_score=None, seconds=None,
+               status: str = "ok", error: str | None = None) -> dict:
+    """One row of the ``results`` table without ``run_id``."""
+    if cv_score is not None and not math.isfinite(cv_score):
+        status, error, cv_score = "failed", error or f"{scoring} is not finite: got {cv_score!r}", None
+    return {
+        "dataset": task.dataset, "encoder": task.encoder, "model": model, "tuning": task.tuning,
+        "scoring": scoring, "fold": task.fold, "n_folds": task.n_folds, "cv_score": cv_score,
+        "time": seconds, "status": status, "error": error,
+    }
+
+
+def unfinished_rows(task: Task, status: str, error: str, seconds: float | None = None) -> list[dict]:
+    """Rows of a whole task that did not finish (``failed`` or ``timeout``)."""
+    return [result_row(task, m, s, seconds=seconds, status=status, error=error)
+            for m in task.models for s in task.scorings]
+
+
+# -- the task ------------------------------------------------------------------------------------
+class _Fold:
+    """One outer fold of a dataset, with the training fold encoded at most once."""
+
+    def __init__(self, task: Task, data: Payload):
+        self.task = task
+        train, test = fold_indices(data.y, task.n_folds, task.fold)
+        self.X_train = data.X.iloc[train].reset_index(drop=True)
+        self.X_test = data.X.iloc[test].reset_index(drop=True)
+        self.y_train, self.y_test = data.y[train], data.y[test]
+        self.categorical = list(data.categorical)
+        cats = set(self.categorical)
+        self.numerical = [c for c in data.X.columns if c not in cats]
+        self._encoded = None
+
+    def preprocessor(self):
+        return make_preprocessor(self.task.encoder, self.categorical, self.numerical)
+
+    def encoded(self):
+        """``(X_train_encoded, X_test_encoded, seconds)``; raises the encoder's exception."""
+        if self._encoded is None:
+            start = time.perf_counter()
+            try:
+                prep = self.preprocessor()
+                train = prep.fit_transform(self.X_train, self.y_train)
+                test = prep.transform(self.X_test)
+            except Exception as exc:
+                self._encoded = exc
+            else:
+                self._encoded = (train, test, time.perf_counter() - start)
+        if isinstance(self._encoded, Exception):
+            raise _StageError(f"encoder {self.task.encoder}", self._encoded)
+        return self._encoded
+
+
+class _StageError(Exception):
+    """An exception with the stage of the protocol where it happened."""
+
+    def __init__(self, stage: str, cause: BaseException):
+        super().__init__(describe(stage, cause))
+        self.cause = cause
+
+
+def _fit(stage: str, function, *args, **kwargs):
+    try:
+        return function(*args, **kwargs)
+    except _StageError:
+        raise
+    except Exception as exc:
+        raise _StageError(stage, exc) from exc
+
+
+def _evaluate(fold: _Fold, scoring: str, estimator, X_test) -> float:
+    return _fit(f"scoring {scoring}", score, scoring, fold.y_test, _Predictions(estimator, X_test))
+
+
+def _no_tuning(fold: _Fold, model: str, scorings) -> dict:
+    """Fit once on the encoded training fold; every scoring from the same fit."""
+    train, test, encode_seconds = fold.encoded()
+    start = time.perf_counter()
+    estimator = _fit(f"model {model}", make_model(model).fit, train, fold.y_train)
+    predictions = _Predictions(estimator, test)
+    out = {}
+    for scoring in scorings:
+        try:
+            value = _fit(f"scoring {scoring}", score, scoring, fold.y_test, predictions)
+        except _StageError as exc:
+            value = exc
+        out[scoring] = (value, encode_seconds + time.perf_counter() - start)
+    return out
+
+
+def _grid_search(fold: _Fold, model: str, scorings) -> dict:
+    """Model tuning: GridSearchCV (inner stratified 5-fold) on the once-encoded training fold,
+    one search per scoring (the scoring is the search's criterion)."""
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+
+    train, test, encode_seconds = fold.encoded()
+    out = {}
+    for scoring in scorings:
+        start = time.perf_counter()
+        try:
+            search = GridSearchCV(
+                make_model(model), MODEL_GRIDS[model], scoring=INNER_SCORERS[scoring],
+                cv=StratifiedKFold(INNER_FOLDS, shuffle=True, random_state=GRID_CV_SEED),
+                refit=True, n_jobs=1, error_score="raise",
+            )
+            _fit(f"model {model} (grid search)", search.fit, train, fold.y_train)
+            value = _evaluate(fold, scoring, search.best_estimator_, test)
+        except _StageError as exc:
+            value = exc
+        out[scoring] = (value, encode_seconds + time.perf_counter() - start)
+    return out
+
+
+def _early_stopping(fold: _Fold, model: str, scorings) -> dict:
+    """LightGBM: 10 % of the training fold held out for early stopping on the scored metric.
+
+    The preprocessing is fitted on the remaining 90 %, as in the study's code, so the
+    validation rows are encoded like unseen data.
+    """
+    import lightgbm
+    from sklearn.model_selection import train_test_split
+
+    out = {}
+    for scoring in scorings:
+        start = time.perf_counter()
+        try:
+            X_fit, X_val, y_fit, y_val = train_test_split(
+                fold.X_train, fold.y_train, test_size=LGBM_VALIDATION_FRACTION,
+                random_state=LGBM_VALIDATION_SEED)
+            try:
+                prep = fold.preprocessor()
+                E_fit = prep.fit_transform(X_fit, y_fit)
+                E_val, E_test = prep.transform(X_val), prep.transform(fold.X_test)
+            except Exception as exc:
+                raise _StageError(f"encoder {fold.task.encoder}", exc) from exc
+            estimator = make_model(model)
+            _fit(f"model {model}", estimator.fit, E_fit, y_fit, eval_X=E_val, eval_y=y_val,
+                 eval_metric=_lgbm_metric(scoring),
+                 callbacks=[lightgbm.early_stopping(LGBM_PATIENCE, first_metric_only=True, verbose=False)])
+            value = _evaluate(fold, scoring, estimator, E_test)
+        except _StageError as exc:
+            value = exc
+        out[scoring] = (value, time.perf_counter() - start)
+    return out
+
+
+def _bayes_search(fold: _Fold, model: str, scorings) -> dict:
+    """Full tuning: BayesSearchCV over the whole pipeline (encoder inside), so each inner
+    training fold is encoded independently; one search per scoring."""
+    from sklearn.model_selection import StratifiedKFold
+    from sklearn.pipeline import Pipeline
+    from skopt import BayesSearchCV
+
+    space = {f"model__{k}": v for k, v in bayes_space(model).items()}
+    out = {}
+    for scoring in scorings:
+        start = time.perf_counter()
+        try:
+            pipe = Pipeline([("preprocess", fold.preprocessor()), ("model", make_model(model, tuning="full"))])
+            search = BayesSearchCV(
+                pipe, space, n_iter=bayes_n_iter(space), scoring=INNER_SCORERS[scoring],
+                cv=StratifiedKFold(INNER_FOLDS, shuffle=True, random_state=BAYES_CV_SEED),
+                random_state=BAYES_SEED, refit=True, n_jobs=1, error_score="raise",
+            )
+            _fit(f"model {model} with encoder {fold.task.encoder} (Bayesian search)", search.fit,
+                 fold.X_train, fold.y_train)
+            value = _evaluate(fold, scoring, search.best_estimator_, fold.X_test)
+        except _StageError as exc:
+            value = exc
+        out[scoring] = (value, time.perf_counter() - start)
+    return out
+
+
+def _strategy(model: str, tuning: str):
+    if tuning == "full":
+        return _bayes_search
+    if model == "LGBM":  # early stopping is LightGBM's tuning under 'no' and 'model'
+        return _early_stopping
+    return _grid_search if tuning == "model" else _no_tuning
+
+
+def run_task(task: Task, data: Payload) -> list[dict]:
+    """Evaluate one task; return one row per (model, scoring), never raise.
+
+    Parameters
+    ----------
+    task : Task
+    data : Payload
+        The task's dataset.
+
+    Returns
+    -------
+    list of dict
+        Rows with the columns of ``results`` except ``run_id``. ``time`` is the wall time in
+        seconds of encoding the training fold plus fitting (or tuning) the model and predicting;
+        with full tuning and for LightGBM it covers the whole search, encodings included.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # convergence, deprecation and pandas noise of the zoo
+        try:
+            fold = _Fold(task, data)
+        except Exception as exc:
+            log.debug("task %s could not split its fold", task.name, exc_info=True)
+            return unfinished_rows(task, "failed", describe("outer fold", exc))
+        rows = []
+        for model in task.models:
+            start = time.perf_counter()
+            try:
+                results = _strategy(model, task.tuning)(fold, model, task.scorings)
+            except _StageError as exc:
+                seconds = time.perf_counter() - start
+                results = {s: (exc, seconds) for s in task.scorings}
+            except Exception as exc:  # a bug of ours: still a recorded failure, never a crash
+                log.debug("task %s model %s", task.name, model, exc_info=True)
+                seconds = time.perf_counter() - start
+                results = {s: (_StageError(f"model {model}", exc), seconds) for s in task.scorings}
+            for scoring in task.scorings:
+                value, seconds = results[scoring]
+                if isinstance(value, Exception):
+                    rows.append(result_row(task, model, scoring, seconds=seconds, status="failed",
+                                           error=str(value)))
+                else:
+                    rows.append(result_row(task, model, scoring, cv_score=value, seconds=seconds))
+        return rows

@@ -1,0 +1,233 @@
+"""Run a grid into the results store: resume, single writer, snapshots, progress, cancellation.
+
+The calling process is the only writer (DESIGN.md section 3). Tasks run elsewhere (an
+executor); each finished task's rows are committed in their own transaction, so a killed runner
+loses at most the tasks in flight, and a read snapshot is published every few seconds and at
+the end so that readers (the app) see progress.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+
+from encbench.engine.executors import make_executor
+from encbench.engine.grid import PROTOCOL_VERSION, Grid, Plan, plan
+from encbench.engine.protocol import Payload
+from encbench.store import Writer, queries
+
+log = logging.getLogger(__name__)
+
+#: seconds between read snapshots published during a run.
+PUBLISH_EVERY = 5.0
+
+ProgressCallback = Callable[[int, int, dict], None]
+
+
+def run_config(grid: Grid, the_plan: Plan) -> dict:
+    """What ``runs.config`` records: the grid, and each dataset's key and file hash."""
+    config = grid.to_dict()
+    config["run_id"] = grid.run_id
+    config["protocol"] = PROTOCOL_VERSION
+    config["resolved_datasets"] = {
+        spec: {"key": ds.key, "name": ds.name, "sha256": ds.sha256}
+        for spec, ds in the_plan.datasets.items()
+    }
+    return config
+
+
+def check_datasets(writer: Writer, the_plan: Plan, run_id: str) -> None:
+    """Refuse datasets whose file changed under a key the database already knows.
+
+    A key's results must all come from the same data: if the file behind a registered key (or
+    behind a dataset reference of a run being resumed) now hashes differently, or the key is
+    registered with another target or positive class, the run stops before writing anything.
+
+    Raises
+    ------
+    encbench.data.DatasetError
+        Listing every such dataset, with both hashes and what to do.
+    """
+    from encbench.data import DatasetError
+
+    registered = queries.list_datasets(writer).set_index("dataset")
+    problems = []
+    for spec, ds in the_plan.datasets.items():
+        if ds.key not in registered.index:
+            continue
+        row = registered.loc[ds.key]
+        old = row["sha256"]
+        if isinstance(old, str) and old and old != ds.sha256:
+            problems.append(
+                f"dataset {ds.key!r} ({spec}) has changed: its file now has sha256 {ds.sha256[:16]}..., "
+                f"the database registered {old[:16]}... for this key, so its results came from other data. "
+                f"Restore the original file, or delete the runs using it and its dataset row before "
+                f"re-running")
+        for column, value in (("target", ds.target), ("positive_class", ds.positive_class)):
+            old_value = row[column]
+            if isinstance(old_value, str) and old_value and str(old_value) != str(value):
+                problems.append(
+                    f"dataset {ds.key!r} ({spec}) is registered with {column} {old_value!r}: got {value!r}; "
+                    f"the same data with another {column} is another task, use a copy of the file")
+    runs = queries.list_runs(writer)
+    mine = runs[runs["run_id"] == run_id]
+    if len(mine) and isinstance(mine["config"].iloc[0], str):
+        recorded = json.loads(mine["config"].iloc[0]).get("resolved_datasets", {})
+        for spec, ds in the_plan.datasets.items():
+            before = recorded.get(spec)
+            if before and (before.get("key"), before.get("sha256")) != (ds.key, ds.sha256):
+                problems.append(
+                    f"dataset {spec!r} changed since run {run_id} started: sha256 "
+                    f"{str(before.get('sha256'))[:16]}... then, {ds.sha256[:16]}... now; resuming would mix "
+                    f"two versions of the data. Restore the file or start a new run (e.g. another label "
+                    f"does not help: change the grid or delete run {run_id})")
+    if problems:
+        raise DatasetError(problems, headline=f"{len(problems)} dataset problems" if len(problems) > 1 else None)
+
+
+def _task_status(rows: list[dict]) -> str:
+    statuses = {r["status"] for r in rows}
+    if statuses == {"ok"}:
+        return "ok"
+    if "timeout" in statuses:
+        return "timeout"
+    return "failed" if statuses == {"failed"} else "partial"
+
+
+def _first_error(rows: list[dict]) -> str | None:
+    return next((r["error"] for r in rows if r.get("error")), None)
+
+
+def _log_progress(done: int, total: int, info: dict) -> None:
+    """Default progress report: one log line per task."""
+    if "task" not in info:
+        if info.get("skipped"):
+            log.info("run %s: %d of %d tasks already finished, skipped", info["run_id"], info["skipped"], total)
+        return
+    eta = info.get("eta")
+    eta_text = f", eta {_duration(eta)}" if eta is not None else ""
+    error = f": {info['error']}" if info.get("error") and info["status"] != "ok" else ""
+    log.info("[%d/%d] %s %s in %.1f s%s%s", done, total, info["task"], info["status"], info["seconds"],
+             eta_text, error)
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+
+
+def run_grid(grid: Grid, db_path=None, workers: int = 1, scheduler=None,
+             progress: ProgressCallback | None = None, should_stop: Callable[[], bool] | None = None,
+             *, publish_every: float = PUBLISH_EVERY) -> str:
+    """Run (or resume) a grid and write every result into the results store.
+
+    Parameters
+    ----------
+    grid : Grid
+    db_path : path, optional
+        Results database (default: ``$ENCBENCH_DB`` or ``db/encbench.duckdb``). This process
+        becomes its single writer for the duration of the run.
+    workers : int
+        Local task processes (default 1). ``0`` runs tasks in this process (no timeout; for
+        debugging). Ignored with ``scheduler``.
+    scheduler : str or distributed.Client, optional
+        Run the tasks on a Dask cluster (``"tcp://host:8786"``) instead.
+    progress : callable, optional
+        ``progress(done_tasks, total_tasks, info)`` after each task (``info``: ``task``,
+        ``dataset``, ``encoder``, ``fold``, ``status`` (ok, failed, partial, timeout),
+        ``seconds``, ``error``, ``eta`` seconds, ``elapsed``, ``rows_ok``, ``rows_failed``,
+        ``rows_timeout``, ``skipped``, ``run_id``); called once before the first task with
+        ``done_tasks`` = the tasks already finished by an earlier attempt. Default: one log line
+        per task.
+    should_stop : callable, optional
+        Checked between tasks (and about every half second while waiting); when it returns True
+        the tasks in flight are abandoned, the run is marked ``cancelled`` and the results
+        already written are kept.
+    publish_every : float
+        Seconds between read snapshots during the run (one is always published at the end).
+
+    Returns
+    -------
+    str
+        The run id (``grid.run_id``).
+
+    Raises
+    ------
+    encbench.data.DatasetError, ValueError
+        Before anything is written, if a dataset cannot be used or has changed.
+
+    Notes
+    -----
+    Re-running the same grid resumes it: tasks whose rows are all ``ok`` are skipped, a task
+    with failed or timed-out rows is run again (for the models that lack a result), and the
+    primary key of ``results`` guarantees that nothing is duplicated.
+    """
+    the_plan = plan(grid)
+    run_id = grid.run_id
+    report = progress or _log_progress
+    executor = make_executor(workers, scheduler)
+    with Writer(db_path) as writer:
+        check_datasets(writer, the_plan, run_id)
+        for ds in the_plan.datasets.values():
+            writer.upsert_dataset(ds.as_record())
+        writer.ensure_run(run_id, origin="local", config=run_config(grid, the_plan), label=grid.label,
+                          n_expected=the_plan.n_expected, status="running")
+        writer.set_run_status(run_id, "running")
+        todo = the_plan.pending(writer.finished_keys(run_id))
+        total = len(the_plan.tasks)
+        skipped = total - len(todo)
+        writer.publish()
+        log.info("run %s: %d tasks to run (%d finished before) on %s executor", run_id, len(todo),
+                 skipped, executor.name)
+        report(skipped, total, {"run_id": run_id, "skipped": skipped, "todo": len(todo)})
+
+        payloads = {ds.key: Payload.from_dataset(ds) for ds in the_plan.datasets.values()}
+        names = {ds.key: ds.name for ds in the_plan.datasets.values()}
+        stream = executor.run(todo, payloads, grid.timeout)
+        started = time.monotonic()
+        last_publish = started
+        done = 0
+        cancelled = False
+        try:
+            for outcome in stream:
+                if outcome is not None:
+                    rows = [dict(row, run_id=run_id) for row in outcome.rows]
+                    writer.write_results(rows)
+                    done += 1
+                    elapsed = time.monotonic() - started
+                    remaining = len(todo) - done
+                    counts = {s: sum(r["status"] == s for r in rows) for s in ("ok", "failed", "timeout")}
+                    task = outcome.task
+                    report(skipped + done, total, {
+                        "run_id": run_id, "task": task.name, "dataset": task.dataset,
+                        "dataset_name": names.get(task.dataset), "encoder": task.encoder,
+                        "fold": task.fold, "status": _task_status(rows), "seconds": outcome.seconds,
+                        "error": _first_error(rows), "elapsed": elapsed,
+                        "eta": elapsed / done * remaining if remaining else 0.0,
+                        "rows_ok": counts["ok"], "rows_failed": counts["failed"],
+                        "rows_timeout": counts["timeout"], "skipped": skipped, "where": outcome.where,
+                    })
+                if should_stop is not None and should_stop():
+                    cancelled = True
+                    log.info("run %s: stop requested after %d tasks", run_id, done)
+                    break
+                if time.monotonic() - last_publish >= publish_every:
+                    writer.publish()
+                    last_publish = time.monotonic()
+        except KeyboardInterrupt:
+            stream.close()
+            writer.set_run_status(run_id, "cancelled", error="interrupted")
+            raise
+        except BaseException as exc:
+            stream.close()
+            writer.set_run_status(run_id, "failed", error=f"{type(exc).__name__}: {exc}")
+            raise
+        finally:
+            stream.close()
+        writer.set_run_status(run_id, "cancelled" if cancelled else "done")
+        log.info("run %s %s: %d tasks run, %d skipped", run_id, "cancelled" if cancelled else "done",
+                 done, skipped)
+    return run_id
