@@ -1,21 +1,192 @@
-"""Shared UI plumbing for the pages: the one cached read-only store."""
+"""Shared UI plumbing for the pages: the cached store, cached loads, URL-bound filters, exports.
+
+Caching (DESIGN.md section 11): one ``@st.cache_resource`` Reader per database path (so tests or
+users pointing ``ENCBENCH_DB`` at another file never get a stale reader), and ``@st.cache_data``
+functions keyed on ``(db path, snapshot version, arguments)``: a new snapshot published by the
+writer changes the version and so invalidates every cached load and computation.
+"""
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable, Sequence
+
+import pandas as pd
 import streamlit as st
 
-from encbench.store import Reader, SnapshotMissing
+from encbench import export
+from encbench.dashboard import ordered
+from encbench.store import Reader, SnapshotMissing, default_db_path, queries
+
+log = logging.getLogger(__name__)
 
 
-@st.cache_resource
-def get_reader() -> Reader:
-    """The app's single read-only connection to the newest snapshot (reopens on new snapshots)."""
-    return Reader()
+def _leave_pages_directory_mode() -> None:
+    """Make a page reached directly on a fresh server go through ``app.py``'s navigation.
+
+    Streamlit keeps a relic of its first multipage design: while no script has called
+    ``st.navigation`` yet in the server process, a ``pages/`` folder beside the entry point is
+    auto-discovered and a URL such as ``/consensus`` runs ``pages/consensus.py`` directly,
+    bypassing ``app.py`` (no page config, every file of ``pages/`` listed, this module included).
+    That happens when the first visitor after a restart opens a shared link. Switching the relic
+    off and rerunning sends the same URL through ``app.py``, whose navigation resolves it.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+_leave_pages_directory_mode()
+
+FACTOR_LABELS = {"model": "Model", "tuning": "Tuning", "scoring": "Metric"}
+
+
+# --------------------------------------------------------------------------- the store
+
+def db_path() -> str:
+    """The database the app reads (``ENCBENCH_DB`` or the default), as a cache key."""
+    return str(default_db_path().resolve())
+
+
+@st.cache_resource(show_spinner=False)
+def get_reader(db: str) -> Reader:
+    """The app's read-only connection to the newest snapshot of ``db`` (reopens on new snapshots)."""
+    return Reader(db)
 
 
 def reader_or_stop() -> Reader:
-    """The reader, or a clear message and a stopped page when no database was built yet."""
+    """The reader (refreshed to the newest snapshot), or a clear message and a stopped page."""
     try:
-        return get_reader()
+        reader = get_reader(db_path())
+        reader.refresh()
+        return reader
     except SnapshotMissing as exc:
         st.error(str(exc))
         st.stop()
+
+
+def data_key() -> tuple[str, tuple]:
+    """``(db, version)``: the first two arguments of every cached function below."""
+    reader = reader_or_stop()
+    return db_path(), reader.version
+
+
+def snapshot_label(version: tuple) -> str:
+    """A short, stable name of a snapshot version for export metadata."""
+    return "-".join(str(v) for v in version) if version else ""
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def levels(db: str, version: tuple) -> dict[str, list[str]]:
+    """Distinct values per factor that have results (filter options)."""
+    return queries.factor_levels(get_reader(db))
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def scores(db: str, version: tuple, *, datasets: tuple | None = None, models: tuple | None = None,
+           tunings: tuple | None = None, scorings: tuple | None = None,
+           encoders: tuple | None = None, origins: tuple | None = None) -> pd.DataFrame:
+    """Score rows (one per experiment; runs holding the same experiment averaged), filtered."""
+    frame = queries.load_scores(get_reader(db), datasets=datasets, models=models, tunings=tunings,
+                                scorings=scorings, encoders=encoders, origins=origins)
+    return queries.one_score_per_experiment(frame)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def datasets_table(db: str, version: tuple) -> pd.DataFrame:
+    return queries.list_datasets(get_reader(db))
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def runs_table(db: str, version: tuple) -> pd.DataFrame:
+    return queries.list_runs(get_reader(db))
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def summary(db: str, version: tuple) -> dict[str, int]:
+    return queries.summary(get_reader(db))
+
+
+# --------------------------------------------------------------------------- URL-bound filters
+
+def multiselect(label: str, options: Sequence[str], *, key: str, default: Sequence[str] | None = None,
+                help: str | None = None, **kwargs) -> list[str]:
+    """A multiselect whose value lives in the URL (``?key=a&key=b``) so a view can be shared."""
+    options = list(options)
+    default = [d for d in (default if default is not None else options) if d in options]
+    return st.multiselect(label, options, default=default, key=key, bind="query-params",
+                          help=help, **kwargs)
+
+
+def selectbox(label: str, options: Sequence[str], *, key: str, default: str | None = None,
+              help: str | None = None, **kwargs) -> str | None:
+    """A selectbox bound to the URL parameter ``key``."""
+    options = list(options)
+    index = options.index(default) if default in options else 0
+    return st.selectbox(label, options, index=index if options else None, key=key,
+                        bind="query-params", help=help, **kwargs)
+
+
+def factor_filters(lv: dict[str, list[str]], defaults: dict[str, Sequence[str]], *,
+                   keys: dict[str, str] | None = None) -> dict[str, list[str]]:
+    """Model / tuning / metric multiselects in a row; returns ``{factor: selected values}``."""
+    keys = keys or {"model": "model", "tuning": "tuning", "scoring": "metric"}
+    out = {}
+    for column, factor in zip(st.columns(3), ("model", "tuning", "scoring")):
+        with column:
+            out[factor] = multiselect(FACTOR_LABELS[factor], ordered(factor, lv[factor]),
+                                      key=keys[factor], default=defaults.get(factor))
+    return out
+
+
+def empty_selection(selected: dict[str, list[str]]) -> list[str]:
+    """Names of the filters left empty (each needs at least one value)."""
+    return [FACTOR_LABELS.get(k, k) for k, v in selected.items() if not v]
+
+
+# --------------------------------------------------------------------------- exports
+
+def _download_row(key: str, items: list[tuple[str, str, Callable[[], bytes], str]]) -> None:
+    with st.container(horizontal=True, gap="small", key=f"exports-{key}"):
+        for label, file_name, make, mime in items:
+            st.download_button(label, data=make, file_name=file_name, mime=mime,
+                               key=f"dl-{key}-{label.lower()}", on_click="ignore",
+                               type="tertiary", icon=":material/download:")
+
+
+def table_exports(frame: pd.DataFrame, item: str, provenance: export.Provenance) -> None:
+    """CSV / Parquet / LaTeX download buttons for ``frame`` (generated when clicked)."""
+    _download_row(f"table-{item}", [
+        (fmt.upper() if fmt != "latex" else "LaTeX",
+         provenance.file_name(item, fmt),
+         (lambda fmt=fmt: export.table_bytes(frame, fmt, provenance)),
+         export.MIME[fmt])
+        for fmt in export.TABLE_FORMATS
+    ])
+
+
+def chart_exports(chart, item: str, provenance: export.Provenance) -> None:
+    """PNG / SVG download buttons for an Altair chart (rendered by vl-convert when clicked)."""
+    _download_row(f"chart-{item}", [
+        (fmt.upper(), provenance.file_name(item, fmt),
+         (lambda fmt=fmt: export.chart_bytes(chart, fmt, provenance)), export.MIME[fmt])
+        for fmt in export.CHART_FORMATS
+    ])
+
+
+def show_table(frame: pd.DataFrame, item: str, provenance: export.Provenance, **kwargs) -> None:
+    """A dataframe with its export buttons underneath."""
+    st.dataframe(frame, hide_index=True, width="stretch", **kwargs)
+    table_exports(frame, item, provenance)
+
+
+def show_chart(chart, item: str, provenance: export.Provenance, *, width: str = "stretch") -> None:
+    """An Altair chart with its export buttons underneath."""
+    st.altair_chart(chart, width=width)
+    chart_exports(chart, item, provenance)
+
+
+def provenance(view: str, filters: dict, rows: pd.DataFrame | None, version: tuple) -> export.Provenance:
+    """Provenance of an export from the filter state and the rows used."""
+    return export.Provenance.from_scores(view, filters, rows, snapshot=snapshot_label(version))

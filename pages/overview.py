@@ -1,16 +1,82 @@
-"""Overview: what is in the results database."""
+"""Overview: what is in the results database, and the headline consensus (R-M over everything)."""
 import streamlit as st
 
-from encbench.store import queries
-from pages.common import reader_or_stop
+from encbench import dashboard, plots
+from pages import common
 
 st.title("encbench")
-st.caption("Benchmark categorical encoders for binary classification.")
+st.caption("Benchmark categorical encoders for binary classification: what is in the database, "
+           "and which encoders win overall.")
 
-reader = reader_or_stop()
-info = queries.summary(reader)
-cols = st.columns(5)
+db, version = common.data_key()
+info = common.summary(db, version)
+if info["results"] == 0:
+    st.info("The database holds no results yet. Build it with `python -m encbench db init` "
+            "(which `make run` does) or run experiments from *Run on your data*.")
+    st.stop()
+
+cols = st.columns(6)
 for col, (label, key) in zip(cols, [("Datasets", "datasets"), ("Encoders", "encoders"),
-                                    ("Models", "models"), ("Results", "results"), ("Runs", "runs")]):
+                                    ("Models", "models"), ("Metrics", "scorings"),
+                                    ("Results", "results"), ("Runs", "runs")]):
     col.metric(label, f"{info[key]:,}")
-st.dataframe(queries.counts_by(reader, "tuning"), hide_index=True)
+
+lv = common.levels(db, version)
+st.markdown(
+    f"**Models** {', '.join(dashboard.ordered('model', lv['model']))} · "
+    f"**Metrics** {', '.join(dashboard.ordered('scoring', lv['scoring']))} · "
+    f"**Tuning** {', '.join(dashboard.ordered('tuning', lv['tuning']))} · "
+    f"**Origins** {', '.join(lv['origin'])}"
+)
+
+everything = common.scores(db, version)
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def headline(db: str, version: tuple):
+    return dashboard.headline_consensus(common.scores(db, version))
+
+
+st.subheader("Headline consensus: R-M over everything")
+st.caption(
+    "Every (dataset, model, tuning, metric) with results is one voter; within a voter encoders are "
+    "ranked by score (1 = best) and the consensus orders them by their mean rank (R-M). "
+    "Per-combination rankings and other aggregations are on the *Consensus* page."
+)
+table = headline(db, version)
+prov = common.provenance("overview", {"strategy": "R-M", "scope": "all results"}, everything, version)
+best = table.loc[table["rank"] == 1, "encoder"].tolist()
+st.markdown(f"Best overall: **{', '.join(best)}** (mean rank {table['mean_rank'].iloc[0]:.2f} "
+            f"over {int(table['n_voters'].iloc[0]):,} voters).")
+left, right = st.columns([3, 2])
+with left:
+    chart = plots.consensus_bars(table, value="mean_rank", value_title="mean per-dataset rank (R-M)",
+                                 color="family", title="Consensus over all results (R-M)")
+    common.show_chart(chart, "headline-consensus", prov)
+with right:
+    common.show_table(table[["rank", "encoder", "family", "mean_rank", "n_voters"]],
+                      "headline-consensus", prov, height=420,
+                      column_config={"mean_rank": st.column_config.NumberColumn(format="%.3f")})
+
+st.subheader("Results per model and tuning")
+counts = dashboard.counts_by_pair(everything, "model", "tuning")
+c1, c2 = st.columns([3, 2])
+with c1:
+    common.show_chart(plots.counts_bars(counts, x="model", color="tuning",
+                                        title="Score rows per model, by tuning strategy"),
+                      "results-per-model", prov)
+with c2:
+    metric_counts = dashboard.counts_by_pair(everything, "scoring", "tuning")
+    common.show_table(metric_counts, "results-per-metric", prov)
+
+st.subheader("Runs")
+runs = common.runs_table(db, version)
+shown = runs[["run_id", "label", "origin", "status", "n_ok", "n_failed", "n_timeout", "created_at",
+              "finished_at"]]
+common.show_table(shown, "runs", prov)
+
+with st.expander(f"Datasets ({info['datasets']})"):
+    datasets = common.datasets_table(db, version)
+    keep = [c for c in ("dataset", "name", "source", "openml_id", "n_rows", "n_features",
+                        "n_categorical", "results") if c in datasets.columns]
+    common.show_table(datasets[keep], "datasets", prov)

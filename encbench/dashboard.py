@@ -1,0 +1,454 @@
+"""The computations behind the app's pages, as pure functions (no streamlit, no SQL).
+
+Pages load rows through :mod:`encbench.store.queries`, pass them here and draw the results with
+:mod:`encbench.plots`. Keeping this layer pure lets the benchmarks time exactly what a page does
+and lets notebooks reproduce any view.
+
+Two ways to aggregate several factor combinations (model x tuning x metric) on the Consensus
+page, named on the page:
+
+``per-combination``
+    One consensus per combination, as the study does; the rankings are shown side by side.
+``pooled``
+    One consensus over all selected combinations: every (dataset, combination) is a voter. Rank
+    aggregations then average ranks over all those voters; quality aggregations average raw
+    scores, which mixes the scales of different metrics.
+"""
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from encbench import stats, vocab
+from encbench.encoders import REGISTRY
+from encbench.stats.similarity import jaccard_rows, spearman_rows
+
+FACTORS: tuple[str, ...] = ("model", "tuning", "scoring")
+MODES: tuple[str, ...] = ("per-combination", "pooled")
+NOT_IN_REGISTRY = "(not in registry)"
+POOLED = "pooled"
+_VOCAB_ORDER = {"model": vocab.MODELS, "tuning": vocab.TUNINGS, "scoring": vocab.METRICS,
+                "strategy": vocab.AGGREGATIONS + ("Q-Imp",)}
+
+
+# --------------------------------------------------------------------------- labels and ordering
+
+def ordered(factor: str, values: Iterable[str]) -> list[str]:
+    """Values of a factor in vocabulary order (e.g. tuning: no, model, full), others after."""
+    values = list(dict.fromkeys(map(str, values)))
+    known = [v for v in _VOCAB_ORDER.get(factor, ()) if v in values]
+    return known + sorted(v for v in values if v not in known)
+
+
+def natural_key(label: object) -> tuple:
+    """Sort key putting numeric labels (OpenML ids) in numeric order, then the others."""
+    text = str(label)
+    return (0, int(text), "") if text.isdigit() else (1, 0, text)
+
+
+def combination_label(model: str, tuning: str, scoring: str) -> str:
+    """``"LogReg / no / AUC"``: how a factor combination is named in tables and charts."""
+    return f"{model} / {tuning} / {scoring}"
+
+
+def strategy_label(strategy: str, params: Mapping[str, object] | None = None) -> str:
+    """A strategy with the parameter that changes its meaning, e.g. ``"Q-Th (theta=0.95)"``."""
+    params = params or {}
+    if strategy == "Q-Th" and "theta" in params:
+        return f"Q-Th (theta={float(params['theta']):g})"
+    if strategy == "R-Nem" and "alpha" in params:
+        return f"R-Nem (alpha={float(params['alpha']):g})"
+    return strategy
+
+
+def encoder_families(encoders: Iterable[str]) -> pd.Series:
+    """Encoder -> family from the encoder registry (:data:`encbench.encoders.REGISTRY`).
+
+    An encoder the registry does not know (e.g. results imported from elsewhere) is labelled
+    :data:`NOT_IN_REGISTRY` rather than guessed.
+    """
+    names = list(dict.fromkeys(map(str, encoders)))
+    return pd.Series(
+        [REGISTRY[n].family if n in REGISTRY else NOT_IN_REGISTRY for n in names],
+        index=pd.Index(names, name="encoder"), name="family", dtype=object,
+    )
+
+
+def encoders_of_families(families: Iterable[str]) -> list[str]:
+    """Canonical encoders whose registry family is one of ``families`` (vocabulary order)."""
+    wanted = set(families)
+    return [name for name in vocab.ENCODERS if name in REGISTRY and REGISTRY[name].family in wanted]
+
+
+def family_names() -> list[str]:
+    """Families of the registry, in the order of first appearance in the vocabulary."""
+    return list(dict.fromkeys(REGISTRY[n].family for n in vocab.ENCODERS if n in REGISTRY))
+
+
+# --------------------------------------------------------------------------- overview
+
+def headline_consensus(scores: pd.DataFrame) -> pd.DataFrame:
+    """R-M over everything: every (dataset, model, tuning, metric) is a voter.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``encoder, rank, mean_rank, n_voters, family``, best first.
+    """
+    pooled = pool_combinations(scores)
+    ranking = stats.consensus(pooled, "R-M")
+    ranks = stats.dataset_ranks(pooled)
+    per_encoder = ranks.groupby("encoder")["rank"].agg(mean_rank="mean", n_voters="size")
+    out = ranking.rename("rank").to_frame().join(per_encoder).reset_index()
+    out["family"] = encoder_families(out["encoder"]).to_numpy()
+    return out.sort_values(["rank", "encoder"], kind="stable").reset_index(drop=True)
+
+
+def counts_by_pair(scores: pd.DataFrame, x: str, color: str) -> pd.DataFrame:
+    """Number of score rows per (x, color), both factors in vocabulary order."""
+    counts = scores.groupby([x, color], observed=True).size().rename("results").reset_index()
+    counts[x] = pd.Categorical(counts[x], ordered(x, counts[x]), ordered=True)
+    counts[color] = pd.Categorical(counts[color], ordered(color, counts[color]), ordered=True)
+    counts = counts.sort_values([x, color]).reset_index(drop=True)
+    counts[x] = counts[x].astype(str)
+    counts[color] = counts[color].astype(str)
+    return counts
+
+
+# --------------------------------------------------------------------------- explorer
+
+def ranked_scores(scores: pd.DataFrame) -> pd.DataFrame:
+    """The score rows with each encoder's dense rank within its (dataset, combination) voter.
+
+    Keeps ``origin``/``run_id``/``time`` when present; adds ``rank`` (1 = best) and ``family``.
+    """
+    if scores.empty:
+        return scores.assign(rank=pd.Series(dtype="int64"), family=pd.Series(dtype=object))
+    ranks = stats.dataset_ranks(scores, by=FACTORS)[[*FACTORS, "dataset", "encoder", "rank"]]
+    out = scores.merge(ranks, on=[*FACTORS, "dataset", "encoder"], how="left", validate="one_to_one")
+    out["family"] = encoder_families(out["encoder"]).reindex(out["encoder"]).to_numpy()
+    return out
+
+
+def encoder_dataset_matrix(ranked: pd.DataFrame, value: str) -> pd.DataFrame:
+    """Mean of ``value`` per (encoder, dataset) over the selected combinations (long)."""
+    if value not in ("rank", "cv_score"):
+        raise ValueError(f"value must be 'rank' or 'cv_score': got {value!r}")
+    return ranked.groupby(["encoder", "dataset"], observed=True)[value].mean().reset_index()
+
+
+def coverage(ranked: pd.DataFrame, encoders: Sequence[str], datasets: Sequence[str]) -> dict[str, int]:
+    """How many (encoder, dataset) cells of the grid have at least one result."""
+    present = ranked[["encoder", "dataset"]].drop_duplicates()
+    cells = len(encoders) * len(datasets)
+    return {"cells": cells, "with_result": int(len(present)), "missing": int(cells - len(present))}
+
+
+# --------------------------------------------------------------------------- consensus
+
+def pool_combinations(scores: pd.DataFrame) -> pd.DataFrame:
+    """Scores where every (dataset, model, tuning, metric) is its own voter ("pooled" mode)."""
+    frame = scores.copy()
+    frame["dataset"] = (frame["dataset"].astype(str) + "|" + frame["model"].astype(str) + "|"
+                        + frame["tuning"].astype(str) + "|" + frame["scoring"].astype(str))
+    return frame
+
+
+def combinations_of(scores: pd.DataFrame) -> list[tuple[str, str, str]]:
+    """The (model, tuning, scoring) combinations present, in vocabulary order."""
+    combos = scores[list(FACTORS)].drop_duplicates().astype(str)
+    key = {f: {v: i for i, v in enumerate(ordered(f, combos[f]))} for f in FACTORS}
+    rows = [tuple(r) for r in combos.itertuples(index=False, name=None)]
+    return sorted(rows, key=lambda r: tuple(key[f][v] for f, v in zip(FACTORS, r)))
+
+
+def subset_for(scores: pd.DataFrame, combination: str, mode: str) -> pd.DataFrame:
+    """The rows a single consensus of ``combination`` is computed on (its own, or all pooled)."""
+    if mode == "pooled":
+        return pool_combinations(scores)
+    for combo in combinations_of(scores):
+        if combination_label(*combo) == combination:
+            mask = ((scores["model"] == combo[0]) & (scores["tuning"] == combo[1])
+                    & (scores["scoring"] == combo[2]))
+            return scores[mask]
+    raise ValueError(f"unknown combination {combination!r}")
+
+
+def _check_mode(mode: str) -> str:
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES!r}: got {mode!r}")
+    return mode
+
+
+def strategy_params(strategies: Sequence[str], theta: float, alpha: float) -> dict[str, float]:
+    """Only the parameters the chosen strategies use (the library rejects unused ones)."""
+    params: dict[str, float] = {}
+    if "Q-Th" in strategies:
+        params["theta"] = float(theta)
+    if "R-Nem" in strategies:
+        params["alpha"] = float(alpha)
+    return params
+
+
+def consensus_ranks(scores: pd.DataFrame, strategies: Sequence[str], *, mode: str,
+                    params: Mapping[str, float] | None = None) -> pd.DataFrame:
+    """Consensus rankings of every non-Kemeny strategy, per combination or pooled.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Long: ``combination, strategy, encoder, rank`` (``combination`` is a label, or
+        :data:`POOLED`).
+    """
+    _check_mode(mode)
+    strategies = [s for s in strategies if s != "R-Kem"]
+    columns = ["combination", "strategy", "encoder", "rank"]
+    if not strategies:
+        return pd.DataFrame(columns=columns)
+    params = {k: v for k, v in (params or {}).items()
+              if any(k in stats.strategy_parameters(s) for s in strategies)}
+    if mode == "pooled":
+        table = stats.consensus_table(pool_combinations(scores), strategies=strategies, by=(), **params)
+        table.insert(0, "combination", POOLED)
+    else:
+        table = stats.consensus_table(scores, strategies=strategies, by=FACTORS, **params)
+        labels = [combination_label(m, t, s) for m, t, s in
+                  zip(table["model"], table["tuning"], table["scoring"])]
+        table = table.drop(columns=list(FACTORS))
+        table.insert(0, "combination", labels)
+    return table[columns]
+
+
+def kemeny_ranks(scores: pd.DataFrame, *, mode: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Exact Kemeny-Young consensus per combination (or pooled), with solver facts.
+
+    Returns
+    -------
+    ranks : pandas.DataFrame
+        ``combination, strategy, encoder, rank`` with strategy ``R-Kem``.
+    info : pandas.DataFrame
+        ``combination, objective, solve_time_s, optimal, voters, encoders``.
+    """
+    _check_mode(mode)
+    if mode == "pooled":
+        jobs = [(POOLED, pool_combinations(scores))]
+    else:
+        jobs = [(combination_label(*c), subset_for(scores, combination_label(*c), mode))
+                for c in combinations_of(scores)]
+    rank_frames, info = [], []
+    for label, subset in jobs:
+        result = stats.kemeny(subset)
+        ranking = result.ranking
+        rank_frames.append(pd.DataFrame({"combination": label, "strategy": "R-Kem",
+                                         "encoder": ranking.index.astype(str),
+                                         "rank": ranking.to_numpy()}))
+        info.append({"combination": label, "objective": result.objective,
+                     "solve_time_s": result.solve_time, "optimal": result.optimal,
+                     "voters": int(subset["dataset"].nunique()), "encoders": len(ranking)})
+    ranks = pd.concat(rank_frames, ignore_index=True) if rank_frames else pd.DataFrame(
+        columns=["combination", "strategy", "encoder", "rank"])
+    return ranks, pd.DataFrame(info)
+
+
+@dataclass(frozen=True)
+class ConsensusView:
+    """Several consensus rankings side by side, with their pairwise agreement.
+
+    Attributes
+    ----------
+    ranks : pandas.DataFrame
+        Long: ``combination, strategy, column, encoder, rank`` (``column`` labels one ranking).
+    wide : pandas.DataFrame
+        ``encoder``, ``family`` and one rank column per ranking (NaN: encoder absent), sorted by
+        the first ranking.
+    columns : tuple of str
+        Ranking labels in display order.
+    spearman, jaccard : pandas.DataFrame
+        Column x column agreement (Spearman rho; Jaccard index of the rank-1 sets).
+    """
+
+    ranks: pd.DataFrame
+    wide: pd.DataFrame
+    columns: tuple[str, ...]
+    spearman: pd.DataFrame
+    jaccard: pd.DataFrame
+
+
+def assemble(ranks: pd.DataFrame, strategies: Sequence[str],
+             params: Mapping[str, float] | None = None) -> ConsensusView:
+    """Arrange long consensus ranks (from :func:`consensus_ranks`/:func:`kemeny_ranks`) for display.
+
+    Columns are ordered by combination, then by the order of ``strategies``; a single
+    combination is labelled by strategy alone.
+    """
+    if ranks.empty:
+        raise ValueError("no consensus rankings to show: got an empty table")
+    combos = list(dict.fromkeys(ranks["combination"]))
+    order = {s: i for i, s in enumerate(strategies)}
+    pairs = ranks[["combination", "strategy"]].drop_duplicates()
+    pairs = sorted(pairs.itertuples(index=False, name=None),
+                   key=lambda p: (combos.index(p[0]), order.get(p[1], len(order))))
+    single = len(combos) == 1
+
+    def label(combo: str, strategy: str) -> str:
+        shown = strategy_label(strategy, params)
+        return shown if single else f"{combo} | {shown}"
+
+    labels = {p: label(*p) for p in pairs}
+    ranks = ranks.assign(column=[labels[(c, s)] for c, s in zip(ranks["combination"], ranks["strategy"])])
+    columns = tuple(labels[p] for p in pairs)
+    wide = ranks.pivot(index="encoder", columns="column", values="rank").reindex(columns=list(columns))
+    wide = wide.sort_values(list(columns), kind="stable", na_position="last")
+    wide.columns.name = None
+    wide = wide.reset_index()
+    wide.insert(1, "family", encoder_families(wide["encoder"]).to_numpy())
+    for column in columns:
+        wide[column] = wide[column].astype("Int64")
+    spearman, jaccard = agreement(wide.set_index("encoder")[list(columns)].astype("float64"))
+    return ConsensusView(ranks=ranks[["combination", "strategy", "column", "encoder", "rank"]],
+                         wide=wide, columns=columns, spearman=spearman, jaccard=jaccard)
+
+
+def agreement(rankings: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Pairwise Spearman rho and Jaccard (best sets) between the columns of ``rankings``.
+
+    Vectorised over all pairs with the library's row-wise measures (each pair is compared over
+    the encoders both rankings contain, as :func:`encbench.stats.spearman` and
+    :func:`encbench.stats.jaccard_best` do).
+    """
+    columns = list(rankings.columns)
+    values = rankings.to_numpy(dtype=float).T  # (L, E)
+    n = values.shape[0]
+    i, j = (a.ravel() for a in np.meshgrid(np.arange(n), np.arange(n), indexing="ij"))
+    rho = spearman_rows(values[i], values[j]).reshape(n, n)
+    jac = jaccard_rows(values[i], values[j]).reshape(n, n)
+    return (pd.DataFrame(rho, index=columns, columns=columns),
+            pd.DataFrame(jac, index=columns, columns=columns))
+
+
+def agreement_long(view: ConsensusView) -> pd.DataFrame:
+    """The off-diagonal agreement pairs as a table: ``ranking_a, ranking_b, spearman, jaccard``."""
+    rows = []
+    for a, b in itertools.combinations(view.columns, 2):
+        rows.append({"ranking_a": a, "ranking_b": b, "spearman": view.spearman.loc[a, b],
+                     "jaccard": view.jaccard.loc[a, b]})
+    return pd.DataFrame(rows, columns=["ranking_a", "ranking_b", "spearman", "jaccard"])
+
+
+def cd_inputs(result: stats.NemenyiResult) -> tuple[pd.Series, float, list[tuple[str, str]]]:
+    """Mean ranks, critical difference and significant pairs of a Nemenyi result, for plotting."""
+    pairs = list(zip(result.significant_pairs["better"].astype(str),
+                     result.significant_pairs["worse"].astype(str)))
+    return result.mean_ranks, float(result.critical_difference), pairs
+
+
+# --------------------------------------------------------------------------- sensitivity
+
+AVERAGE_ALL = "(average over all)"
+
+
+def sensitivity_view(scores: pd.DataFrame, vary: str, fixed: Mapping[str, str], *,
+                     strategy: str = "R-M", strategies: Sequence[str] | None = None,
+                     labels: Sequence[str] | None = None,
+                     params: Mapping[str, float] | None = None) -> dict[str, object]:
+    """Similarity of consensus rankings as ``vary`` changes, the other factors fixed or averaged.
+
+    A fixed factor set to :data:`AVERAGE_ALL` is looped over: one similarity matrix per value
+    (per combination of such factors) and their element-wise mean (NaN-aware) is returned, as in
+    the study's sensitivity figures.
+
+    Returns
+    -------
+    dict
+        ``jaccard``, ``spearman`` (label x label DataFrames), ``rankings`` (encoder x label for
+        the first fixed setting), ``n_settings`` (matrices averaged), ``labels``.
+
+    Raises
+    ------
+    ValueError
+        When no setting has data for at least two labels.
+    """
+    if vary not in ("model", "tuning", "scoring", "strategy"):
+        raise ValueError(f"vary must be model, tuning, scoring or strategy: got {vary!r}")
+    others = [f for f in FACTORS if f != vary]
+    loops = {f: ordered(f, scores[f].unique()) if fixed.get(f) == AVERAGE_ALL else [fixed[f]]
+             for f in others}
+    data = scores
+    if labels is not None and vary != "strategy":
+        data = data[data[vary].isin(list(labels))]
+    use_params = dict(params or {})
+    names = list(strategies) if vary == "strategy" else [strategy]
+    use_params = {k: v for k, v in use_params.items()
+                  if any(k in stats.strategy_parameters(s) for s in names)}
+    jac_sum = rho_sum = None
+    jac_n = rho_n = None
+    first_rankings = None
+    n_settings = 0
+    all_labels: list[str] = []
+    for values in itertools.product(*(loops[f] for f in others)):
+        setting = dict(zip(others, values))
+        mask = np.ones(len(data), dtype=bool)
+        for f, v in setting.items():
+            mask &= (data[f] == v).to_numpy()
+        subset = data[mask]
+        if subset.empty or (vary != "strategy" and subset[vary].nunique() < 2):
+            continue
+        if vary == "strategy":
+            result = stats.sensitivity(subset, "strategy", fixed=setting, strategies=names, **use_params)
+        else:
+            result = stats.sensitivity(subset, vary, fixed=setting, strategy=strategy, **use_params)
+        if first_rankings is None:
+            first_rankings = result.rankings
+        all_labels = ordered(vary, list(all_labels) + list(result.labels)) if vary != "strategy" \
+            else list(dict.fromkeys(list(all_labels) + list(result.labels)))
+        jac = result.jaccard.reindex(index=all_labels, columns=all_labels)
+        rho = result.spearman.reindex(index=all_labels, columns=all_labels)
+        if jac_sum is None:
+            jac_sum, rho_sum = jac.fillna(0.0), rho.fillna(0.0)
+            jac_n, rho_n = jac.notna().astype(int), rho.notna().astype(int)
+        else:
+            jac_sum = jac_sum.reindex(index=all_labels, columns=all_labels, fill_value=0.0) + jac.fillna(0.0)
+            rho_sum = rho_sum.reindex(index=all_labels, columns=all_labels, fill_value=0.0) + rho.fillna(0.0)
+            jac_n = jac_n.reindex(index=all_labels, columns=all_labels, fill_value=0) + jac.notna().astype(int)
+            rho_n = rho_n.reindex(index=all_labels, columns=all_labels, fill_value=0) + rho.notna().astype(int)
+        n_settings += 1
+    if n_settings == 0:
+        raise ValueError(f"no setting of the fixed factors has results for two or more {vary} values")
+    jaccard = (jac_sum / jac_n.where(jac_n > 0)).astype(float)
+    spearman = (rho_sum / rho_n.where(rho_n > 0)).astype(float)
+    return {"jaccard": jaccard, "spearman": spearman, "rankings": first_rankings,
+            "n_settings": n_settings, "labels": tuple(all_labels)}
+
+
+def similarity_table(matrix: pd.DataFrame, measure: str) -> pd.DataFrame:
+    """A square similarity matrix as an exportable table (first column: the row label)."""
+    out = matrix.copy()
+    out.index.name = measure
+    return out.reset_index()
+
+
+# --------------------------------------------------------------------------- replicability
+
+def replicability_long(summary: pd.DataFrame, strategy: str) -> pd.DataFrame:
+    """A replicability summary as long rows for the chart: ``sample_size, measure, mean, low, high``."""
+    rows = []
+    for measure in ("rho", "J"):
+        part = summary[["sample_size", f"{measure}_mean", f"{measure}_low", f"{measure}_high"]]
+        part = part.set_axis(["sample_size", "mean", "low", "high"], axis=1)
+        rows.append(part.assign(measure=f"{measure}-replicability", strategy=strategy))
+    return pd.concat(rows, ignore_index=True)
+
+
+def default_sample_sizes(n_datasets: int, *, step: int = 5) -> list[int]:
+    """Sample sizes from 5 to half the datasets (two disjoint samples must fit)."""
+    top = n_datasets // 2
+    if top < 2:
+        return []
+    sizes = list(range(min(step, top), top + 1, step))
+    if sizes[-1] != top:
+        sizes.append(top)
+    return sizes

@@ -1,0 +1,298 @@
+"""Exports: tables to CSV/Parquet/LaTeX bytes, charts to PNG/SVG bytes, each with its provenance.
+
+Every export carries a :class:`Provenance`: the view and filter state that produced it and where
+the data came from (origins, run ids, snapshot, encbench version). It is written
+
+- into the **file name** (view, item and a readable slug of the filter state, shortened with a
+  hash of the full state when long), and
+- into the file's **metadata**: ``#`` comment lines heading a CSV (``pandas.read_csv(...,
+  comment="#")`` skips them), ``%`` comment lines heading LaTeX, the Parquet schema metadata key
+  ``encbench.provenance``, a PNG ``iTXt`` chunk of the same key, and an SVG ``<metadata>``
+  element. All hold the same JSON document (:meth:`Provenance.to_json`).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import io
+import json
+import re
+import struct
+import zlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from xml.sax.saxutils import escape as _xml_escape
+
+import pandas as pd
+
+from encbench import __version__
+
+METADATA_KEY = "encbench.provenance"
+TABLE_FORMATS: tuple[str, ...] = ("csv", "parquet", "latex")
+CHART_FORMATS: tuple[str, ...] = ("png", "svg")
+MIME = {
+    "csv": "text/csv",
+    "parquet": "application/vnd.apache.parquet",
+    "latex": "application/x-tex",
+    "png": "image/png",
+    "svg": "image/svg+xml",
+}
+EXTENSION = {"csv": "csv", "parquet": "parquet", "latex": "tex", "png": "png", "svg": "svg"}
+_MAX_SLUG = 100
+_UNSAFE = re.compile(r"[^A-Za-z0-9.+=-]+")
+
+
+def _split_joined(values: Iterable[object]) -> tuple[str, ...]:
+    """Distinct values, splitting the comma-joined cells made by ``one_score_per_experiment``."""
+    found: set[str] = set()
+    for value in values:
+        if value is None or (isinstance(value, float) and value != value):
+            continue
+        found.update(part for part in str(value).split(",") if part)
+    return tuple(sorted(found))
+
+
+def _jsonable(value: object) -> object:
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = [_jsonable(v) for v in value]
+        return sorted(items, key=str) if isinstance(value, (set, frozenset)) else items
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What produced an export: view, filter state and data provenance.
+
+    Parameters
+    ----------
+    view : str
+        The page or analysis (e.g. ``"consensus"``).
+    filters : mapping
+        The filter state (JSON-able values; lists for multi-selections, ``None`` for "all").
+    origins, run_ids : tuple of str
+        Where the rows behind the export came from (``scores.origin`` / ``scores.run_id``).
+    snapshot : str, optional
+        Identifies the database snapshot read.
+    encbench_version : str
+        Defaults to the installed version.
+    created_at : str
+        UTC time stamp (ISO 8601); defaults to now.
+    """
+
+    view: str
+    filters: Mapping[str, object] = field(default_factory=dict)
+    origins: tuple[str, ...] = ()
+    run_ids: tuple[str, ...] = ()
+    snapshot: str | None = None
+    encbench_version: str = __version__
+    created_at: str = field(
+        default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+    )
+
+    @classmethod
+    def from_scores(cls, view: str, filters: Mapping[str, object], scores: pd.DataFrame | None,
+                    **kwargs) -> "Provenance":
+        """Provenance whose origins and run ids are those of the ``scores`` rows used."""
+        origins: tuple[str, ...] = ()
+        run_ids: tuple[str, ...] = ()
+        if scores is not None and len(scores):
+            if "origin" in scores.columns:
+                origins = _split_joined(scores["origin"].unique())
+            if "run_id" in scores.columns:
+                run_ids = _split_joined(scores["run_id"].unique())
+        return cls(view=view, filters=dict(filters), origins=origins, run_ids=run_ids, **kwargs)
+
+    def with_filters(self, **extra: object) -> "Provenance":
+        """A copy whose filter state also holds ``extra`` (e.g. the detail a chart shows)."""
+        return replace(self, filters={**self.filters, **extra})
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "tool": "encbench",
+            "encbench_version": self.encbench_version,
+            "view": self.view,
+            "filters": _jsonable(self.filters),
+            "origins": list(self.origins),
+            "run_ids": list(self.run_ids),
+            "snapshot": self.snapshot,
+            "created_at": self.created_at,
+        }
+
+    def to_json(self) -> str:
+        """The provenance as compact ASCII JSON (what every format embeds)."""
+        return json.dumps(self.as_dict(), sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+
+    def filter_slug(self) -> str:
+        """A file-name-safe summary of the filter state, e.g. ``model=LogReg_scoring=AUC+F1``.
+
+        Long states are cut and end with 8 hex digits of a hash of the full state, so two
+        different states never share a name.
+        """
+        parts = []
+        for key, value in self.filters.items():
+            if value is None:
+                shown = "all"
+            elif isinstance(value, (list, tuple, set, frozenset)):
+                items = sorted(map(str, value)) if isinstance(value, (set, frozenset)) else list(map(str, value))
+                shown = "+".join(items) if items else "none"
+            else:
+                shown = str(value)
+            parts.append(f"{key}={shown}")
+        slug = _UNSAFE.sub("-", "_".join(parts)).strip("-_")
+        if len(slug) > _MAX_SLUG:
+            digest = hashlib.sha256(json.dumps(_jsonable(self.filters), sort_keys=True).encode()).hexdigest()[:8]
+            slug = f"{slug[:_MAX_SLUG].rstrip('-_+=')}_{digest}"
+        return slug
+
+    def file_name(self, item: str, fmt: str) -> str:
+        """``encbench_<view>_<item>_<filters>.<ext>`` for export format ``fmt``."""
+        if fmt not in EXTENSION:
+            raise ValueError(f"unknown export format: got {fmt!r}, expected one of {tuple(EXTENSION)!r}")
+        pieces = ["encbench", self.view, item, self.filter_slug()]
+        stem = "_".join(_UNSAFE.sub("-", p).strip("-_") for p in pieces if p)
+        return f"{stem}.{EXTENSION[fmt]}"
+
+    def header_lines(self) -> list[str]:
+        """Human-readable lines (no comment marker) followed by the JSON document."""
+        d = self.as_dict()
+        lines = [f"encbench {d['encbench_version']} export: {d['view']}"]
+        for key, value in self.filters.items():
+            lines.append(f"filter {key}: {json.dumps(_jsonable(value), ensure_ascii=True)}")
+        lines.append(f"origins: {', '.join(self.origins) or '-'}")
+        lines.append(f"run_ids: {', '.join(self.run_ids) or '-'}")
+        if self.snapshot:
+            lines.append(f"snapshot: {self.snapshot}")
+        lines.append(f"created_at: {self.created_at}")
+        lines.append(f"{METADATA_KEY}: {self.to_json()}")
+        return lines
+
+
+def _check_frame(frame: object) -> pd.DataFrame:
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"tables export needs a pandas DataFrame: got {type(frame).__name__!r}")
+    return frame
+
+
+def table_to_csv(frame: pd.DataFrame, provenance: Provenance) -> bytes:
+    """UTF-8 CSV headed by ``# `` provenance lines (read back with ``comment="#"``)."""
+    frame = _check_frame(frame)
+    head = "".join(f"# {line}\n" for line in provenance.header_lines())
+    return (head + frame.to_csv(index=False, lineterminator="\n")).encode("utf-8")
+
+
+def table_to_parquet(frame: pd.DataFrame, provenance: Provenance) -> bytes:
+    """Parquet with the provenance JSON in the schema metadata under ``encbench.provenance``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    frame = _check_frame(frame)
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    metadata = dict(table.schema.metadata or {})
+    metadata[METADATA_KEY.encode()] = provenance.to_json().encode()
+    table = table.replace_schema_metadata(metadata)
+    sink = io.BytesIO()
+    pq.write_table(table, sink)
+    return sink.getvalue()
+
+
+def table_to_latex(frame: pd.DataFrame, provenance: Provenance, *, caption: str | None = None) -> bytes:
+    """A booktabs ``tabular`` (LaTeX-escaped, ``--`` for missing) headed by ``%`` provenance lines."""
+    frame = _check_frame(frame)
+    head = "".join(f"% {line}\n" for line in provenance.header_lines())
+    body = frame.to_latex(index=False, escape=True, na_rep="--", float_format="%.4g",
+                          caption=caption)
+    return (head + body).encode("utf-8")
+
+
+def table_bytes(frame: pd.DataFrame, fmt: str, provenance: Provenance) -> bytes:
+    """Dispatch on ``fmt`` in :data:`TABLE_FORMATS`."""
+    if fmt == "csv":
+        return table_to_csv(frame, provenance)
+    if fmt == "parquet":
+        return table_to_parquet(frame, provenance)
+    if fmt == "latex":
+        return table_to_latex(frame, provenance)
+    raise ValueError(f"unknown table format: got {fmt!r}, expected one of {TABLE_FORMATS!r}")
+
+
+def _chart_spec(chart: object) -> dict:
+    if isinstance(chart, dict):
+        return chart
+    to_dict = getattr(chart, "to_dict", None)
+    if to_dict is None:
+        raise ValueError(f"chart export needs an Altair chart or a Vega-Lite dict: got {type(chart).__name__!r}")
+    return to_dict()
+
+
+def _png_chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+
+def add_png_text(png: bytes, key: str, text: str) -> bytes:
+    """Insert an uncompressed ``iTXt`` chunk (UTF-8 ``text`` under ``key``) after ``IHDR``."""
+    signature = b"\x89PNG\r\n\x1a\n"
+    if not png.startswith(signature):
+        raise ValueError("not a PNG file: bad signature")
+    ihdr_length = struct.unpack(">I", png[8:12])[0]
+    end_of_ihdr = 8 + 12 + ihdr_length
+    # iTXt: keyword \0 compression-flag compression-method language \0 translated-keyword \0 text
+    data = key.encode("latin-1") + b"\x00\x00\x00" + b"\x00" + b"\x00" + text.encode("utf-8")
+    return png[:end_of_ihdr] + _png_chunk(b"iTXt", data) + png[end_of_ihdr:]
+
+
+def read_png_text(png: bytes) -> dict[str, str]:
+    """The ``tEXt``/``iTXt`` entries of a PNG (what :func:`add_png_text` writes)."""
+    found: dict[str, str] = {}
+    position = 8
+    while position + 8 <= len(png):
+        length = struct.unpack(">I", png[position:position + 4])[0]
+        kind = png[position + 4:position + 8]
+        data = png[position + 8:position + 8 + length]
+        if kind == b"tEXt":
+            key, _, value = data.partition(b"\x00")
+            found[key.decode("latin-1")] = value.decode("latin-1")
+        elif kind == b"iTXt":
+            key, _, rest = data.partition(b"\x00")
+            rest = rest[2:]  # compression flag and method (we never compress)
+            _language, _, rest = rest.partition(b"\x00")
+            _translated, _, value = rest.partition(b"\x00")
+            found[key.decode("latin-1")] = value.decode("utf-8")
+        if kind == b"IEND":
+            break
+        position += 12 + length
+    return found
+
+
+def chart_to_png(chart: object, provenance: Provenance, *, scale: float = 2.0) -> bytes:
+    """PNG through vl-convert (offline), with the provenance in an ``iTXt`` chunk."""
+    import vl_convert
+
+    png = vl_convert.vegalite_to_png(_chart_spec(chart), scale=scale)
+    return add_png_text(png, METADATA_KEY, provenance.to_json())
+
+
+def chart_to_svg(chart: object, provenance: Provenance) -> bytes:
+    """SVG through vl-convert, with the provenance JSON in a ``<metadata>`` element."""
+    import vl_convert
+
+    svg = vl_convert.vegalite_to_svg(_chart_spec(chart))
+    match = re.search(r"<svg\b[^>]*>", svg)
+    if match is None:
+        raise ValueError("vl-convert returned no <svg> element")
+    element = f'<metadata id="{METADATA_KEY}">{_xml_escape(provenance.to_json())}</metadata>'
+    return (svg[:match.end()] + element + svg[match.end():]).encode("utf-8")
+
+
+def chart_bytes(chart: object, fmt: str, provenance: Provenance) -> bytes:
+    """Dispatch on ``fmt`` in :data:`CHART_FORMATS`."""
+    if fmt == "png":
+        return chart_to_png(chart, provenance)
+    if fmt == "svg":
+        return chart_to_svg(chart, provenance)
+    raise ValueError(f"unknown chart format: got {fmt!r}, expected one of {CHART_FORMATS!r}")

@@ -1,0 +1,470 @@
+"""Altair chart builders for the app and for notebooks: pure functions, data in, chart out.
+
+Every function takes plain pandas objects (no store, no streamlit) and returns an Altair chart
+with a fixed pixel size, so the same chart renders in the app (which may stretch it) and exports
+to PNG/SVG through vl-convert unchanged (:mod:`encbench.export`).
+
+Conventions: ranks are "1 = best"; rank axes therefore run best-first; encoders are ordered by
+the ranking being shown; a missing (encoder, dataset) result is drawn as a grey "missing" cell,
+never as a zero.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+MISSING_COLOR = "#d9d9d9"
+_ROW_PX = 16  # height of one encoder row in per-encoder charts
+
+
+def _require(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"{what} needs a pandas DataFrame: got {type(frame).__name__!r}")
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{what} needs column(s) {missing!r}: got {list(frame.columns)!r}")
+
+
+# Sizes are those of the plotting area. "fit-x" lets the app stretch a chart to its column
+# width while the height stays as given (axes and legends added around it); "pad" keeps the
+# natural size (square heatmaps, the CD diagram). Both export unchanged through vl-convert.
+FIT_X = alt.AutoSizeParams(type="fit-x", contains="padding")
+PAD = alt.AutoSizeParams(type="pad", contains="padding")
+
+
+# Category axes show every label (Vega would drop overlapping ones, e.g. every other encoder).
+_LABEL_AXIS_X = alt.Axis(labelAngle=-40, labelLimit=260, labelOverlap=False)
+_LABEL_AXIS_Y = alt.Axis(labelLimit=260, labelOverlap=False)
+
+
+def _height(n_rows: int, minimum: int = 120) -> int:
+    return max(minimum, _ROW_PX * int(n_rows))
+
+
+def empty_chart(message: str, *, width: int = 400, height: int = 80) -> alt.Chart:
+    """A chart holding only ``message`` (used where a view has no data)."""
+    data = pd.DataFrame({"text": [message]})
+    return (
+        alt.Chart(data)
+        .mark_text(fontSize=14, color="#666666")
+        .encode(text="text:N")
+        .properties(width=width, height=height)
+    )
+
+
+def consensus_bars(ranking: pd.DataFrame, *, value: str = "rank", value_title: str | None = None,
+                   color: str | None = None, title: str = "") -> alt.Chart:
+    """Horizontal bars, one per encoder, ordered by consensus rank (best at the top).
+
+    Parameters
+    ----------
+    ranking : pandas.DataFrame
+        Columns ``encoder``, ``rank`` (1 = best) and, if different, ``value`` (the bar length,
+        e.g. the mean per-dataset rank behind an R-M consensus). Optional ``color`` column
+        (e.g. the encoder family) colours the bars.
+    """
+    columns = ["encoder", "rank"] + ([value] if value != "rank" else []) + ([color] if color else [])
+    _require(ranking, columns, "consensus_bars")
+    data = ranking.sort_values(["rank", "encoder"]).reset_index(drop=True)
+    order = data["encoder"].tolist()
+    tooltip = ["encoder:N", alt.Tooltip("rank:Q", title="consensus rank")]
+    if value != "rank":
+        tooltip.append(alt.Tooltip(f"{value}:Q", title=value_title or value, format=".3f"))
+    if color:
+        tooltip.append(f"{color}:N")
+    encoding = {
+        "y": alt.Y("encoder:N", sort=order, title=None, axis=_LABEL_AXIS_Y),
+        "x": alt.X(f"{value}:Q", title=value_title or value),
+        "tooltip": tooltip,
+    }
+    if color:
+        encoding["color"] = alt.Color(f"{color}:N", title=color)
+    bars = alt.Chart(data).mark_bar().encode(**encoding)
+    labels = (
+        alt.Chart(data)
+        .mark_text(align="left", dx=3, fontSize=10, color="#333333")
+        .encode(y=alt.Y("encoder:N", sort=order), x=alt.X(f"{value}:Q"), text=alt.Text("rank:Q"))
+    )
+    return (bars + labels).properties(width=420, height=_height(len(order)), title=title,
+                                      autosize=FIT_X)
+
+
+def rank_matrix(ranks: pd.DataFrame, *, column: str = "column", title: str = "") -> alt.Chart:
+    """Encoders x rankings heatmap with the rank printed in each cell (several rankings side by side).
+
+    Parameters
+    ----------
+    ranks : pandas.DataFrame
+        Long: ``encoder``, ``column`` (the ranking's label, e.g. "LogReg/no/AUC R-M"), ``rank``.
+        Encoders are ordered by their mean rank over the columns; NaN ranks are "missing".
+    """
+    _require(ranks, ["encoder", column, "rank"], "rank_matrix")
+    data = ranks[["encoder", column, "rank"]].copy()
+    order = (data.groupby("encoder")["rank"].mean().sort_values(kind="stable").index.tolist())
+    columns = list(dict.fromkeys(data[column].tolist()))
+    data["label"] = data["rank"].map(lambda r: "–" if pd.isna(r) else f"{int(r)}")
+    data["missing"] = data["rank"].isna()
+    base = alt.Chart(data).encode(
+        x=alt.X(f"{column}:N", sort=columns, title=None, axis=_LABEL_AXIS_X),
+        y=alt.Y("encoder:N", sort=order, title=None, axis=_LABEL_AXIS_Y),
+    )
+    cells = base.mark_rect().encode(
+        color=alt.when(alt.datum.missing).then(alt.value(MISSING_COLOR)).otherwise(
+            alt.Color("rank:Q", scale=alt.Scale(scheme="viridis", reverse=True), title="rank",
+                      legend=alt.Legend(titleLimit=300))
+        ),
+        tooltip=["encoder:N", f"{column}:N", "rank:Q"],
+    )
+    threshold = float(np.nanmax(data["rank"])) / 2 if data["rank"].notna().any() else 0.0
+    text = base.mark_text(fontSize=9).encode(
+        text="label:N",
+        color=alt.when(alt.datum.rank > threshold).then(alt.value("white")).otherwise(alt.value("black")),
+    )
+    width = max(160, 70 * len(columns))
+    return (cells + text).properties(width=width, height=_height(len(order)), title=title,
+                                     autosize=FIT_X)
+
+
+def similarity_heatmap(matrix: pd.DataFrame, *, measure: str, title: str = "",
+                       domain: tuple[float, float] | None = None) -> alt.Chart:
+    """Square heatmap of a similarity matrix (e.g. Spearman rho or Jaccard between rankings).
+
+    Parameters
+    ----------
+    matrix : pandas.DataFrame
+        Square, index and columns the compared rankings' labels, values in the measure's range
+        (NaN allowed: shown as missing).
+    measure : str
+        Name of the measure (legend title and tooltip).
+    domain : (float, float), optional
+        Colour scale domain; default (-1, 1) for measures that can be negative, else (0, 1).
+    """
+    if not isinstance(matrix, pd.DataFrame):
+        raise ValueError(f"similarity_heatmap needs a DataFrame: got {type(matrix).__name__!r}")
+    labels = [str(c) for c in matrix.columns]
+    rows = [str(i) for i in matrix.index]
+    values = matrix.to_numpy(dtype=float)
+    long = pd.DataFrame({
+        "a": np.repeat(rows, len(labels)),
+        "b": np.tile(labels, len(rows)),
+        "value": values.reshape(-1),
+    })
+    long["missing"] = long["value"].isna()
+    long["label"] = long["value"].map(lambda v: "" if pd.isna(v) else f"{v:.2f}")
+    if domain is None:
+        domain = (-1.0, 1.0) if (long["value"].min(skipna=True) < 0) else (0.0, 1.0)
+    base = alt.Chart(long).encode(
+        x=alt.X("b:N", sort=labels, title=None, axis=_LABEL_AXIS_X),
+        y=alt.Y("a:N", sort=rows, title=None, axis=_LABEL_AXIS_Y),
+    )
+    cells = base.mark_rect().encode(
+        color=alt.when(alt.datum.missing).then(alt.value(MISSING_COLOR)).otherwise(
+            alt.Color("value:Q", scale=alt.Scale(scheme="blues", domain=list(domain)), title=measure,
+                      legend=alt.Legend(titleLimit=300))
+        ),
+        tooltip=[alt.Tooltip("a:N", title="ranking"), alt.Tooltip("b:N", title="vs"),
+                 alt.Tooltip("value:Q", title=measure, format=".3f")],
+    )
+    midpoint = (domain[0] + domain[1]) / 2
+    text = base.mark_text(fontSize=10).encode(
+        text="label:N",
+        color=alt.when(alt.datum.value > midpoint).then(alt.value("white")).otherwise(alt.value("black")),
+    )
+    side = max(160, min(520, 48 * len(labels)))
+    return (cells + text).properties(width=side, height=side, title=title, autosize=PAD)
+
+
+def box_stats(data: pd.DataFrame, *, value: str, group: str = "encoder") -> pd.DataFrame:
+    """Tukey box-plot statistics of ``value`` per ``group`` (NaN values are not values).
+
+    Returns ``group, n, q1, median, q3, low, high`` where ``low``/``high`` are the whisker ends:
+    the most extreme values within 1.5 IQR of the box. Computing them here keeps the chart small
+    (a few numbers per encoder instead of every score row).
+    """
+    frame = data.loc[data[value].notna(), [group, value]]
+    rows = []
+    for name, values in frame.groupby(group, observed=True, sort=False)[value]:
+        v = np.sort(values.to_numpy(dtype=float))
+        q1, median, q3 = np.quantile(v, [0.25, 0.5, 0.75])
+        reach = 1.5 * (q3 - q1)
+        inside = v[(v >= q1 - reach) & (v <= q3 + reach)]
+        rows.append({group: name, "n": int(v.size), "q1": q1, "median": median, "q3": q3,
+                     "low": float(inside.min()), "high": float(inside.max())})
+    return pd.DataFrame(rows, columns=[group, "n", "q1", "median", "q3", "low", "high"])
+
+
+def box_by_encoder(data: pd.DataFrame, *, value: str, value_title: str | None = None,
+                   order: Sequence[str] | None = None, color: str | None = None,
+                   reverse: bool = False, title: str = "") -> alt.Chart:
+    """Box plots of ``value`` per encoder (one box per encoder, encoders on the y axis).
+
+    Whiskers reach the most extreme values within 1.5 IQR (outliers are not drawn).
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        Long: ``encoder`` and ``value`` columns (NaN rows are dropped: a missing result is not a
+        value); optional ``color`` (e.g. family; one value per encoder).
+    order : sequence of str, optional
+        Encoder order (default: by median, best first; ``reverse=True`` when lower is better).
+    """
+    columns = ["encoder", value] + ([color] if color else [])
+    _require(data, columns, "box_by_encoder")
+    boxes = box_stats(data, value=value)
+    if color:
+        colors = data.drop_duplicates("encoder").set_index("encoder")[color]
+        boxes[color] = colors.reindex(boxes["encoder"]).to_numpy()
+    if order is None:
+        order = boxes.sort_values("median", ascending=reverse, kind="stable")["encoder"].tolist()
+    y = alt.Y("encoder:N", sort=list(order), title=None, axis=_LABEL_AXIS_Y)
+    title_x = value_title or value
+    tooltip = ["encoder:N", alt.Tooltip("n:Q", title="results"),
+               alt.Tooltip("low:Q", format=".4g", title="whisker low"),
+               alt.Tooltip("q1:Q", format=".4g"), alt.Tooltip("median:Q", format=".4g"),
+               alt.Tooltip("q3:Q", format=".4g"),
+               alt.Tooltip("high:Q", format=".4g", title="whisker high")]
+    base = alt.Chart(boxes).encode(y=y, tooltip=tooltip)
+    whisker = base.mark_rule(color="#555555").encode(
+        x=alt.X("low:Q", title=title_x, scale=alt.Scale(zero=False)), x2="high:Q")
+    box_encoding = {"x": "q1:Q", "x2": "q3:Q"}
+    if color:
+        box_encoding["color"] = alt.Color(f"{color}:N", title=color)
+    box = base.mark_bar(size=10).encode(**box_encoding)
+    median = base.mark_tick(color="black", thickness=2, size=10).encode(x="median:Q")
+    return (whisker + box + median).properties(width=420, height=_height(len(order)), title=title,
+                                               autosize=FIT_X)
+
+
+def encoder_dataset_heatmap(data: pd.DataFrame, *, value: str, value_title: str | None = None,
+                            encoders: Sequence[str] | None = None,
+                            datasets: Sequence[str] | None = None, lower_is_better: bool = False,
+                            title: str = "") -> alt.Chart:
+    """Encoder x dataset heatmap of ``value``; combinations without a result are grey "missing".
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        Long: ``encoder``, ``dataset``, ``value`` (at most one row per cell; NaN = missing).
+    encoders, datasets : sequence of str, optional
+        The full grid to draw (default: the values present). Cells of the grid without a row are
+        drawn as missing, so absent results stay visible instead of silently disappearing.
+    """
+    _require(data, ["encoder", "dataset", value], "encoder_dataset_heatmap")
+    if data.duplicated(["encoder", "dataset"]).any():
+        raise ValueError("encoder_dataset_heatmap needs one row per (encoder, dataset): got duplicates")
+    encoders = list(encoders) if encoders is not None else sorted(data["encoder"].unique())
+    datasets = list(datasets) if datasets is not None else sorted(data["dataset"].unique(), key=_natural)
+    grid = pd.MultiIndex.from_product([encoders, datasets], names=["encoder", "dataset"])
+    frame = data.set_index(["encoder", "dataset"])[[value]].reindex(grid).reset_index()
+    frame["missing"] = frame[value].isna()
+    frame["shown"] = frame[value].map(lambda v: "missing" if pd.isna(v) else f"{v:.4g}")
+    cells = alt.Chart(frame).mark_rect().encode(
+        x=alt.X("dataset:N", sort=datasets, title="dataset", axis=alt.Axis(labelAngle=-90, labelOverlap=False)),
+        y=alt.Y("encoder:N", sort=encoders, title=None, axis=_LABEL_AXIS_Y),
+        color=alt.when(alt.datum.missing).then(alt.value(MISSING_COLOR)).otherwise(
+            alt.Color(f"{value}:Q", title=value_title or value,
+                      scale=alt.Scale(scheme="viridis", reverse=lower_is_better))
+        ),
+        tooltip=["encoder:N", "dataset:N", alt.Tooltip("shown:N", title=value_title or value)],
+    )
+    width = max(200, min(1100, 14 * len(datasets)))
+    return cells.properties(width=width, height=_height(len(encoders)), title=title,
+                            autosize=FIT_X)
+
+
+def _natural(label: str) -> tuple:
+    """Sort key putting numeric dataset ids in numeric order, then the others."""
+    text = str(label)
+    return (0, int(text), "") if text.isdigit() else (1, 0, text)
+
+
+def counts_bars(counts: pd.DataFrame, *, x: str, color: str, value: str = "results",
+                title: str = "") -> alt.Chart:
+    """Stacked bars of result counts (e.g. per model, coloured by tuning)."""
+    _require(counts, [x, color, value], "counts_bars")
+    chart = alt.Chart(counts).mark_bar().encode(
+        x=alt.X(f"{x}:N", title=x, axis=alt.Axis(labelAngle=0)),
+        y=alt.Y(f"{value}:Q", title=value),
+        color=alt.Color(f"{color}:N", title=color),
+        tooltip=[f"{x}:N", f"{color}:N", alt.Tooltip(f"{value}:Q", format=",")],
+    )
+    return chart.properties(width=360, height=220, title=title, autosize=FIT_X)
+
+
+def rank_intervals_chart(intervals: pd.DataFrame, *, title: str = "") -> alt.Chart:
+    """Point (consensus rank) and bar (bootstrap interval) per encoder, best at the top.
+
+    Parameters
+    ----------
+    intervals : pandas.DataFrame
+        Columns ``encoder``, ``rank``, ``low``, ``high``.
+    """
+    _require(intervals, ["encoder", "rank", "low", "high"], "rank_intervals_chart")
+    data = intervals.sort_values(["rank", "low", "encoder"]).reset_index(drop=True)
+    order = data["encoder"].tolist()
+    y = alt.Y("encoder:N", sort=order, title=None, axis=_LABEL_AXIS_Y)
+    rule = alt.Chart(data).mark_rule(strokeWidth=2, color="#6baed6").encode(
+        y=y, x=alt.X("low:Q", title="consensus rank (1 = best)", scale=alt.Scale(zero=False)),
+        x2="high:Q",
+        tooltip=["encoder:N", "rank:Q", alt.Tooltip("low:Q", title="95% low"),
+                 alt.Tooltip("high:Q", title="95% high")],
+    )
+    point = alt.Chart(data).mark_point(filled=True, color="#08519c", size=40).encode(
+        y=y, x="rank:Q", tooltip=["encoder:N", "rank:Q"],
+    )
+    return (rule + point).properties(width=420, height=_height(len(order)), title=title,
+                                    autosize=FIT_X)
+
+
+def replicability_chart(data: pd.DataFrame, *, x: str = "sample_size", y: str = "mean",
+                        low: str = "low", high: str = "high", measure: str = "measure",
+                        color: str | None = None, title: str = "") -> alt.Chart:
+    """Mean similarity against sample size with a shaded 95% band, one panel per measure.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        Long: ``x``, ``y``, ``low``, ``high``, ``measure`` (e.g. "rho", "J") and optionally
+        ``color`` (the series, e.g. the strategy).
+    """
+    columns = [x, y, low, high, measure] + ([color] if color else [])
+    _require(data, columns, "replicability_chart")
+    enc_color = {"color": alt.Color(f"{color}:N", title=color)} if color else {}
+    base = alt.Chart(data).encode(x=alt.X(f"{x}:Q", title="datasets per sample"), **enc_color)
+    band = base.mark_area(opacity=0.25).encode(
+        y=alt.Y(f"{low}:Q", title="mean similarity", scale=alt.Scale(domain=[-0.2, 1.0])),
+        y2=f"{high}:Q",
+    )
+    line = base.mark_line(point=True).encode(
+        y=f"{y}:Q",
+        tooltip=[f"{x}:Q", alt.Tooltip(f"{y}:Q", format=".3f"), alt.Tooltip(f"{low}:Q", format=".3f"),
+                 alt.Tooltip(f"{high}:Q", format=".3f")] + ([f"{color}:N"] if color else []),
+    )
+    return (band + line).properties(width=320, height=240).facet(
+        column=alt.Column(f"{measure}:N", title=None)
+    ).properties(title=title, autosize=PAD)
+
+
+def cd_cliques(mean_ranks: pd.Series, significant: set[frozenset]) -> list[tuple[int, int]]:
+    """Maximal runs of encoders (by mean rank) whose pairs are all not significantly different.
+
+    Parameters
+    ----------
+    mean_ranks : pandas.Series
+        Encoder -> mean rank.
+    significant : set of frozenset
+        Pairs ``frozenset({a, b})`` that differ significantly.
+
+    Returns
+    -------
+    list of (int, int)
+        Index intervals ``[start, end]`` (inclusive, ``end > start``) into the encoders sorted by
+        mean rank; none is contained in another.
+    """
+    names = mean_ranks.sort_values(kind="stable").index.tolist()
+    cliques: list[tuple[int, int]] = []
+    furthest = -1
+    for start in range(len(names)):
+        end = start
+        while end + 1 < len(names) and all(
+            frozenset((names[i], names[end + 1])) not in significant for i in range(start, end + 1)
+        ):
+            end += 1
+        if end > start and end > furthest:
+            cliques.append((start, end))
+            furthest = end
+    return cliques
+
+
+def cd_diagram(mean_ranks: pd.Series, cd: float, significant: set[frozenset] | Sequence, *,
+               title: str = "") -> alt.Chart:
+    """Critical-difference diagram (Demsar 2006, Fig. 1) of a Friedman-Nemenyi analysis.
+
+    The rank axis runs best (1) to worst; each encoder hangs from its mean rank, the better half
+    labelled on the left, the other half on the right; thick bars join groups of encoders whose
+    mean ranks are not significantly different; the bar above the axis has the length of the
+    critical difference.
+
+    Parameters
+    ----------
+    mean_ranks : pandas.Series
+        Encoder -> mean (Friedman) rank.
+    cd : float
+        Critical difference (NaN: no bar drawn).
+    significant : iterable of pairs
+        Encoder pairs that differ significantly.
+    """
+    if not isinstance(mean_ranks, pd.Series) or mean_ranks.empty:
+        raise ValueError("cd_diagram needs a non-empty Series of mean ranks per encoder")
+    sig = {frozenset(map(str, pair)) for pair in significant}
+    ranks = mean_ranks.astype(float).copy()
+    ranks.index = ranks.index.map(str)
+    ranks = ranks.sort_values(kind="stable")
+    names = ranks.index.tolist()
+    k = len(names)
+    # The axis spans the observed mean ranks (whole numbers around them), not 1..k: mean ranks
+    # cluster, and zooming keeps the hanging lines apart. It always fits the CD bar.
+    lo = float(max(1.0, np.floor(ranks.min())))
+    hi = float(max(np.ceil(ranks.max()), lo + 1.0))
+    if cd is not None and np.isfinite(cd) and cd > 0:
+        hi = float(max(hi, np.ceil(lo + cd)))
+    cliques = cd_cliques(ranks, sig)
+    clique_step = 0.35
+    label_top = 1.0 + clique_step * (len(cliques) + 1)
+    half = (k + 1) // 2
+
+    lines, labels = [], []
+    for i, name in enumerate(names):
+        left = i < half
+        level = label_top + (i if left else k - 1 - i)
+        edge = lo - 0.05 * (hi - lo) - 0.3 if left else hi + 0.05 * (hi - lo) + 0.3
+        r = float(ranks.iloc[i])
+        for order, (x, y) in enumerate([(r, 0.0), (r, level), (edge, level)]):
+            lines.append({"encoder": name, "x": x, "y": y, "order": order})
+        labels.append({"encoder": name, "x": edge, "y": level, "side": "left" if left else "right",
+                       "text": f"{name} ({r:.2f})", "mean_rank": r})
+    lines_df, labels_df = pd.DataFrame(lines), pd.DataFrame(labels)
+    height = int(22 * (label_top + half + 1))
+    scale_x = alt.Scale(domain=[lo, hi], nice=False, zero=False, clamp=False)
+    scale_y = alt.Scale(domain=[-1.6, label_top + half], reverse=True, nice=False, zero=False)
+    x = alt.X("x:Q", scale=scale_x, axis=None)
+    y = alt.Y("y:Q", scale=scale_y, axis=None)
+
+    ticks = pd.DataFrame({"x": np.arange(lo, hi + 0.5, 1.0)})
+    axis_line = alt.Chart(pd.DataFrame({"x": [lo], "x2": [hi], "y": [0.0]})).mark_rule(
+        color="black").encode(x=x, x2="x2:Q", y=y)
+    tick_marks = alt.Chart(ticks.assign(y=0.0, y2=-0.25)).mark_rule(color="black").encode(
+        x=x, y=y, y2="y2:Q")
+    tick_text = alt.Chart(ticks.assign(y=-0.55, label=ticks["x"].map(lambda v: f"{v:g}"))).mark_text(
+        fontSize=10, baseline="bottom").encode(x=x, y=y, text="label:N")
+    leaders = alt.Chart(lines_df).mark_line(color="#555555", strokeWidth=1).encode(
+        x=x, y=y, detail="encoder:N", order="order:Q")
+    dots = alt.Chart(labels_df.assign(y=0.0)).mark_point(filled=True, size=25, color="#222222").encode(
+        x=alt.X("mean_rank:Q", scale=scale_x, axis=None), y=y,
+        tooltip=["encoder:N", alt.Tooltip("mean_rank:Q", format=".3f", title="mean rank")])
+    left_text = alt.Chart(labels_df[labels_df["side"] == "left"]).mark_text(
+        align="right", dx=-4, fontSize=11).encode(x=x, y=y, text="text:N")
+    right_text = alt.Chart(labels_df[labels_df["side"] == "right"]).mark_text(
+        align="left", dx=4, fontSize=11).encode(x=x, y=y, text="text:N")
+    layers = [axis_line, tick_marks, tick_text, leaders, dots, left_text, right_text]
+    if cliques:
+        bars = pd.DataFrame([
+            {"x": float(ranks.iloc[a]) - 0.05, "x2": float(ranks.iloc[b]) + 0.05,
+             "y": 0.4 + clique_step * j,
+             "group": ", ".join(names[a:b + 1])}
+            for j, (a, b) in enumerate(cliques)
+        ])
+        layers.append(alt.Chart(bars).mark_rule(strokeWidth=4, color="#d62728").encode(
+            x=x, x2="x2:Q", y=y, tooltip=alt.Tooltip("group:N", title="not significantly different")))
+    if cd is not None and np.isfinite(cd) and cd > 0:
+        cd_bar = pd.DataFrame({"x": [lo], "x2": [lo + float(cd)], "y": [-1.2],
+                               "label": [f"CD = {float(cd):.2f}"]})
+        layers.append(alt.Chart(cd_bar).mark_rule(strokeWidth=2, color="black").encode(
+            x=x, x2="x2:Q", y=y))
+        layers.append(alt.Chart(cd_bar).mark_text(align="left", dx=6, fontSize=11).encode(
+            x="x2:Q", y=y, text="label:N"))
+    return alt.layer(*layers).properties(width=520, height=height, title=title, autosize=PAD).configure_view(
+        stroke=None)

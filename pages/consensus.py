@@ -1,0 +1,196 @@
+"""Consensus rankings: choose factors and aggregation strategies; the rankings recompute live."""
+import pandas as pd
+import streamlit as st
+
+from encbench import dashboard, plots, stats
+from pages import common
+
+MAX_DRAWN = 40  # rankings drawn in the side-by-side charts (tables and exports hold all)
+STRATEGY_HELP = {
+    "R-M": "mean per-dataset rank", "R-Md": "median per-dataset rank",
+    "R-B": "times in the best tier", "R-W": "times in the worst tier (fewer is better)",
+    "Q-M": "mean score", "Q-Md": "median score", "Q-RM": "mean IQR-rescaled score",
+    "Q-Th": "times within theta of the dataset's best score",
+    "R-Nem": "encoders significantly better (Friedman + Nemenyi at alpha; fewer is better)",
+    "R-Kem": "exact Kemeny-Young weak order (HiGHS)",
+    "Q-Imp": "quality of the score ~ encoder quality x dataset difficulty model (imputes missing)",
+}
+MODE_TEXT = {
+    "per-combination": "one consensus per model/tuning/metric combination, shown side by side",
+    "pooled": "one consensus over all selected combinations: every (dataset, combination) is a voter",
+}
+
+st.title("Consensus rankings")
+st.caption("Aggregate the per-dataset rankings of encoders into one consensus per strategy "
+           "(1 = best; ties share a rank). Everything below follows the filters, which are kept "
+           "in the URL.")
+
+db, version = common.data_key()
+lv = common.levels(db, version)
+
+with st.container(border=True):
+    selected = common.factor_filters(lv, {"model": ["LogReg"], "tuning": ["no"], "scoring": ["AUC"]})
+    c1, c2, c3, c4 = st.columns([3, 1, 1, 2])
+    with c1:
+        strategies = common.multiselect(
+            "Aggregation strategies", list(stats.STRATEGIES), key="strategy",
+            default=["R-M", "Q-M", "R-Nem"],
+            help="; ".join(f"{k}: {v}" for k, v in STRATEGY_HELP.items()))
+    with c2:
+        theta = st.slider("theta (Q-Th)", 0.50, 1.00, 0.95, 0.01, key="theta", bind="query-params",
+                          disabled="Q-Th" not in strategies)
+    with c3:
+        alpha = st.select_slider("alpha (R-Nem)", options=[0.01, 0.05, 0.1], value=0.05, key="alpha",
+                                 bind="query-params",
+                                 help="Significance level of the Nemenyi tests (R-Nem and the CD diagram).")
+    with c4:
+        mode = st.radio("Several combinations", list(dashboard.MODES), key="mode",
+                        bind="query-params", format_func=lambda m: m.replace("-", " "),
+                        help="; ".join(f"{k}: {v}" for k, v in MODE_TEXT.items()))
+    origins = common.multiselect("Origin", lv["origin"], key="origin")
+
+missing = common.empty_selection({**selected, "strategy": strategies, "origin": origins})
+if missing:
+    st.warning(f"Select at least one value for: {', '.join(missing)}.")
+    st.stop()
+
+load_key = (("models", tuple(selected["model"])), ("tunings", tuple(selected["tuning"])),
+            ("scorings", tuple(selected["scoring"])), ("origins", tuple(origins)))
+rows = common.scores(db, version, **dict(load_key))
+if rows.empty:
+    st.info("No results for this combination of model, tuning and metric. "
+            "(In the published data LGBM was run without tuning only, and SVM without model tuning.)")
+    st.stop()
+
+combos = dashboard.combinations_of(rows)
+params = dashboard.strategy_params(strategies, theta, alpha)
+st.markdown(f"**Aggregation:** {MODE_TEXT[mode if len(combos) > 1 else 'per-combination']}. "
+            f"{len(combos)} combination(s), {rows['dataset'].nunique()} datasets, "
+            f"{rows['encoder'].nunique()} encoders.")
+if mode == "pooled" and len(combos) > 1 and len(selected["scoring"]) > 1 and any(s.startswith("Q-") for s in strategies):
+    st.caption("Note: quality strategies (Q-*) pool raw scores of different metrics.")
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def heuristic_ranks(db: str, version: tuple, load_key: tuple, strategies: tuple, mode: str,
+                    params: tuple) -> pd.DataFrame:
+    frame = common.scores(db, version, **dict(load_key))
+    return dashboard.consensus_ranks(frame, list(strategies), mode=mode, params=dict(params))
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def kemeny_ranks(db: str, version: tuple, load_key: tuple, mode: str):
+    frame = common.scores(db, version, **dict(load_key))
+    return dashboard.kemeny_ranks(frame, mode=mode)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def nemenyi(db: str, version: tuple, load_key: tuple, combination: str, mode: str, alpha: float):
+    frame = common.scores(db, version, **dict(load_key))
+    return stats.nemenyi(dashboard.subset_for(frame, combination, mode), alpha=alpha)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def intervals(db: str, version: tuple, load_key: tuple, combination: str, mode: str,
+              strategy: str, B: int, params: tuple) -> pd.DataFrame:
+    frame = common.scores(db, version, **dict(load_key))
+    use = {k: v for k, v in dict(params).items() if k in stats.strategy_parameters(strategy)}
+    return stats.rank_intervals(dashboard.subset_for(frame, combination, mode), strategy, B=B,
+                                seed=0, **use)
+
+
+mode_used = mode if len(combos) > 1 else "per-combination"
+ranks = heuristic_ranks(db, version, load_key, tuple(strategies), mode_used,
+                        tuple(sorted(params.items())))
+kemeny_info = None
+if "R-Kem" in strategies:
+    with st.spinner("Solving Kemeny-Young exactly (HiGHS)...", show_time=True):
+        kem_ranks, kemeny_info = kemeny_ranks(db, version, load_key, mode_used)
+    ranks = pd.concat([ranks, kem_ranks], ignore_index=True)
+view = dashboard.assemble(ranks, strategies, params)
+
+filters = {"model": selected["model"], "tuning": selected["tuning"], "metric": selected["scoring"],
+           "strategy": strategies, **params, "mode": mode_used, "origin": origins}
+prov = common.provenance("consensus", filters, rows, version)
+
+first = view.columns[0]
+top = view.wide.sort_values(first, kind="stable")
+best = top.loc[top[first] == top[first].min(), "encoder"].tolist()
+with st.container(key="ranking-summary"):
+    st.markdown(f"Best by **{first}**: **{', '.join(best)}** · top 5: "
+                f"{', '.join(top['encoder'].head(5))}")
+
+st.subheader("Rankings")
+common.show_table(view.wide, "rankings", prov, height=min(38 + 35 * len(view.wide), 700))
+if len(view.columns) <= MAX_DRAWN:
+    common.show_chart(plots.rank_matrix(view.ranks, column="column",
+                                        title="Consensus ranks side by side (1 = best)"),
+                      "rank-matrix", prov)
+else:
+    st.info(f"{len(view.columns)} rankings are too many to draw; the table and its exports hold "
+            "all of them. Narrow the selection or pool the combinations.")
+
+if kemeny_info is not None:
+    st.subheader("Kemeny-Young")
+    total = kemeny_info["solve_time_s"].sum()
+    st.markdown(f"Exact Kemeny-Young consensus solved with HiGHS in **{total:.3f} s** "
+                f"({len(kemeny_info)} problem(s); all optimal: {bool(kemeny_info['optimal'].all())}).")
+    common.show_table(kemeny_info, "kemeny", prov,
+                      column_config={"solve_time_s": st.column_config.NumberColumn("solve time (s)", format="%.4f"),
+                                     "objective": st.column_config.NumberColumn(format="%.4f")})
+
+if len(view.columns) > 1:
+    st.subheader("Agreement between rankings")
+    st.caption("Spearman's rho over the encoders two rankings share, and the Jaccard index of their "
+               "sets of rank-1 encoders.")
+    if len(view.columns) <= MAX_DRAWN:
+        a, b = st.columns(2)
+        with a:
+            common.show_chart(plots.similarity_heatmap(view.spearman, measure="Spearman rho",
+                                                       title="Spearman rho"),
+                              "agreement-spearman", prov, width="content")
+        with b:
+            common.show_chart(plots.similarity_heatmap(view.jaccard, measure="Jaccard",
+                                                       domain=(0.0, 1.0), title="Jaccard (best sets)"),
+                              "agreement-jaccard", prov, width="content")
+    common.show_table(dashboard.agreement_long(view), "agreement", prov)
+
+st.subheader("Critical-difference diagram and rank intervals")
+targets = [dashboard.POOLED] if mode_used == "pooled" else [dashboard.combination_label(*c) for c in combos]
+d1, d2, d3 = st.columns([2, 1, 1])
+with d1:
+    target = common.selectbox("Combination", targets, key="detail") if len(targets) > 1 else targets[0]
+interval_options = [s for s in strategies if s != "R-Kem"] or ["R-M"]
+with d2:
+    interval_strategy = common.selectbox("Interval strategy", interval_options, key="istrategy")
+with d3:
+    B = st.number_input("Bootstrap resamples", 50, 2000, 200, 50, key="B", bind="query-params")
+
+left, right = st.container(), st.container()
+with left:
+    try:
+        result = nemenyi(db, version, load_key, target, mode_used, float(alpha))
+    except ValueError as exc:
+        st.info(f"No critical-difference diagram for {target}: {exc}")
+    else:
+        mean_ranks, cd, pairs = dashboard.cd_inputs(result)
+        fried = (f"Friedman chi2 = {result.friedman_statistic:.1f}, p = {result.friedman_pvalue:.2g}"
+                 if pd.notna(result.friedman_statistic) else "Friedman test not defined (too few complete datasets)")
+        st.caption(f"Friedman-Nemenyi, alpha = {result.alpha:g}, {result.n_datasets} voters, "
+                   f"CD = {cd:.2f}. {fried}. Red bars join encoders not significantly different.")
+        common.show_chart(plots.cd_diagram(mean_ranks, cd, pairs, title=f"Critical difference: {target}"),
+                          "cd-diagram", prov.with_filters(detail=target),
+                          width="content")
+with right:
+    try:
+        iv = intervals(db, version, load_key, target, mode_used, interval_strategy, int(B),
+                       tuple(sorted(params.items())))
+    except ValueError as exc:
+        st.info(f"No rank intervals for {target}: {exc}")
+    else:
+        st.caption(f"{interval_strategy} consensus rank with its 95% bootstrap interval "
+                   f"({int(B)} resamples of the voters, seed 0).")
+        iprov = prov.with_filters(detail=target, interval_strategy=interval_strategy, B=int(B))
+        common.show_chart(plots.rank_intervals_chart(iv, title=f"Rank intervals: {interval_strategy}, {target}"),
+                          "rank-intervals", iprov)
+        common.table_exports(iv, "rank-intervals", iprov)

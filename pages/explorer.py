@@ -1,0 +1,109 @@
+"""Results explorer: filter the score rows, see per-dataset scores and ranks, box plots, heatmap."""
+import streamlit as st
+
+from encbench import dashboard, plots
+from pages import common
+
+st.title("Results explorer")
+st.caption("Scores per dataset, filtered. Ranks are computed within each (dataset, model, tuning, "
+           "metric): 1 = best score. Filters are kept in the URL: share it to share this view.")
+
+db, version = common.data_key()
+lv = common.levels(db, version)
+datasets_info = common.datasets_table(db, version)
+names = dict(zip(datasets_info["dataset"].astype(str), datasets_info["name"].astype(str)))
+all_datasets = sorted(lv["dataset"], key=dashboard.natural_key)
+
+with st.container(border=True):
+    selected = common.factor_filters(lv, {"model": None, "tuning": ["no"], "scoring": ["AUC"]})
+    c1, c2, c3 = st.columns([2, 2, 1])
+    with c1:
+        families = common.multiselect("Encoder family", dashboard.family_names(), key="family",
+                                      help="Families from the encoder registry.")
+    with c2:
+        origins = common.multiselect("Origin", lv["origin"], key="origin",
+                                     help="published = the study's results; local = runs made here.")
+    with c3:
+        every = st.toggle("All datasets", value=True, key="all_datasets", bind="query-params")
+    if every:
+        chosen_datasets = all_datasets
+    else:
+        chosen_datasets = common.multiselect(
+            "Datasets", all_datasets, key="dataset", default=all_datasets[:5],
+            format_func=lambda d: f"{d} · {names.get(d, '?')}")
+
+missing = common.empty_selection({**selected, "family": families, "origin": origins,
+                                  "dataset": chosen_datasets})
+if missing:
+    st.warning(f"Select at least one value for: {', '.join(missing)}.")
+    st.stop()
+
+encoders = [e for e in dashboard.encoders_of_families(families) if e in lv["encoder"]]
+if not encoders:
+    st.info("No encoder of the chosen families has results.")
+    st.stop()
+
+rows = common.scores(db, version, datasets=None if every else tuple(chosen_datasets),
+                     models=tuple(selected["model"]), tunings=tuple(selected["tuning"]),
+                     scorings=tuple(selected["scoring"]), encoders=tuple(encoders),
+                     origins=tuple(origins))
+if rows.empty:
+    st.info("No results for this combination of filters. Widen the selection "
+            "(e.g. LGBM has results only without tuning, SVM none with model tuning).")
+    st.stop()
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def ranked(db: str, version: tuple, key: tuple):
+    frame = common.scores(db, version, **dict(key))
+    return dashboard.ranked_scores(frame)
+
+
+load_key = (("datasets", None if every else tuple(chosen_datasets)),
+            ("models", tuple(selected["model"])), ("tunings", tuple(selected["tuning"])),
+            ("scorings", tuple(selected["scoring"])), ("encoders", tuple(encoders)),
+            ("origins", tuple(origins)))
+table = ranked(db, version, load_key)
+table = table.assign(name=table["dataset"].map(names))
+filters = {"model": selected["model"], "tuning": selected["tuning"], "metric": selected["scoring"],
+           "family": families, "origin": origins, "dataset": "all" if every else chosen_datasets}
+prov = common.provenance("explorer", filters, table, version)
+
+grid = dashboard.coverage(table, encoders, chosen_datasets)
+n_combos = table[["model", "tuning", "scoring"]].drop_duplicates().shape[0]
+st.markdown(
+    f"**{len(table):,}** results · {table['dataset'].nunique()} datasets · "
+    f"{table['encoder'].nunique()} encoders · {n_combos} model/tuning/metric combinations · "
+    f"{grid['missing']:,} of {grid['cells']:,} encoder x dataset cells without any result"
+)
+
+st.subheader("Scores per dataset")
+columns = ["dataset", "name", "model", "tuning", "scoring", "encoder", "family", "cv_score", "rank",
+           "origin", "run_id"]
+common.show_table(table[columns].rename(columns={"scoring": "metric"}), "scores", prov, height=320,
+                  column_config={"cv_score": st.column_config.NumberColumn("score", format="%.4f")})
+
+st.subheader("Distributions per encoder")
+left, right = st.columns(2)
+with left:
+    chart = plots.box_by_encoder(table, value="cv_score", value_title="score", color="family",
+                                 title="Scores per encoder")
+    common.show_chart(chart, "box-scores", prov)
+with right:
+    chart = plots.box_by_encoder(table, value="rank", value_title="per-dataset rank (1 = best)",
+                                 color="family", reverse=True, title="Per-dataset ranks per encoder")
+    common.show_chart(chart, "box-ranks", prov)
+
+st.subheader("Encoder x dataset")
+value = st.radio("Cell value", ["rank", "score"], horizontal=True, key="cell", bind="query-params",
+                 help="Mean over the selected model/tuning/metric combinations.")
+field = "rank" if value == "rank" else "cv_score"
+cells = dashboard.encoder_dataset_matrix(table, field)
+order = (cells.groupby("encoder")[field].mean()
+         .sort_values(ascending=(field == "rank"), kind="stable").index.tolist())
+order += [e for e in encoders if e not in order]
+chart = plots.encoder_dataset_heatmap(
+    cells, value=field, value_title="mean rank" if field == "rank" else "mean score",
+    encoders=order, datasets=chosen_datasets, lower_is_better=(field == "rank"),
+    title="Grey cells: no result for that encoder on that dataset")
+common.show_chart(chart, f"heatmap-{value}", prov)

@@ -1,0 +1,96 @@
+"""Replicability: would another sample of datasets give the same consensus ranking?"""
+import pandas as pd
+import streamlit as st
+
+from encbench import dashboard, plots, stats
+from pages import common
+
+st.title("Replicability")
+st.caption("For each sample size s, draw pairs of disjoint samples of s datasets, compute the "
+           "consensus of each sample and compare the two: rho-replicability is the mean Spearman "
+           "rho, J-replicability the mean Jaccard index of the best encoders. Bands are "
+           "bootstrapped 95% intervals of the means (the study's Figure 2).")
+
+db, version = common.data_key()
+lv = common.levels(db, version)
+
+with st.container(border=True):
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        model = common.selectbox("Model", dashboard.ordered("model", lv["model"]), key="model",
+                                 default="LogReg")
+    with c2:
+        tuning = common.selectbox("Tuning", dashboard.ordered("tuning", lv["tuning"]), key="tuning",
+                                  default="no")
+    with c3:
+        scoring = common.selectbox("Metric", dashboard.ordered("scoring", lv["scoring"]), key="metric",
+                                   default="AUC")
+    s1, s2, s3, s4 = st.columns([3, 2, 1, 1])
+    with s1:
+        strategies = common.multiselect("Aggregation strategies", list(stats.STRATEGIES),
+                                        key="strategy", default=["R-M", "Q-M"])
+    with s2:
+        n_pairs = st.number_input("Sample pairs per size", 10, 1000, 100, 10, key="n_pairs",
+                                  bind="query-params")
+    with s3:
+        step = st.number_input("Size step", 1, 10, 5, 1, key="step", bind="query-params")
+    with s4:
+        theta = st.number_input("theta (Q-Th)", 0.5, 1.0, 0.95, 0.01, key="theta",
+                                bind="query-params", disabled="Q-Th" not in strategies)
+    alpha = 0.05
+
+if not strategies:
+    st.warning("Select at least one aggregation strategy.")
+    st.stop()
+
+rows = common.scores(db, version, models=(model,), tunings=(tuning,), scorings=(scoring,))
+if rows.empty:
+    st.info(f"No results for {dashboard.combination_label(model, tuning, scoring)}. "
+            "(In the published data LGBM was run without tuning only, and SVM without model tuning.)")
+    st.stop()
+n_datasets = rows["dataset"].nunique()
+sizes = dashboard.default_sample_sizes(n_datasets, step=int(step))
+if not sizes:
+    st.info(f"{n_datasets} dataset(s) with results: at least 4 are needed for two disjoint samples.")
+    st.stop()
+st.markdown(f"**{dashboard.combination_label(model, tuning, scoring)}**: {n_datasets} datasets; "
+            f"sample sizes {', '.join(map(str, sizes))}; {int(n_pairs)} pairs per size.")
+params = dashboard.strategy_params(strategies, theta, alpha)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def one_size(db: str, version: tuple, combo: tuple, strategy: str, size: int, n_pairs: int,
+             params: tuple):
+    frame = common.scores(db, version, models=(combo[0],), tunings=(combo[1],), scorings=(combo[2],))
+    use = {k: v for k, v in dict(params).items() if k in stats.strategy_parameters(strategy)}
+    result = stats.replicability(frame, [size], n_pairs=n_pairs, seed=0, strategy=strategy, **use)
+    return result.summary.assign(strategy=strategy), result.pairs.assign(strategy=strategy)
+
+
+jobs = [(s, size) for s in strategies for size in sizes]
+bar = st.progress(0.0, text="Computing replicability...")
+summaries, pairs = [], []
+for done, (strategy, size) in enumerate(jobs, start=1):
+    summary, pair_rows = one_size(db, version, (model, tuning, scoring), strategy, size, int(n_pairs),
+                                  tuple(sorted(params.items())))
+    summaries.append(summary)
+    pairs.append(pair_rows)
+    bar.progress(done / len(jobs), text=f"{strategy}, {size} datasets per sample ({done}/{len(jobs)})")
+bar.empty()
+
+summary = pd.concat(summaries, ignore_index=True)
+long = pd.concat([dashboard.replicability_long(summary[summary["strategy"] == s], s) for s in strategies],
+                 ignore_index=True)
+filters = {"model": model, "tuning": tuning, "metric": scoring, "strategy": strategies,
+           "n_pairs": int(n_pairs), "sizes": sizes, **params, "seed": 0}
+prov = common.provenance("replicability", filters, rows, version)
+
+common.show_chart(plots.replicability_chart(long, color="strategy",
+                                            title=f"Replicability: {dashboard.combination_label(model, tuning, scoring)}"),
+                  "replicability", prov, width="content")
+st.subheader("Summary")
+common.show_table(summary[["strategy", "sample_size", "n_pairs", "rho_mean", "rho_low", "rho_high",
+                           "J_mean", "J_low", "J_high"]], "replicability-summary", prov)
+with st.expander("Every sample pair"):
+    common.show_table(pd.concat(pairs, ignore_index=True)[["strategy", "sample_size", "pair", "rho", "J"]],
+                      "replicability-pairs", prov)

@@ -1,0 +1,109 @@
+"""Sensitivity: how much consensus rankings change when one factor of the experiment changes."""
+import streamlit as st
+
+from encbench import dashboard, plots, stats
+from pages import common
+
+VARY_LABELS = {"model": "model", "scoring": "metric", "tuning": "tuning", "strategy": "aggregation strategy"}
+
+st.title("Sensitivity")
+st.caption("Similarity between consensus rankings that differ in one factor only: Jaccard index of "
+           "their sets of best encoders and Spearman's rho of the whole rankings. Choose the factor "
+           "to vary; fix each other factor to one value or average the similarity over all its values.")
+
+db, version = common.data_key()
+lv = common.levels(db, version)
+
+with st.container(border=True):
+    vary = st.radio("Factor to vary", list(VARY_LABELS), format_func=VARY_LABELS.get, horizontal=True,
+                    key="vary", bind="query-params")
+    others = [f for f in dashboard.FACTORS if f != vary]
+    cols = st.columns(len(others) + 1)
+    fixed = {}
+    for col, factor in zip(cols, others):
+        with col:
+            fixed[factor] = common.selectbox(
+                f"{common.FACTOR_LABELS[factor]} (fixed)",
+                [dashboard.AVERAGE_ALL] + dashboard.ordered(factor, lv[factor]),
+                key=f"fix_{factor}", default=dashboard.AVERAGE_ALL)
+    with cols[-1]:
+        if vary == "strategy":
+            strategies = common.multiselect("Strategies compared", list(stats.STRATEGIES),
+                                            key="strategies", default=list(stats.HEURISTIC_STRATEGIES))
+            strategy = None
+        else:
+            strategy = common.selectbox("Aggregation", list(stats.STRATEGIES), key="agg", default="R-M")
+            strategies = [strategy]
+    if vary != "strategy":
+        labels = common.multiselect(f"{common.FACTOR_LABELS[vary]} values compared",
+                                    dashboard.ordered(vary, lv[vary]), key="levels")
+    else:
+        labels = None
+    p1, p2 = st.columns(2)
+    with p1:
+        theta = st.slider("theta (Q-Th)", 0.50, 1.00, 0.95, 0.01, key="theta", bind="query-params",
+                          disabled="Q-Th" not in strategies)
+    with p2:
+        alpha = st.select_slider("alpha (R-Nem)", options=[0.01, 0.05, 0.1], value=0.05, key="alpha",
+                                 bind="query-params", disabled="R-Nem" not in strategies)
+
+if vary == "strategy" and len(strategies) < 2:
+    st.warning("Select at least two strategies to compare.")
+    st.stop()
+if labels is not None and len(labels) < 2:
+    st.warning(f"Select at least two {VARY_LABELS[vary]} values to compare.")
+    st.stop()
+
+params = dashboard.strategy_params(strategies, theta, alpha)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def compute(db: str, version: tuple, vary: str, fixed: tuple, strategy, strategies: tuple,
+            labels, params: tuple):
+    rows = common.scores(db, version)
+    return dashboard.sensitivity_view(rows, vary, dict(fixed), strategy=strategy or "R-M",
+                                      strategies=list(strategies), labels=labels, params=dict(params))
+
+
+needs_kemeny = "R-Kem" in strategies
+with st.spinner("Computing consensus rankings...", show_time=True) if needs_kemeny else st.empty():
+    try:
+        result = compute(db, version, vary, tuple(sorted(fixed.items())), strategy, tuple(strategies),
+                         tuple(labels) if labels is not None else None, tuple(sorted(params.items())))
+    except ValueError as exc:
+        st.info(f"Nothing to compare with these choices: {exc}")
+        st.stop()
+
+averaged = [common.FACTOR_LABELS[f] for f, v in fixed.items() if v == dashboard.AVERAGE_ALL]
+what = (f"averaged over {result['n_settings']} settings of {', '.join(averaged)}" if averaged
+        else "for " + ", ".join(f"{common.FACTOR_LABELS[f]} = {v}" for f, v in fixed.items()))
+st.markdown(f"Varying **{VARY_LABELS[vary]}** "
+            f"({'aggregation ' + strategy if strategy else 'each strategy on the same data'}), {what}.")
+
+filters = {"vary": vary, **{f"fixed_{k}": v for k, v in fixed.items()},
+           "strategy" if vary != "strategy" else "strategies": strategy if strategy else strategies,
+           "values": labels if labels is not None else "all", **params}
+used = common.scores(db, version)
+for factor, value in fixed.items():
+    if value != dashboard.AVERAGE_ALL:
+        used = used[used[factor] == value]
+prov = common.provenance("sensitivity", filters, used, version)
+
+left, right = st.columns(2)
+with left:
+    common.show_chart(plots.similarity_heatmap(result["jaccard"], measure="Jaccard", domain=(0.0, 1.0),
+                                               title=f"Jaccard of best sets as {VARY_LABELS[vary]} varies"),
+                      "jaccard-heatmap", prov, width="content")
+    common.table_exports(dashboard.similarity_table(result["jaccard"], "jaccard"), "jaccard-matrix", prov)
+with right:
+    common.show_chart(plots.similarity_heatmap(result["spearman"], measure="Spearman rho",
+                                               title=f"Spearman rho as {VARY_LABELS[vary]} varies"),
+                      "spearman-heatmap", prov, width="content")
+    common.table_exports(dashboard.similarity_table(result["spearman"], "spearman"), "spearman-matrix", prov)
+
+if result["n_settings"] == 1 and result["rankings"] is not None:
+    st.subheader("The rankings compared")
+    rankings = result["rankings"].copy()
+    rankings.columns = [str(c) for c in rankings.columns]
+    rankings = rankings.reset_index().rename(columns={"index": "encoder"})
+    common.show_table(rankings, "rankings-compared", prov)
