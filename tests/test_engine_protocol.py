@@ -1,0 +1,115 @@
+"""The protocol of DESIGN.md section 5, one task in this process (no task processes, no DB)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.compose import ColumnTransformer
+from sklearn.impute import SimpleImputer
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import balanced_accuracy_score, roc_auc_score
+from sklearn.model_selection import StratifiedKFold
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import OneHotEncoder, RobustScaler
+
+from encbench.data import load_dataset
+from encbench.engine import Task
+from encbench.engine import protocol
+from encbench.engine.protocol import Payload, bayes_n_iter, bayes_space, fold_indices, run_task
+
+
+@pytest.fixture(scope="module")
+def credit():
+    return Payload.from_dataset(load_dataset("bundled:credit-g"))
+
+
+@pytest.fixture(scope="module")
+def tictactoe():
+    return Payload.from_dataset(load_dataset("bundled:tic-tac-toe"))
+
+
+def _by(rows):
+    return {(r["model"], r["scoring"]): r for r in rows}
+
+
+def test_folds_are_stratified_kfold_without_shuffling(credit):
+    expected = list(StratifiedKFold(5).split(np.zeros(len(credit.y)), credit.y))
+    for fold in range(5):
+        train, test = fold_indices(credit.y, 5, fold)
+        assert np.array_equal(test, expected[fold][1]) and np.array_equal(train, expected[fold][0])
+    with pytest.raises(ValueError, match="5"):
+        fold_indices(credit.y, 5, 5)
+
+
+def test_no_tuning_logreg_one_hot_matches_a_naive_sklearn_pipeline(credit):
+    """Naive reference: sklearn's own one-hot encoder in the same preprocessing."""
+    task = Task(credit.key, "OH", 2, 5, ("LogReg",), ("AUC", "BAcc"), "no")
+    rows = _by(run_task(task, credit))
+    train, test = fold_indices(credit.y, 5, 2)
+    cats = list(credit.categorical)
+    nums = [c for c in credit.X.columns if c not in cats]
+    reference = ColumnTransformer([
+        ("c", Pipeline([("i", SimpleImputer(strategy="most_frequent")),
+                        ("e", OneHotEncoder(handle_unknown="ignore"))]), cats),
+        ("n", Pipeline([("i", SimpleImputer(strategy="median")), ("s", RobustScaler())]), nums),
+    ], sparse_threshold=0)
+    X_train = reference.fit_transform(credit.X.iloc[train])
+    model = LogisticRegression(solver="lbfgs", max_iter=100, random_state=7).fit(X_train, credit.y[train])
+    X_test = reference.transform(credit.X.iloc[test])
+    auc = roc_auc_score(credit.y[test], model.predict_proba(X_test)[:, 1])
+    bacc = balanced_accuracy_score(credit.y[test], model.predict(X_test))
+    assert rows[("LogReg", "AUC")]["status"] == "ok"
+    # identical today on all five folds; the slack only allows for a change of column order
+    # moving lbfgs' stopping point
+    assert rows[("LogReg", "AUC")]["cv_score"] == pytest.approx(auc, abs=1e-6)
+    assert rows[("LogReg", "BAcc")]["cv_score"] == pytest.approx(bacc, abs=1e-6)
+
+
+def test_no_tuning_all_models_and_metrics(tictactoe):
+    task = Task(tictactoe.key, "MT", 0, 5, ("DT", "LGBM", "SVM", "kNN", "LogReg"),
+                ("BAcc", "F1", "Acc", "AUC"), "no")
+    rows = run_task(task, tictactoe)
+    assert len(rows) == 20
+    for row in rows:
+        assert row["status"] == "ok", row
+        assert 0.0 <= row["cv_score"] <= 1.0 and row["time"] > 0
+        assert (row["dataset"], row["fold"], row["n_folds"], row["tuning"]) == ("50", 0, 5, "no")
+    # deterministic: the same task gives the same scores
+    again = run_task(task, tictactoe)
+    assert [r["cv_score"] for r in again] == [r["cv_score"] for r in rows]
+
+
+def test_model_and_full_tuning_run(tictactoe):
+    model_rows = run_task(Task("50", "OH", 1, 5, ("DT", "kNN"), ("AUC",), "model"), tictactoe)
+    full_rows = run_task(Task("50", "OH", 1, 5, ("DT",), ("BAcc",), "full"), tictactoe)
+    assert [r["status"] for r in model_rows + full_rows] == ["ok"] * 3
+    assert all(r["tuning"] == "model" for r in model_rows) and full_rows[0]["tuning"] == "full"
+
+
+def test_full_tuning_iterations_follow_the_published_rule():
+    sizes = {m: bayes_n_iter(bayes_space(m)) for m in ("DT", "kNN", "LogReg", "SVM", "LGBM")}
+    assert sizes == {"DT": 4, "kNN": 9, "LogReg": 3, "SVM": 9, "LGBM": 20}
+
+
+def test_encoder_failure_fails_every_row_with_its_error(tictactoe, monkeypatch):
+    def broken(name, random_state=0):
+        raise RuntimeError(f"no such thing as {name}")
+
+    monkeypatch.setattr("encbench.encoders.make_encoder", broken)
+    rows = run_task(Task("50", "MT", 0, 5, ("DT", "LGBM"), ("AUC", "F1"), "no"), tictactoe)
+    assert {r["status"] for r in rows} == {"failed"} and len(rows) == 4
+    assert all("encoder MT" in r["error"] and "no such thing as MT" in r["error"] for r in rows)
+    assert all(r["cv_score"] is None for r in rows)
+
+
+def test_model_failure_fails_only_that_model(tictactoe, monkeypatch):
+    real = protocol.make_model
+
+    class Exploding:
+        def fit(self, X, y):
+            raise ArithmeticError("model blew up")
+
+    monkeypatch.setattr(protocol, "make_model", lambda name, **kw: Exploding() if name == "kNN" else real(name, **kw))
+    rows = _by(run_task(Task("50", "OH", 0, 5, ("kNN", "DT"), ("AUC", "Acc"), "no"), tictactoe))
+    assert rows[("kNN", "AUC")]["status"] == "failed"
+    assert rows[("kNN", "Acc")]["error"] == "model kNN: ArithmeticError: model blew up"
+    assert rows[("DT", "AUC")]["status"] == rows[("DT", "Acc")]["status"] == "ok"
