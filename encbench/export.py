@@ -39,7 +39,7 @@ MIME = {
 }
 EXTENSION = {"csv": "csv", "parquet": "parquet", "latex": "tex", "png": "png", "svg": "svg"}
 _MAX_SLUG = 100
-_UNSAFE = re.compile(r"[^A-Za-z0-9.+=-]+")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._+=-]+")
 
 
 def _split_joined(values: Iterable[object]) -> tuple[str, ...]:

@@ -111,13 +111,9 @@ def rank_matrix(ranks: pd.DataFrame, *, column: str = "column", title: str = "")
         x=alt.X(f"{column}:N", sort=columns, title=None, axis=_LABEL_AXIS_X),
         y=alt.Y("encoder:N", sort=order, title=None, axis=_LABEL_AXIS_Y),
     )
-    cells = base.mark_rect().encode(
-        color=alt.when(alt.datum.missing).then(alt.value(MISSING_COLOR)).otherwise(
-            alt.Color("rank:Q", scale=alt.Scale(scheme="viridis", reverse=True), title="rank",
-                      legend=alt.Legend(titleLimit=300))
-        ),
-        tooltip=["encoder:N", f"{column}:N", "rank:Q"],
-    )
+    cells = _with_missing(base, alt.Color("rank:Q", scale=alt.Scale(scheme="viridis", reverse=True),
+                                          title="rank", legend=alt.Legend(titleLimit=300)),
+                          ["encoder:N", f"{column}:N", "label:N"])
     threshold = float(np.nanmax(data["rank"])) / 2 if data["rank"].notna().any() else 0.0
     text = base.mark_text(fontSize=9).encode(
         text="label:N",
@@ -153,21 +149,17 @@ def similarity_heatmap(matrix: pd.DataFrame, *, measure: str, title: str = "",
         "value": values.reshape(-1),
     })
     long["missing"] = long["value"].isna()
-    long["label"] = long["value"].map(lambda v: "" if pd.isna(v) else f"{v:.2f}")
+    long["label"] = long["value"].map(lambda v: "n/a" if pd.isna(v) else f"{v:.2f}")
     if domain is None:
         domain = (-1.0, 1.0) if (long["value"].min(skipna=True) < 0) else (0.0, 1.0)
     base = alt.Chart(long).encode(
         x=alt.X("b:N", sort=labels, title=None, axis=_LABEL_AXIS_X),
         y=alt.Y("a:N", sort=rows, title=None, axis=_LABEL_AXIS_Y),
     )
-    cells = base.mark_rect().encode(
-        color=alt.when(alt.datum.missing).then(alt.value(MISSING_COLOR)).otherwise(
-            alt.Color("value:Q", scale=alt.Scale(scheme="blues", domain=list(domain)), title=measure,
-                      legend=alt.Legend(titleLimit=300))
-        ),
-        tooltip=[alt.Tooltip("a:N", title="ranking"), alt.Tooltip("b:N", title="vs"),
-                 alt.Tooltip("value:Q", title=measure, format=".3f")],
-    )
+    cells = _with_missing(base, alt.Color("value:Q", scale=alt.Scale(scheme="blues", domain=list(domain)),
+                                          title=measure, legend=alt.Legend(titleLimit=300)),
+                          [alt.Tooltip("a:N", title="ranking"), alt.Tooltip("b:N", title="vs"),
+                           alt.Tooltip("label:N", title=measure)])
     midpoint = (domain[0] + domain[1]) / 2
     text = base.mark_text(fontSize=10).encode(
         text="label:N",
@@ -261,18 +253,27 @@ def encoder_dataset_heatmap(data: pd.DataFrame, *, value: str, value_title: str 
     frame = data.set_index(["encoder", "dataset"])[[value]].reindex(grid).reset_index()
     frame["missing"] = frame[value].isna()
     frame["shown"] = frame[value].map(lambda v: "missing" if pd.isna(v) else f"{v:.4g}")
-    cells = alt.Chart(frame).mark_rect().encode(
+    base = alt.Chart(frame).encode(
         x=alt.X("dataset:N", sort=datasets, title="dataset", axis=alt.Axis(labelAngle=-90, labelOverlap=False)),
         y=alt.Y("encoder:N", sort=encoders, title=None, axis=_LABEL_AXIS_Y),
-        color=alt.when(alt.datum.missing).then(alt.value(MISSING_COLOR)).otherwise(
-            alt.Color(f"{value}:Q", title=value_title or value,
-                      scale=alt.Scale(scheme="viridis", reverse=lower_is_better))
-        ),
-        tooltip=["encoder:N", "dataset:N", alt.Tooltip("shown:N", title=value_title or value)],
     )
+    cells = _with_missing(base, alt.Color(f"{value}:Q", title=value_title or value,
+                                          scale=alt.Scale(scheme="viridis", reverse=lower_is_better)),
+                          ["encoder:N", "dataset:N", alt.Tooltip("shown:N", title=value_title or value)])
     width = max(200, min(1100, 14 * len(datasets)))
     return cells.properties(width=width, height=_height(len(encoders)), title=title,
                             autosize=FIT_X)
+
+
+def _with_missing(base: alt.Chart, color: alt.Color, tooltip: list) -> alt.LayerChart:
+    """Grey cells for every grid position under the coloured cells of the values present.
+
+    Vega-Lite drops marks whose continuous colour is null, so a missing value would otherwise
+    leave a blank (white) cell, indistinguishable from the background.
+    """
+    missing = base.mark_rect(color=MISSING_COLOR).encode(tooltip=tooltip)
+    present = base.mark_rect().encode(color=color, tooltip=tooltip)
+    return missing + present
 
 
 def _natural(label: str) -> tuple:

@@ -68,6 +68,7 @@ def reader_or_stop() -> Reader:
 
 def data_key() -> tuple[str, tuple]:
     """``(db, version)``: the first two arguments of every cached function below."""
+    _leave_pages_directory_mode()
     reader = reader_or_stop()
     return db_path(), reader.version
 

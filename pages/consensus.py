@@ -45,7 +45,7 @@ with st.container(border=True):
                                  help="Significance level of the Nemenyi tests (R-Nem and the CD diagram).")
     with c4:
         mode = st.radio("Several combinations", list(dashboard.MODES), key="mode",
-                        bind="query-params", format_func=lambda m: m.replace("-", " "),
+                        bind="query-params",
                         help="; ".join(f"{k}: {v}" for k, v in MODE_TEXT.items()))
     origins = common.multiselect("Origin", lv["origin"], key="origin")
 

@@ -28,9 +28,12 @@ with st.container(border=True):
     if every:
         chosen_datasets = all_datasets
     else:
-        chosen_datasets = common.multiselect(
-            "Datasets", all_datasets, key="dataset", default=all_datasets[:5],
-            format_func=lambda d: f"{d} · {names.get(d, '?')}")
+        # Options are "id: name" as shown, so the URL holds readable values (?dataset=31: credit-g).
+        label_of = {d: f"{d}: {names.get(d, '?')}" for d in all_datasets}
+        id_of = {v: k for k, v in label_of.items()}
+        picked = common.multiselect("Datasets", list(label_of.values()), key="dataset",
+                                    default=[label_of[d] for d in all_datasets[:5]])
+        chosen_datasets = [id_of[p] for p in picked]
 
 missing = common.empty_selection({**selected, "family": families, "origin": origins,
                                   "dataset": chosen_datasets})

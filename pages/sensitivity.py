@@ -4,7 +4,8 @@ import streamlit as st
 from encbench import dashboard, plots, stats
 from pages import common
 
-VARY_LABELS = {"model": "model", "scoring": "metric", "tuning": "tuning", "strategy": "aggregation strategy"}
+VARY_LABELS = {"model": "model", "scoring": "metric", "tuning": "tuning", "strategy": "strategy"}
+FACTOR_OF = {label: factor for factor, label in VARY_LABELS.items()}
 
 st.title("Sensitivity")
 st.caption("Similarity between consensus rankings that differ in one factor only: Jaccard index of "
@@ -15,8 +16,9 @@ db, version = common.data_key()
 lv = common.levels(db, version)
 
 with st.container(border=True):
-    vary = st.radio("Factor to vary", list(VARY_LABELS), format_func=VARY_LABELS.get, horizontal=True,
-                    key="vary", bind="query-params")
+    # The options are the labels shown, so the URL reads ?vary=metric.
+    vary = FACTOR_OF[st.radio("Factor to vary", list(FACTOR_OF), horizontal=True, key="vary",
+                              bind="query-params")]
     others = [f for f in dashboard.FACTORS if f != vary]
     cols = st.columns(len(others) + 1)
     fixed = {}
@@ -25,7 +27,7 @@ with st.container(border=True):
             fixed[factor] = common.selectbox(
                 f"{common.FACTOR_LABELS[factor]} (fixed)",
                 [dashboard.AVERAGE_ALL] + dashboard.ordered(factor, lv[factor]),
-                key=f"fix_{factor}", default=dashboard.AVERAGE_ALL)
+                key=f"fix_{VARY_LABELS[factor]}", default=dashboard.AVERAGE_ALL)
     with cols[-1]:
         if vary == "strategy":
             strategies = common.multiselect("Strategies compared", list(stats.STRATEGIES),
@@ -36,7 +38,7 @@ with st.container(border=True):
             strategies = [strategy]
     if vary != "strategy":
         labels = common.multiselect(f"{common.FACTOR_LABELS[vary]} values compared",
-                                    dashboard.ordered(vary, lv[vary]), key="levels")
+                                    dashboard.ordered(vary, lv[vary]), key=f"{VARY_LABELS[vary]}s")
     else:
         labels = None
     p1, p2 = st.columns(2)

@@ -1,0 +1,36 @@
+"""Helpers for the AppTest page tests (imported by tests/test_pages_*.py)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def open_page(page: str, query: dict | None = None, *, timeout: float = 60) -> AppTest:
+    """Run ``app.py`` routed to ``pages/<page>.py`` (optionally with URL query parameters)."""
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=timeout)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    at.switch_page(f"pages/{page}.py")
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def texts(at: AppTest) -> str:
+    """All markdown, captions and alerts of a run, joined (for "is this message shown")."""
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    for kind in ("info", "warning", "error", "success"):
+        parts += [e.value for e in getattr(at, kind)]
+    return "\n".join(parts)
+
+
+def charts(at: AppTest) -> list:
+    return list(at.get("vega_lite_chart"))
+
+
+def summary_line(at: AppTest) -> str:
+    """The Consensus page's one-line summary of the first ranking."""
+    return next(m.value for m in at.markdown if m.value.startswith("Best by "))

@@ -1,0 +1,120 @@
+"""Exports: every format carries the same provenance; file names carry the filter state."""
+from __future__ import annotations
+
+import io
+import json
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from PIL import Image
+
+from encbench import __version__, export, plots
+
+
+@pytest.fixture()
+def prov():
+    return export.Provenance(view="consensus",
+                             filters={"model": ["LogReg", "DT"], "metric": ["AUC"], "tuning": None,
+                                      "theta": 0.95},
+                             origins=("local", "published"), run_ids=("published-x", "run-1"),
+                             snapshot="1-2-3", created_at="2026-01-01T00:00:00+00:00")
+
+
+@pytest.fixture()
+def table():
+    return pd.DataFrame({"encoder": ["ME_0.1", "OH", "50%_&"], "rank": [1, 2, 3],
+                         "R-M": [1.25, np.nan, 3.0]})
+
+
+def _payload(text: str) -> dict:
+    return json.loads(text)
+
+
+def test_provenance_from_scores_splits_joined_runs():
+    rows = pd.DataFrame({"origin": ["published", "local,published"], "run_id": ["p", "p,r2"]})
+    p = export.Provenance.from_scores("explorer", {"model": ["DT"]}, rows)
+    assert p.origins == ("local", "published") and p.run_ids == ("p", "r2")
+    assert p.encbench_version == __version__
+    empty = export.Provenance.from_scores("explorer", {}, rows.iloc[:0])
+    assert empty.origins == () and empty.run_ids == ()
+
+
+def test_file_name_carries_filters_and_stays_safe(prov):
+    name = prov.file_name("rankings", "csv")
+    assert name == "encbench_consensus_rankings_model=LogReg+DT_metric=AUC_tuning=all_theta=0.95.csv"
+    assert prov.file_name("rankings", "latex").endswith(".tex")
+    weird = export.Provenance(view="v", filters={"dataset": ["a/b c", "d\\e"]})
+    assert "/" not in weird.file_name("x", "png") and " " not in weird.file_name("x", "png")
+    with pytest.raises(ValueError, match="'docx'"):
+        prov.file_name("x", "docx")
+
+
+def test_long_filter_state_is_cut_with_a_distinguishing_hash():
+    a = export.Provenance(view="v", filters={"dataset": [str(i) for i in range(60)]})
+    b = export.Provenance(view="v", filters={"dataset": [str(i) for i in range(61)]})
+    assert len(a.file_name("t", "csv")) < 150
+    assert a.file_name("t", "csv") != b.file_name("t", "csv")
+
+
+def test_csv_has_comment_header_and_round_trips(prov, table):
+    data = export.table_bytes(table, "csv", prov)
+    text = data.decode("utf-8")
+    assert text.startswith("# encbench ")
+    assert "# filter model: [\"LogReg\", \"DT\"]" in text
+    meta_line = next(line for line in text.splitlines() if line.startswith(f"# {export.METADATA_KEY}: "))
+    meta = _payload(meta_line.split(": ", 1)[1])
+    assert meta["run_ids"] == ["published-x", "run-1"] and meta["filters"]["theta"] == 0.95
+    back = pd.read_csv(io.BytesIO(data), comment="#")
+    pd.testing.assert_frame_equal(back, table)
+
+
+def test_parquet_metadata_and_round_trip(prov, table):
+    data = export.table_bytes(table, "parquet", prov)
+    read = pq.read_table(io.BytesIO(data))
+    meta = _payload(read.schema.metadata[export.METADATA_KEY.encode()].decode())
+    assert meta == prov.as_dict()
+    pd.testing.assert_frame_equal(read.to_pandas(), table)
+
+
+def test_latex_is_escaped_with_provenance_comments(prov, table):
+    text = export.table_bytes(table, "latex", prov).decode()
+    assert text.startswith("% encbench ")
+    assert r"ME\_0.1" in text and r"50\%\_\&" in text and "--" in text
+    assert r"\begin{tabular}" in text and r"\toprule" in text
+
+
+def test_png_is_valid_and_carries_provenance(prov):
+    chart = plots.counts_bars(pd.DataFrame({"m": ["a"], "t": ["x"], "results": [1]}), x="m", color="t")
+    data = export.chart_bytes(chart, "png", prov)
+    image = Image.open(io.BytesIO(data))
+    image.verify()
+    meta = _payload(export.read_png_text(data)[export.METADATA_KEY])
+    assert meta["view"] == "consensus" and meta["origins"] == ["local", "published"]
+    reopened = Image.open(io.BytesIO(data))
+    assert export.METADATA_KEY in reopened.text                 # other readers see the chunk too
+
+
+def test_svg_is_xml_with_metadata_element(prov):
+    chart = plots.empty_chart("hello")
+    root = ET.fromstring(export.chart_bytes(chart, "svg", prov))
+    meta = root.find("{http://www.w3.org/2000/svg}metadata")
+    assert meta is not None and _payload(meta.text)["snapshot"] == "1-2-3"
+
+
+def test_unknown_formats_and_inputs_are_named(prov, table):
+    with pytest.raises(ValueError, match="'xlsx'"):
+        export.table_bytes(table, "xlsx", prov)
+    with pytest.raises(ValueError, match="'jpeg'"):
+        export.chart_bytes(plots.empty_chart("x"), "jpeg", prov)
+    with pytest.raises(ValueError, match="DataFrame"):
+        export.table_bytes([1, 2], "csv", prov)
+    with pytest.raises(ValueError, match="PNG"):
+        export.add_png_text(b"not a png", "k", "v")
+
+
+def test_with_filters_extends_without_mutating(prov):
+    detail = prov.with_filters(detail="LogReg / no / AUC")
+    assert detail.filters["detail"] == "LogReg / no / AUC" and "detail" not in prov.filters

@@ -1,0 +1,79 @@
+"""AppTest: the Consensus page recomputes live, restores its state from the URL, never crashes."""
+from __future__ import annotations
+
+import pytest
+from pagetest import charts, open_page, summary_line, texts
+
+from encbench import dashboard
+
+
+@pytest.fixture(autouse=True)
+def published_env(published_db, monkeypatch):
+    monkeypatch.setenv("ENCBENCH_DB", str(published_db))
+
+
+def _wide(at):
+    return at.dataframe[0].value
+
+
+def test_default_view_is_the_worked_example():
+    at = open_page("consensus")
+    wide = _wide(at)
+    assert list(wide.columns) == ["encoder", "family", "R-M", "Q-M", "R-Nem (alpha=0.05)"]
+    assert wide["encoder"].head(5).tolist() == ["Sum", "OH", "WoE", "Bin", "BUMT_5"]
+    assert summary_line(at).startswith("Best by **R-M**: **Sum**")
+    # rank matrix, two agreement heatmaps, CD diagram, rank intervals
+    assert len(charts(at)) == 5
+    assert "CD = " in texts(at)
+
+
+def test_switching_the_model_changes_the_ranking():
+    at = open_page("consensus")
+    before = _wide(at)["encoder"].tolist()
+    at.multiselect(key="model").set_value(["DT"]).run()
+    after = _wide(at)["encoder"].tolist()
+    assert after != before and summary_line(at).startswith("Best by **R-M**: **WoE**")
+
+
+def test_theta_changes_q_th_and_is_restored_from_the_url():
+    at = open_page("consensus", {"strategy": ["Q-Th"], "theta": "0.9"})
+    assert list(_wide(at).columns)[-1] == "Q-Th (theta=0.9)"
+    ranks_090 = _wide(at).set_index("encoder")["Q-Th (theta=0.9)"]
+    at.slider(key="theta").set_value(0.99).run()
+    ranks_099 = _wide(at).set_index("encoder")["Q-Th (theta=0.99)"]
+    assert not ranks_090.sort_index().equals(ranks_099.sort_index())
+
+
+def test_kemeny_shows_solve_time_and_objective():
+    at = open_page("consensus", {"strategy": ["R-M", "R-Kem"]})
+    assert "solved with HiGHS in" in texts(at)
+    info = next(d.value for d in at.dataframe if "solve_time_s" in d.value.columns)
+    assert bool(info["optimal"].all()) and info["objective"].iloc[0] > 0
+
+
+def test_several_combinations_side_by_side_or_pooled():
+    at = open_page("consensus", {"model": ["LogReg", "DT"]})
+    assert "LogReg / no / AUC | R-M" in _wide(at).columns
+    assert at.selectbox(key="detail").options == ["DT / no / AUC", "LogReg / no / AUC"]
+    at.radio(key="mode").set_value("pooled").run()
+    assert list(_wide(at).columns)[2:] == ["R-M", "Q-M", "R-Nem (alpha=0.05)"]
+    assert "every (dataset, combination) is a voter" in texts(at)
+
+
+def test_empty_selections_and_missing_data_get_messages():
+    at = open_page("consensus")
+    at.multiselect(key="strategy").set_value([]).run()
+    assert "Select at least one value for: strategy" in texts(at)
+    at = open_page("consensus", {"model": "LGBM", "tuning": "model"})
+    assert "No results for this combination" in texts(at)
+    assert not at.dataframe
+
+
+def test_an_unexpected_error_becomes_a_message(monkeypatch):
+    def boom(*args, **kwargs):
+        raise RuntimeError("simulated failure")
+
+    monkeypatch.setattr(dashboard, "assemble", boom)
+    at = open_page("consensus")
+    assert not at.exception
+    assert "could not be shown: RuntimeError: simulated failure" in texts(at)

@@ -1,0 +1,60 @@
+"""AppTest: the Results explorer's filters change what is shown; empty choices get messages."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from pagetest import charts, open_page, texts
+
+
+@pytest.fixture(autouse=True)
+def published_env(published_db, monkeypatch):
+    monkeypatch.setenv("ENCBENCH_DB", str(published_db))
+
+
+def _table(at):
+    return at.dataframe[0].value
+
+
+def test_explorer_renders_scores_boxes_and_heatmap():
+    at = open_page("explorer")
+    table = _table(at)
+    assert set(table["tuning"]) == {"no"} and set(table["metric"]) == {"AUC"}
+    assert set(table["model"]) == {"DT", "LGBM", "SVM", "kNN", "LogReg"}
+    assert table["rank"].min() == 1 and table["family"].notna().all()
+    assert len(charts(at)) == 3                        # two box plots + heatmap
+    assert "cells without any result" in texts(at)
+
+
+def test_model_and_family_filters_narrow_the_rows():
+    at = open_page("explorer")
+    before = len(_table(at))
+    at.multiselect(key="model").set_value(["LogReg"]).run()
+    after = _table(at)
+    assert set(after["model"]) == {"LogReg"} and len(after) < before
+    at.multiselect(key="family").set_value(["identifier"]).run()
+    assert set(_table(at)["encoder"]) == {"OH", "Ord", "Bin"}
+
+
+def test_heatmap_value_switches_to_scores():
+    at = open_page("explorer")
+    at.radio(key="cell").set_value("score").run()
+    spec = json.dumps(charts(at)[-1].proto.spec)
+    assert "mean score" in spec
+
+
+def test_dataset_selection_from_the_url():
+    at = open_page("explorer", {"all_datasets": "false", "dataset": ["31: credit-g", "50: tic-tac-toe"],
+                                    "model": "DT"})
+    table = _table(at)
+    assert set(table["dataset"]) == {"31", "50"} and set(table["model"]) == {"DT"}
+    assert set(table["name"]) == {"credit-g", "tic-tac-toe"}
+
+
+def test_empty_selection_and_missing_combination_get_messages():
+    at = open_page("explorer")
+    at.multiselect(key="metric").set_value([]).run()
+    assert "Select at least one value for: Metric" in texts(at)
+    assert not at.dataframe
+    at = open_page("explorer", {"model": "LGBM", "tuning": "full"})
+    assert "No results for this combination" in texts(at)

@@ -1,0 +1,37 @@
+"""AppTest: the Replicability page computes bands per sample size; n_pairs is a control."""
+from __future__ import annotations
+
+import pytest
+from pagetest import charts, open_page, texts
+
+
+@pytest.fixture(autouse=True)
+def published_env(published_db, monkeypatch):
+    monkeypatch.setenv("ENCBENCH_DB", str(published_db))
+
+
+def test_replicability_defaults_and_pairs_control():
+    at = open_page("replicability", {"n_pairs": "20"})
+    assert at.number_input(key="n_pairs").value == 20
+    summary = at.dataframe[0].value
+    assert set(summary["strategy"]) == {"R-M", "Q-M"}
+    assert summary["sample_size"].tolist()[:5] == [5, 10, 15, 20, 25]
+    assert (summary["n_pairs"] == 20).all()
+    assert (summary["rho_low"] <= summary["rho_mean"]).all() and (summary["rho_mean"] <= summary["rho_high"]).all()
+    assert len(charts(at)) == 1
+    at.number_input(key="n_pairs").set_value(30).run()
+    assert (at.dataframe[0].value["n_pairs"] == 30).all()
+
+
+def test_default_pairs_is_100():
+    at = open_page("replicability", {"strategy": "R-M", "step": "10"})
+    assert at.number_input(key="n_pairs").value == 100
+    assert at.dataframe[0].value["sample_size"].tolist() == [10, 20, 25]
+
+
+def test_messages_for_empty_choices():
+    at = open_page("replicability", {"model": "LGBM", "tuning": "model"})
+    assert "No results for LGBM / model / AUC" in texts(at)
+    at = open_page("replicability")
+    at.multiselect(key="strategy").set_value([]).run()
+    assert "Select at least one aggregation strategy" in texts(at)

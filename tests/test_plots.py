@@ -1,0 +1,146 @@
+"""Chart builders: valid Vega-Lite that renders offline, missing cells visible, correct summaries."""
+from __future__ import annotations
+
+import json
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import pytest
+import vl_convert
+
+from encbench import plots
+
+ENCODERS = ["A", "B", "C", "D"]
+
+
+def _render_svg(chart) -> str:
+    return vl_convert.vegalite_to_svg(chart.to_dict())
+
+
+def _layers(spec: dict) -> list[dict]:
+    found = [spec]
+    for layer in spec.get("layer", []):
+        found += _layers(layer)
+    return found
+
+
+@pytest.fixture()
+def long_scores():
+    rng = np.random.default_rng(0)
+    rows = [{"dataset": str(d), "encoder": e, "cv_score": float(rng.uniform(0.5, 1.0))}
+            for d in range(6) for e in ENCODERS]
+    frame = pd.DataFrame(rows)
+    return frame[~((frame["dataset"] == "2") & (frame["encoder"] == "D"))]  # one missing cell
+
+
+def test_consensus_bars_orders_by_rank_and_renders():
+    ranking = pd.DataFrame({"encoder": ["B", "A", "C"], "rank": [2, 1, 3], "mean": [2.5, 1.2, 3.1],
+                            "family": ["x", "y", "x"]})
+    chart = plots.consensus_bars(ranking, value="mean", color="family", title="t")
+    spec = chart.to_dict()
+    y = spec["layer"][0]["encoding"]["y"]
+    assert y["sort"] == ["A", "B", "C"]
+    assert spec["autosize"]["type"] == "fit-x"
+    assert "<svg" in _render_svg(chart)
+
+
+def test_rank_matrix_draws_missing_ranks_as_grey_cells():
+    ranks = pd.DataFrame({"encoder": ["A", "B", "A", "B"], "column": ["R-M", "R-M", "Q-M", "Q-M"],
+                          "rank": [1, 2, 2, np.nan]})
+    spec = plots.rank_matrix(ranks).to_dict()
+    marks = [layer.get("mark") for layer in _layers(spec)]
+    grey = [m for m in marks if isinstance(m, dict) and m.get("color") == plots.MISSING_COLOR]
+    assert grey, "a grey background layer shows cells without a value"
+    data = spec["datasets"][next(iter(spec["datasets"]))]
+    assert {"encoder": "B", "column": "Q-M"}.items() <= next(
+        r for r in data if r["encoder"] == "B" and r["column"] == "Q-M").items()
+    assert "<svg" in vl_convert.vegalite_to_svg(spec)
+
+
+def test_encoder_dataset_heatmap_fills_the_whole_grid(long_scores):
+    chart = plots.encoder_dataset_heatmap(long_scores, value="cv_score", encoders=ENCODERS,
+                                          datasets=[str(d) for d in range(6)] + ["99"])
+    spec = chart.to_dict()
+    rows = next(iter(spec["datasets"].values()))
+    assert len(rows) == len(ENCODERS) * 7                      # every (encoder, dataset) cell drawn
+    missing = {(r["encoder"], r["dataset"]) for r in rows if r["missing"]}
+    assert ("D", "2") in missing and all(("A", "99") == m or m[1] == "99" or m == ("D", "2")
+                                         for m in missing)
+    assert all(r["shown"] == "missing" for r in rows if r["missing"])
+    assert "<svg" in _render_svg(chart)
+
+
+def test_heatmap_rejects_duplicate_cells(long_scores):
+    doubled = pd.concat([long_scores, long_scores.head(1)])
+    with pytest.raises(ValueError, match="one row per"):
+        plots.encoder_dataset_heatmap(doubled, value="cv_score")
+
+
+def test_box_stats_match_numpy(long_scores):
+    stats = plots.box_stats(long_scores, value="cv_score").set_index("encoder")
+    for encoder, values in long_scores.groupby("encoder")["cv_score"]:
+        q1, med, q3 = np.quantile(values, [0.25, 0.5, 0.75])
+        row = stats.loc[encoder]
+        assert row["n"] == len(values)
+        assert row["median"] == pytest.approx(med) and row["q1"] == pytest.approx(q1)
+        reach = 1.5 * (q3 - q1)
+        inside = values[(values >= q1 - reach) & (values <= q3 + reach)]
+        assert row["low"] == pytest.approx(inside.min()) and row["high"] == pytest.approx(inside.max())
+
+
+def test_box_by_encoder_ignores_missing_values(long_scores):
+    frame = long_scores.assign(cv_score=long_scores["cv_score"].where(long_scores["encoder"] != "C"))
+    chart = plots.box_by_encoder(frame, value="cv_score")
+    rows = next(iter(chart.to_dict()["datasets"].values()))
+    assert {r["encoder"] for r in rows} == {"A", "B", "D"}     # C has no value, not a zero box
+
+
+def test_similarity_heatmap_domain_and_missing():
+    m = pd.DataFrame([[1.0, -0.5], [-0.5, np.nan]], index=["x", "y"], columns=["x", "y"])
+    spec = plots.similarity_heatmap(m, measure="rho").to_dict()
+    text = json.dumps(spec)
+    assert "[-1.0, 1.0]" in text.replace("[-1, 1]", "[-1.0, 1.0]")
+    rows = next(iter(spec["datasets"].values()))
+    assert [r["label"] for r in rows if r["missing"]] == ["n/a"]
+    assert "<svg" in vl_convert.vegalite_to_svg(spec)
+
+
+def test_cd_cliques_are_maximal_runs_without_significant_pairs():
+    ranks = pd.Series({"a": 1.0, "b": 1.5, "c": 2.0, "d": 4.0, "e": 4.2})
+    sig = {frozenset(p) for p in [("a", "d"), ("a", "e"), ("b", "d"), ("b", "e"), ("c", "e")]}
+    assert plots.cd_cliques(ranks, sig) == [(0, 2), (2, 3), (3, 4)]
+    assert plots.cd_cliques(ranks, set()) == [(0, 4)]
+    everything = {frozenset((x, y)) for x in ranks.index for y in ranks.index if x != y}
+    assert plots.cd_cliques(ranks, everything) == []
+
+
+def test_cd_diagram_renders_with_cd_bar_and_labels():
+    ranks = pd.Series({"OH": 1.4, "MT": 2.2, "Drop": 3.9, "Sum": 2.5})
+    chart = plots.cd_diagram(ranks, 1.1, [("OH", "Drop")], title="cd")
+    svg = _render_svg(chart)
+    assert "CD = 1.10" in svg and "Drop (3.90)" in svg and "OH (1.40)" in svg
+    with pytest.raises(ValueError):
+        plots.cd_diagram(pd.Series(dtype=float), 1.0, [])
+
+
+def test_rank_intervals_and_replicability_render():
+    iv = pd.DataFrame({"encoder": ENCODERS, "rank": [1, 2, 3, 4], "low": [1, 1, 2, 3],
+                       "high": [2, 3, 4, 4]})
+    assert "<svg" in _render_svg(plots.rank_intervals_chart(iv))
+    rep = pd.DataFrame([{"sample_size": s, "mean": 0.5, "low": 0.4, "high": 0.6, "measure": m,
+                         "strategy": "R-M"} for s in (2, 4) for m in ("rho", "J")])
+    assert "<svg" in _render_svg(plots.replicability_chart(rep, color="strategy"))
+
+
+def test_counts_and_empty_chart():
+    counts = pd.DataFrame({"model": ["DT", "DT"], "tuning": ["no", "full"], "results": [3, 4]})
+    assert isinstance(plots.counts_bars(counts, x="model", color="tuning"), alt.TopLevelMixin)
+    assert "nothing" in _render_svg(plots.empty_chart("nothing"))
+
+
+def test_builders_name_missing_columns():
+    with pytest.raises(ValueError, match=r"\['rank'\]"):
+        plots.consensus_bars(pd.DataFrame({"encoder": ["A"]}))
+    with pytest.raises(ValueError, match="DataFrame"):
+        plots.similarity_heatmap([[1.0]], measure="rho")
