@@ -255,3 +255,28 @@ def test_sigkill_loses_at_most_the_task_in_flight_and_resume_completes(engine_db
     merged = killed.merge(final, on=keys, suffixes=("_killed", "_final"))
     assert (merged["finished_at_killed"] == merged["finished_at_final"]).all()  # not recomputed
     assert _run_row(engine_db, grid.run_id)["status"] == "done"
+
+
+def test_cli_draws_a_progress_bar_on_a_terminal(engine_db):
+    import pty
+
+    cmd = [sys.executable, "-m", "encbench", "run", "--datasets", "bundled:tic-tac-toe", "--encoders", "OH",
+           "--models", "DT", "--metrics", "AUC", "--folds", "3", "--db", str(engine_db)]
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: a terminal on stdin/stdout/stderr, like an interactive shell
+        os.chdir(REPO)
+        os.execve(sys.executable, cmd, _env())
+    chunks = []
+    try:
+        while True:
+            data = os.read(fd, 4096)
+            if not data:
+                break
+            chunks.append(data)
+    except OSError:  # EIO once the child has exited
+        pass
+    _, status = os.waitpid(pid, 0)
+    text = b"".join(chunks).decode(errors="replace")
+    assert os.waitstatus_to_exitcode(status) == 0, text
+    assert "3/3 [" in text and "task/s" in text and "50/OH/fold 3/3 ok" in text   # tqdm: counts, rate
+    assert "[1/3]" not in text                                                      # no log lines

@@ -82,6 +82,8 @@ def main(argv: list[str]) -> int:
         raise ValueError(f"task process arguments are FD_IN FD_OUT PARENT_PID 0|1: got {argv!r}")
     if argv[3] == "1":
         _die_with_parent()
+    # Ctrl-C reaches the whole process group; the parent decides what happens to its tasks.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     conn_in = Connection(int(argv[0]), writable=False)
     conn_out = Connection(int(argv[1]), readable=False)

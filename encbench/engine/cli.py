@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import shutil
 import sys
 from pathlib import Path
 
@@ -46,8 +47,10 @@ def _tqdm_progress():
     def progress(done: int, total: int, info: dict) -> None:
         bar = state["bar"]
         if bar is None:
-            bar = state["bar"] = tqdm(total=total, initial=done, unit="task", dynamic_ncols=True,
-                                      file=sys.stderr, smoothing=0.1)
+            # a terminal reporting a 0 x 0 size (e.g. a fresh pty) would hide the bar
+            size = shutil.get_terminal_size(fallback=(100, 24))
+            bar = state["bar"] = tqdm(total=total, initial=done, unit="task", ncols=size.columns or 100,
+                                      nrows=size.lines or 24, file=sys.stderr, smoothing=0.1)
             return
         bar.update(done - bar.n)
         text = f"{info.get('task', '')} {info.get('status', '')}"
@@ -113,8 +116,14 @@ def cmd_run(args) -> int:
     _ensure_published(db_path)
     progress = _tqdm_progress() if sys.stderr.isatty() else None
     try:
-        run_id = run_grid(grid, db_path=db_path, workers=args.workers, scheduler=args.scheduler,
-                          progress=progress)
+        if progress is None:  # not a terminal: one log line per task
+            run_id = run_grid(grid, db_path=db_path, workers=args.workers, scheduler=args.scheduler)
+        else:
+            from tqdm.contrib.logging import logging_redirect_tqdm
+
+            with logging_redirect_tqdm():  # log lines above the bar, not through it
+                run_id = run_grid(grid, db_path=db_path, workers=args.workers,
+                                  scheduler=args.scheduler, progress=progress)
     except KeyboardInterrupt:
         print(f"\ninterrupted: run {grid.run_id} is marked cancelled; the same command resumes it",
               file=sys.stderr)

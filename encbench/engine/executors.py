@@ -1,9 +1,10 @@
 """Where tasks run: in-process, on a pool of local task processes, or on a Dask cluster.
 
-Every executor has one method, ``run(tasks, payloads, timeout)``, a generator that yields an
-:class:`Outcome` whenever a task finishes and ``None`` about every :data:`TICK` seconds while
-waiting, so the single writer (the caller) can check for cancellation and publish snapshots.
-Closing the generator stops the work in flight.
+Every executor has ``start()`` (connect; raises ValueError if it cannot), ``close()``, and
+``run(tasks, payloads, timeout)``, a generator that yields an :class:`Outcome` whenever a task
+finishes and ``None`` about every :data:`TICK` seconds while waiting, so the single writer (the
+caller) can check for cancellation and publish snapshots. Closing the generator stops the work in
+flight.
 
 Tasks run in *task processes* (:class:`TaskProcess`, a child Python process executing
 :mod:`encbench.engine.child`): a task that overruns its timeout is killed with its process, which
@@ -215,6 +216,12 @@ class InlineExecutor:
 
     name = "inline"
 
+    def start(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
     def run(self, tasks: Iterable[Task], payloads: Mapping[str, Payload], timeout: float) -> Iterator:
         for task in tasks:
             start = time.monotonic()
@@ -236,6 +243,12 @@ class LocalExecutor:
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise ValueError(f"workers must be a positive integer: got {workers!r}")
         self.workers = workers
+
+    def start(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
 
     def run(self, tasks: Iterable[Task], payloads: Mapping[str, Payload], timeout: float) -> Iterator:
         pending = deque(tasks)
@@ -325,17 +338,40 @@ class DaskExecutor:
 
     def __init__(self, scheduler):
         self.scheduler = scheduler
+        self.client = None
+        self._own = False
+
+    def start(self) -> None:
+        """Connect to the scheduler (within 10 s); raise ValueError naming it if that fails."""
+        from distributed import Client
+
+        if self.client is not None:
+            return
+        if isinstance(self.scheduler, str):
+            try:
+                self.client = Client(self.scheduler, set_as_default=False, timeout="10s")
+            except (OSError, TimeoutError) as exc:
+                raise ValueError(f"cannot reach the Dask scheduler {self.scheduler!r}: {exc}") from None
+            self._own = True
+        else:
+            self.client = self.scheduler
+
+    def close(self) -> None:
+        if self._own and self.client is not None:
+            self.client.close()
+        self.client = None
+        self._own = False
 
     def run(self, tasks: Iterable[Task], payloads: Mapping[str, Payload], timeout: float) -> Iterator:
         import uuid
 
-        from distributed import Client, as_completed
+        from distributed import as_completed
 
         tasks = list(tasks)
         if not tasks:
             return
-        own = isinstance(self.scheduler, str)
-        client = Client(self.scheduler, set_as_default=False) if own else self.scheduler
+        self.start()
+        client = self.client
         futures: dict = {}
         try:
             needed = {t.dataset for t in tasks}
@@ -347,7 +383,7 @@ class DaskExecutor:
                     key=f"encbench-{batch}-{index}-{task.encoder}-fold{task.fold}",
                 )
                 futures[future] = task
-            completed = as_completed(list(futures))
+            completed = as_completed(list(futures), loop=client.loop)
             last_tick = time.monotonic()
             while not completed.is_empty():
                 if not completed.has_ready():
@@ -368,8 +404,6 @@ class DaskExecutor:
         finally:
             if futures:
                 client.cancel(list(futures))
-            if own:
-                client.close()
 
 
 def make_executor(workers: int = 1, scheduler=None):

@@ -169,7 +169,30 @@ def run_grid(grid: Grid, db_path=None, workers: int = 1, scheduler=None,
     run_id = grid.run_id
     report = progress or _log_progress
     executor = make_executor(workers, scheduler)
-    with Writer(db_path) as writer:
+    executor.start()  # e.g. an unreachable scheduler fails here, before anything is written
+    try:
+        return _run(the_plan, executor, _open_writer(db_path), report, should_stop, publish_every)
+    finally:
+        executor.close()
+
+
+def _open_writer(db_path) -> Writer:
+    import duckdb
+
+    try:
+        return Writer(db_path)
+    except duckdb.IOException as exc:
+        if "lock" not in str(exc).lower():
+            raise
+        raise ValueError(
+            f"the database {str(db_path or 'default')!r} is in use by another writer (a run, or the "
+            f"app's queue worker); wait for it or use another --db: got {exc}") from None
+
+
+def _run(the_plan: Plan, executor, writer: Writer, report, should_stop, publish_every: float) -> str:
+    grid = the_plan.grid
+    run_id = grid.run_id
+    with writer:
         check_datasets(writer, the_plan, run_id)
         for ds in the_plan.datasets.values():
             writer.upsert_dataset(ds.as_record())
