@@ -99,12 +99,16 @@ def rank_matrix(ranks: pd.DataFrame, *, column: str = "column", title: str = "")
     ----------
     ranks : pandas.DataFrame
         Long: ``encoder``, ``column`` (the ranking's label, e.g. "LogReg/no/AUC R-M"), ``rank``.
-        Encoders are ordered by their mean rank over the columns; NaN ranks are "missing".
+        Encoders are ordered by the first ranking, then by their mean rank over the columns;
+        NaN ranks are "missing".
     """
     _require(ranks, ["encoder", column, "rank"], "rank_matrix")
     data = ranks[["encoder", column, "rank"]].copy()
-    order = (data.groupby("encoder")["rank"].mean().sort_values(kind="stable").index.tolist())
     columns = list(dict.fromkeys(data[column].tolist()))
+    # Encoders in the order of the first ranking (as the table beside it), ties by mean rank.
+    first = data[data[column] == columns[0]].set_index("encoder")["rank"] if columns else pd.Series(dtype=float)
+    keys = pd.DataFrame({"first": first, "mean": data.groupby("encoder")["rank"].mean()})
+    order = keys.sort_values(["first", "mean"], kind="stable", na_position="last").index.tolist()
     data["label"] = data["rank"].map(lambda r: "–" if pd.isna(r) else f"{int(r)}")
     data["missing"] = data["rank"].isna()
     base = alt.Chart(data).encode(

@@ -1,0 +1,141 @@
+"""Latency of the Consensus page on the full published results (61,812 rows), per strategy.
+
+A "filter change" is switching the model (cycling DT -> LGBM -> SVM -> kNN -> LogReg, tuning no,
+metric AUC) with one aggregation strategy selected. Two measurements, medians of 5 changes:
+
+- ``compute``: what the page computes after the change, uncached, called directly: the SQL load
+  of the new filter, the consensus, the agreement view, Friedman-Nemenyi for the CD diagram,
+  bootstrap rank intervals (B = 200, the page default) and building + serialising the four
+  charts. This is the page's work minus Streamlit.
+- ``rerun``: the whole page script rerun by Streamlit's AppTest after setting the model widget
+  (widgets, dataframes, charts and download buttons serialised to the frontend protocol).
+  AppTest gives every run fresh ``st.cache_data`` storage, so this is the uncached worst case; a
+  browser only adds drawing.
+
+Also measured: the default view (R-M, Q-M, R-Nem side by side) and R-Kem (exact Kemeny) and
+Q-Imp, which are not heuristics. Usage: ``.venv/bin/python benchmarks/bench_pages.py [--repeat 5]``.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from encbench import dashboard, plots, stats  # noqa: E402
+from encbench.store import Reader, Writer, default_db_path, import_published, queries, snapshot_path  # noqa: E402
+
+MODELS = ["DT", "LGBM", "SVM", "kNN", "LogReg"]
+HEURISTICS = list(stats.HEURISTIC_STRATEGIES)
+EXTRA = ["R-Kem", "Q-Imp"]
+B = 200
+
+
+def published_db(workdir: Path) -> Path:
+    """The app's database if it holds the published results, else a fresh temporary copy."""
+    path = default_db_path()
+    if snapshot_path(path).exists():
+        with Reader(path) as reader:
+            if queries.summary(reader)["results"] >= 61_812:
+                return path
+    path = workdir / "encbench.duckdb"
+    with Writer(path) as writer:
+        import_published(writer)
+    return path
+
+
+def page_compute(reader: Reader, model: str, strategies: list[str]) -> None:
+    """The Consensus page's computation for one filter state (no caching, no Streamlit)."""
+    rows = queries.one_score_per_experiment(
+        queries.load_scores(reader, models=[model], tunings=["no"], scorings=["AUC"], origins=["published"]))
+    params = dashboard.strategy_params(strategies, 0.95, 0.05)
+    ranks = dashboard.consensus_ranks(rows, strategies, mode="per-combination", params=params)
+    if "R-Kem" in strategies:
+        kem, _info = dashboard.kemeny_ranks(rows, mode="per-combination")
+        ranks = kem if ranks.empty else pd.concat([ranks, kem], ignore_index=True)
+    view = dashboard.assemble(ranks, strategies, params)
+    combo = dashboard.combination_label(model, "no", "AUC")
+    subset = dashboard.subset_for(rows, combo, "per-combination")
+    nem = stats.nemenyi(subset, alpha=0.05)
+    interval_strategy = next((s for s in strategies if s != "R-Kem"), "R-M")
+    use = {k: v for k, v in params.items() if k in stats.strategy_parameters(interval_strategy)}
+    iv = stats.rank_intervals(subset, interval_strategy, B=B, seed=0, **use)
+    charts = [plots.rank_matrix(view.ranks, column="column"),
+              plots.cd_diagram(*dashboard.cd_inputs(nem)),
+              plots.rank_intervals_chart(iv)]
+    if len(view.columns) > 1:
+        charts += [plots.similarity_heatmap(view.spearman, measure="rho"),
+                   plots.similarity_heatmap(view.jaccard, measure="J")]
+    for chart in charts:
+        chart.to_json()
+
+
+def time_compute(reader: Reader, strategies: list[str], repeat: int) -> float:
+    page_compute(reader, "LogReg", strategies)  # warm imports and the solver
+    times = []
+    for i in range(repeat):
+        start = time.perf_counter()
+        page_compute(reader, MODELS[i % len(MODELS)], strategies)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def time_rerun(strategies: list[str], repeat: int) -> float:
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    at.query_params["strategy"] = strategies
+    at.switch_page("pages/consensus.py")
+    at.run()
+    assert not at.exception, at.exception
+    times = []
+    for i in range(repeat):
+        at.multiselect(key="model").set_value([MODELS[i % len(MODELS)]])
+        start = time.perf_counter()
+        at.run()
+        times.append(time.perf_counter() - start)
+        assert not at.exception, at.exception
+        assert any(m.value.startswith("Best by ") for m in at.markdown), "the ranking was not shown"
+    return statistics.median(times)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--skip-rerun", action="store_true", help="only the compute path")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    logging.getLogger("streamlit").setLevel(logging.ERROR)
+    with tempfile.TemporaryDirectory() as tmp:
+        db = published_db(Path(tmp))
+        os.environ["ENCBENCH_DB"] = str(db)
+        reader = Reader(db)
+        n = queries.summary(reader)["results"]
+        print(f"Consensus page latency, {n:,} results ({db}); model change, tuning no, metric AUC; "
+              f"medians of {args.repeat}; rank intervals B={B}")
+        print(f"{'strategies':<22}{'compute (ms)':>14}{'rerun (ms)':>12}")
+        cases = [[s] for s in HEURISTICS] + [["R-M", "Q-M", "R-Nem"]] + [[s] for s in EXTRA]
+        worst = 0.0
+        for strategies in cases:
+            compute = time_compute(reader, strategies, args.repeat)
+            rerun = float("nan") if args.skip_rerun else time_rerun(strategies, args.repeat)
+            label = "+".join(strategies) + (" (default)" if len(strategies) == 3 else "")
+            print(f"{label:<22}{compute * 1000:>14.0f}{rerun * 1000:>12.0f}", flush=True)
+            if strategies[0] in HEURISTICS or len(strategies) > 1:
+                worst = max(worst, rerun if not args.skip_rerun else compute)
+        reader.close()
+        print(f"worst heuristic case: {worst * 1000:.0f} ms (target: about 1 s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
