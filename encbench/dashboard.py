@@ -346,6 +346,22 @@ def cd_inputs(result: stats.NemenyiResult) -> tuple[pd.Series, float, list[tuple
     return result.mean_ranks, float(result.critical_difference), pairs
 
 
+def nemenyi_table(result: stats.NemenyiResult) -> pd.DataFrame:
+    """A Nemenyi result as an exportable table, one row per encoder (best mean rank first).
+
+    Columns ``encoder, mean_rank, n_significantly_better, significantly_worse_than``: the last
+    lists the encoders that beat it significantly (the pairs behind the CD diagram and R-Nem).
+    """
+    pairs = result.significant_pairs
+    beaten_by = pairs.groupby("worse")["better"].agg(lambda s: ", ".join(map(str, s)))
+    return pd.DataFrame({
+        "encoder": result.mean_ranks.index.astype(str),
+        "mean_rank": result.mean_ranks.to_numpy(),
+        "n_significantly_better": result.better_counts.reindex(result.mean_ranks.index).to_numpy(),
+        "significantly_worse_than": [beaten_by.get(e, "") for e in result.mean_ranks.index],
+    })
+
+
 # --------------------------------------------------------------------------- sensitivity
 
 AVERAGE_ALL = "(average over all)"

@@ -178,9 +178,10 @@ with left:
                  if pd.notna(result.friedman_statistic) else "Friedman test not defined (too few complete datasets)")
         st.caption(f"Friedman-Nemenyi, alpha = {result.alpha:g}, {result.n_datasets} voters, "
                    f"CD = {cd:.2f}. {fried}. Red bars join encoders not significantly different.")
+        cd_prov = prov.with_filters(detail=target)
         common.show_chart(plots.cd_diagram(mean_ranks, cd, pairs, title=f"Critical difference: {target}"),
-                          "cd-diagram", prov.with_filters(detail=target),
-                          width="content")
+                          "cd-diagram", cd_prov, width="content")
+        common.table_exports(dashboard.nemenyi_table(result), "nemenyi", cd_prov)
 with right:
     try:
         iv = intervals(db, version, load_key, target, mode_used, interval_strategy, int(B),

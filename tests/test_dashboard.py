@@ -165,3 +165,13 @@ def test_headline_consensus_over_everything(everything):
     assert table["rank"].iloc[0] == 1 and table["mean_rank"].is_monotonic_increasing
     expected = stats.consensus(dashboard.pool_combinations(everything), "R-M")
     assert (table.set_index("encoder")["rank"].sort_index() == expected.sort_index()).all()
+
+
+def test_nemenyi_table_lists_the_pairs_behind_the_cd_diagram(two_combos):
+    one = two_combos[two_combos["model"] == "LogReg"]
+    result = stats.nemenyi(one, alpha=0.05)
+    table = dashboard.nemenyi_table(result)
+    assert table["encoder"].tolist() == list(result.mean_ranks.index)
+    assert table["n_significantly_better"].sum() == len(result.significant_pairs)
+    drop = table.set_index("encoder").loc["Drop"]
+    assert drop["n_significantly_better"] == len(drop["significantly_worse_than"].split(", "))
