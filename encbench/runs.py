@@ -1,10 +1,12 @@
 """Progress of runs for display: database rows joined with the run queue's requests."""
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import pandas as pd
 
+from encbench.engine.grid import Grid
 from encbench.engine.queue import Request
 
 COLUMNS = ["run_id", "label", "origin", "status", "done", "total", "n_ok", "n_failed", "n_timeout",
@@ -17,6 +19,21 @@ def expected_rows(grid: dict) -> int:
     for key in ("datasets", "encoders", "models", "scorings"):
         n *= len(grid.get(key) or [])
     return n * int(grid.get("n_folds", 5))
+
+
+def grid_from_config(config: dict) -> dict:
+    """The :class:`Grid` keyword arguments in a run's recorded ``config`` (for resuming it).
+
+    Raises
+    ------
+    ValueError
+        If the config does not describe a grid (e.g. the published run).
+    """
+    names = {f.name for f in dataclasses.fields(Grid)}
+    kwargs = {k: v for k, v in config.items() if k in names}
+    if not kwargs.get("datasets"):
+        raise ValueError(f"run config does not describe a grid: got keys {sorted(config)!r}")
+    return Grid(**kwargs).to_dict()
 
 
 def progress_table(runs: pd.DataFrame, pending: Sequence[Request] = (),

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from encbench.runs import progress_table
+from encbench.runs import grid_from_config, progress_table
 from encbench.store import queries
 from pages import common, run_views
 
@@ -59,7 +59,7 @@ with st.container(horizontal=True):
         st.toast("Cancel requested: the run stops after the tasks in flight.")
     if st.button("Resume", key="resume", disabled=not can_resume,
                  help="Queue the unfinished part again (finished experiments are kept)."):
-        queue.submit("run", {"run_id": run_id, "grid": config, "workers": 1})
+        queue.submit("run", {"run_id": run_id, "grid": grid_from_config(config), "workers": 1})
         queue.ensure_worker()
         st.toast("Queued: finished experiments are skipped.")
     confirm = st.checkbox("Confirm delete", key="confirm_delete", disabled=is_published)

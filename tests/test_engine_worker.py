@@ -1,0 +1,102 @@
+"""The queue worker end to end: a real run drained from the queue, a SIGKILLed worker restarted by
+the app, and the run resumed without duplicates."""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from encbench.engine.grid import Grid
+from encbench.engine.queue import RunQueue
+from encbench.engine.worker import serve
+from encbench.store import Reader, Writer, snapshot_path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture()
+def db(published_db, tmp_path, monkeypatch):
+    path = tmp_path / "encbench.duckdb"
+    shutil.copyfile(published_db, path)
+    shutil.copyfile(snapshot_path(published_db), snapshot_path(path))
+    monkeypatch.setenv("ENCBENCH_DB", str(path))
+    monkeypatch.setenv("ENCBENCH_WORKER_IDLE_EXIT", "1")
+    return path
+
+
+def _result_counts(path) -> tuple[int, int, int]:
+    with Writer(path, publish=False) as w:
+        row = w.query("SELECT count(*) AS n, count(DISTINCT (dataset, encoder, model, tuning, scoring, fold)) AS k, "
+                      "count(*) FILTER (WHERE status = 'ok') AS ok FROM results WHERE run_id <> 'published-matteucci2023'").iloc[0]
+    return int(row["n"]), int(row["k"]), int(row["ok"])
+
+
+def test_worker_drains_a_run_request(db):
+    grid = Grid(datasets=["bundled:tic-tac-toe"], encoders=["OH", "CB"], models=["LogReg"],
+                scorings=["AUC", "BAcc"])
+    queue = RunQueue(db)
+    queue.submit("run", {"run_id": grid.run_id, "grid": grid.to_dict()})
+    assert serve(db, idle_exit=0, poll=0.01) == 0
+    n, distinct, ok = _result_counts(db)
+    assert n == distinct == ok == 2 * 1 * 2 * 5
+    with Reader(db) as reader:
+        status = reader.query("SELECT status FROM runs WHERE run_id = ?", [grid.run_id])["status"].iloc[0]
+        scores = reader.query("SELECT count(*) AS n FROM scores WHERE run_id = ?", [grid.run_id])["n"].iloc[0]
+    assert status == "done" and scores == 4
+    assert [r.run_id for r in queue.done()] == [grid.run_id]
+
+
+def _wait(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def _snapshot_ok_rows(db, run_id) -> int:
+    try:
+        with Reader(db) as reader:
+            return int(reader.query("SELECT count(*) AS n FROM results WHERE run_id = ? AND status = 'ok'",
+                                    [run_id])["n"].iloc[0])
+    except Exception:  # noqa: BLE001 - snapshot being replaced; try again
+        return 0
+
+
+def test_killed_worker_is_restarted_by_the_app_and_resumes(db):
+    # SVM with probability estimates makes each fold task take a while on credit-g, so the kill
+    # lands mid-run; snapshots appear every few seconds.
+    grid = Grid(datasets=["bundled:credit-g"], encoders=["OH", "MT", "CB", "Count", "Ord", "WoE", "Sum", "Bin"],
+                models=["SVM", "LogReg"], scorings=["AUC"])
+    expected = 8 * 2 * 1 * 5
+    queue = RunQueue(db)
+    queue.submit("run", {"run_id": grid.run_id, "grid": grid.to_dict()})
+    assert queue.ensure_worker(idle_exit=1)
+    _wait(lambda: queue.worker_pid() is not None, 30, "the worker to start")
+    pid = queue.worker_pid()
+    _wait(lambda: _snapshot_ok_rows(db, grid.run_id) >= 1, 120, "the first results")
+    os.kill(pid, signal.SIGKILL)
+    _wait(lambda: not queue.worker_running(), 10, "the killed worker to release its lock")
+    assert _snapshot_ok_rows(db, grid.run_id) < expected, "the run finished before the kill; make it longer"
+    assert [r.run_id for r in queue.active()] == [grid.run_id]       # the request is not lost
+
+    # Opening the Runs page notices the orphaned request and starts a new worker.
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at.switch_page("pages/runs.py")
+    at.run()
+    assert not at.exception, at.exception
+    _wait(lambda: queue.worker_running(), 10, "the app to restart the worker")
+    _wait(lambda: not queue.active() and not queue.worker_running(), 180, "the resumed run to finish")
+
+    n, distinct, ok = _result_counts(db)
+    assert n == distinct == ok == expected                              # complete, no duplicates
+    with Writer(db, publish=False) as w:
+        assert w.run_status(grid.run_id) == "done"
+    log = queue.log_path.read_text()
+    assert "finished before" in log or "skipped" in log
