@@ -1,0 +1,104 @@
+"""Throughput of the batch engine: experiments per minute, local pool vs Dask, side by side.
+
+Fixed grid (no tuning, 5 outer folds): credit-g and tic-tac-toe x 8 encoders x 4 models
+(DT, kNN, LogReg, LGBM with early stopping) x 4 metrics = 256 experiments, 80 tasks (a task is one
+(dataset, encoder, fold) with all models and metrics). Each configuration runs the whole grid
+into a fresh temporary database:
+
+- ``local x1`` / ``local x2``: one / two local task processes (``run_grid(workers=...)``);
+- ``dask 2x1``: a ``LocalCluster(n_workers=2, threads_per_worker=1, processes=True)``.
+
+Wall time includes starting the task processes (about 2-3 s each, importing scikit-learn,
+LightGBM and scikit-optimize) and, for Dask, the cluster (reported separately). An experiment is
+one (dataset, encoder, model, metric) with all its folds; "rows/min" counts result rows
+(experiments x folds).
+
+Usage: ``.venv/bin/python benchmarks/bench_engine.py [--encoders OH,MT,...] [--skip-dask]``
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from encbench.engine import Grid, run_grid  # noqa: E402
+from encbench.store import Writer  # noqa: E402
+
+ENCODERS = ["OH", "Ord", "Count", "MT", "WoE", "CB", "ME_1", "CVMT_5"]
+MODELS = ["DT", "kNN", "LogReg", "LGBM"]
+DATASETS = ["bundled:credit-g", "bundled:tic-tac-toe"]
+
+
+def _check(db: Path, run_id: str, expected: int) -> dict:
+    with Writer(db, publish=False) as writer:
+        rows = writer.query("SELECT status, count(*) AS n, sum(cv_score) AS s FROM results "
+                            "WHERE run_id = ? GROUP BY status", [run_id])
+    counts = dict(zip(rows["status"], rows["n"]))
+    if counts.get("ok", 0) != expected:
+        raise SystemExit(f"expected {expected} ok rows, got {counts}")
+    return {"checksum": float(rows.loc[rows["status"] == "ok", "s"].iloc[0])}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--encoders", default=",".join(ENCODERS))
+    parser.add_argument("--skip-dask", action="store_true")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    logging.getLogger("distributed").setLevel(logging.ERROR)
+
+    grid = Grid(datasets=DATASETS, encoders=args.encoders.split(","), models=MODELS, tuning="no")
+    n_tasks = len(DATASETS) * len(grid.encoders) * grid.n_folds
+    n_experiments = len(DATASETS) * len(grid.encoders) * len(grid.models) * len(grid.scorings)
+    n_rows = n_experiments * grid.n_folds
+    print(f"grid: {len(DATASETS)} datasets x {len(grid.encoders)} encoders x {len(grid.models)} models "
+          f"x {len(grid.scorings)} metrics, tuning no, {grid.n_folds} folds: {n_experiments} experiments, "
+          f"{n_tasks} tasks, {n_rows} result rows")
+
+    load_before = os.getloadavg()[0]
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        def measure(name, **kwargs):
+            db = Path(tmp) / f"{name.replace(' ', '_')}.duckdb"
+            start = time.perf_counter()
+            run_id = run_grid(grid, db_path=db, progress=lambda *a: None, **kwargs)
+            seconds = time.perf_counter() - start
+            results.append((name, seconds, _check(db, run_id, n_rows)["checksum"]))
+            print(f"  {name}: {seconds:.1f} s", flush=True)
+
+        measure("local x1", workers=1)
+        measure("local x2", workers=2)
+        cluster_seconds = None
+        if not args.skip_dask:
+            from distributed import LocalCluster
+
+            start = time.perf_counter()
+            with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                              dashboard_address=None, silence_logs=logging.ERROR) as cluster:
+                cluster_seconds = time.perf_counter() - start
+                measure("dask 2x1", scheduler=cluster.scheduler_address)
+
+    print()
+    print(f"{'executor':<10} {'wall s':>8} {'experiments/min':>16} {'tasks/min':>10} {'rows/min':>9} "
+          f"{'speed-up':>9}")
+    base = results[0][1]
+    for name, seconds, _ in results:
+        print(f"{name:<10} {seconds:>8.1f} {n_experiments / seconds * 60:>16.1f} "
+              f"{n_tasks / seconds * 60:>10.1f} {n_rows / seconds * 60:>9.0f} {base / seconds:>8.2f}x")
+    if cluster_seconds is not None:
+        print(f"(LocalCluster start-up, not included above: {cluster_seconds:.1f} s)")
+    print(f"1-min load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after, on "
+          f"{os.cpu_count()} cores (other processes share them: compare rows of one invocation only)")
+    checksums = {round(c, 9) for _, _, c in results}
+    print("same scores from every executor:", "yes" if len(checksums) == 1 else f"NO {checksums}")
+    return 0 if len(checksums) == 1 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
