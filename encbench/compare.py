@@ -79,7 +79,7 @@ def compare_with_published(local: pd.DataFrame, published: pd.DataFrame, *,
         rho = jac = None
         if n_datasets:
             cons = consensus(theirs[["dataset", "encoder", "cv_score"]], strategy)
-            table["published_rank"] = table["encoder"].map(_dense_rank(cons)).astype("Float64")
+            table["published_rank"] = table["encoder"].map(_dense_rank(cons)).astype("Int64")
             shared = table.dropna(subset=["published_rank"])
             if len(shared) >= 2:
                 ours = shared.set_index("encoder")["rank"]
@@ -87,7 +87,7 @@ def compare_with_published(local: pd.DataFrame, published: pd.DataFrame, *,
                 rho = float(spearman(ours, pub))
                 jac = float(jaccard_best(ours, pub))
         else:
-            table["published_rank"] = pd.Series(pd.NA, index=table.index, dtype="Float64")
+            table["published_rank"] = pd.Series(pd.NA, index=table.index, dtype="Int64")
         comparisons.append(Comparison(model, tuning, scoring, strategy, table, rho, jac, n_datasets,
                                       _summary(model, tuning, scoring, strategy, table, rho, jac, n_datasets)))
     return comparisons

@@ -1,0 +1,111 @@
+"""End to end in a real browser: from a CSV on disk to a ranking of encoders on it.
+
+Uploads a CSV made from a bundled dataset, keeps the default target, picks 3 encoders, launches
+(1 model, no tuning), waits for the background worker to finish the run, reads the result and
+downloads it. Runs against a private copy of the database (the worker writes to it).
+"""
+from __future__ import annotations
+
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from browsertest import CHROMIUM, CHROMIUM_ARGS, free_port, needs_chromium, stop, wait_healthy
+from encbench.data import BUNDLED_DIR, read_table
+from encbench.engine.queue import RunQueue
+from encbench.store import snapshot_path
+
+REPO = Path(__file__).resolve().parents[1]
+pytestmark = [pytest.mark.browser, needs_chromium]
+
+
+@pytest.fixture()
+def server(published_db, tmp_path):
+    db = tmp_path / "db" / "encbench.duckdb"
+    db.parent.mkdir()
+    shutil.copyfile(published_db, db)
+    shutil.copyfile(snapshot_path(published_db), snapshot_path(db))
+    port = free_port()
+    env = {**os.environ, "ENCBENCH_DB": str(db), "ENCBENCH_WORKER_IDLE_EXIT": "2"}
+    log = open(tmp_path / "streamlit.log", "wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.headless", "true",
+         "--server.address", "127.0.0.1", "--server.port", str(port),
+         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, proc)
+        yield url, db
+    finally:
+        stop(proc)
+        log.close()
+
+
+def test_upload_run_and_download_result(server, tmp_path):
+    from playwright.sync_api import expect, sync_playwright
+
+    url, db = server
+    csv = tmp_path / "tictactoe.csv"
+    read_table(BUNDLED_DIR / "50_tic-tac-toe.arff").to_csv(csv, index=False)
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 2400}, accept_downloads=True)
+            page.set_default_timeout(60_000)
+            page.goto(f"{url}/run")
+            page.locator("input[type=file]").set_input_files(str(csv))
+            expect(page.get_by_text("958 rows x 10 columns")).to_be_visible()
+            launch = page.get_by_role("button", name="Launch run")
+            expect(launch).to_be_visible()
+
+            encoders = page.locator(".st-key-encoders")
+            encoders.get_by_role("button", name="Clear all").click()
+            expect(page.get_by_text("Choose at least one of: encoders")).to_be_visible()
+            field = encoders.locator("input")
+            for option in ("OH (identifier)", "MT (simple target)", "CB (data-constraining)"):
+                field.click()
+                field.fill(option.split()[0])
+                page.get_by_role("option", name=option, exact=True).click()
+            page.keyboard.press("Escape")
+            models = page.locator(".st-key-models")
+            expect(models).to_contain_text("LogReg")
+            expect(page.get_by_text("12 experiments (3 encoders x 1 models x 4 metrics")).to_be_visible()
+
+            launch.click()
+            expect(page.get_by_text(re.compile("Queued run local-"))).to_be_visible()
+            # the worker runs in the background; the page follows it until every row is in
+            expect(page.get_by_text("done: 60 / 60 result rows")).to_be_visible(timeout=240_000)
+            expect(page.get_by_text(re.compile("On your data the best encoder")).first).to_be_visible()
+
+            button = page.locator(".st-key-dl-table-result-LogReg-AUC-csv button")
+            with page.expect_download() as info:
+                button.click()
+            download = info.value
+            data = Path(download.path()).read_bytes()
+            page.screenshot(path=str(tmp_path / "run.png"), full_page=True)
+        finally:
+            browser.close()
+
+    assert download.suggested_filename.startswith("encbench_run-result_")
+    assert "model=LogReg" in download.suggested_filename
+    header = [line for line in data.decode().splitlines() if line.startswith("#")]
+    assert any(line.startswith("# run_ids: local-") for line in header)
+    table = pd.read_csv(io.BytesIO(data), comment="#")
+    assert list(table.columns) == ["encoder", "cv_score", "rank on your data", "published R-M rank"]
+    assert set(table["encoder"]) == {"OH", "MT", "CB"}
+    assert table["cv_score"].between(0.5, 1.0).all()
+    assert table["rank on your data"].min() == 1
+    # the upload was kept once, by content hash, beside the database
+    stored = list((db.parent / "uploads").iterdir())
+    assert len(stored) == 1 and stored[0].read_bytes() == csv.read_bytes()
+    assert not RunQueue(db).pending()
