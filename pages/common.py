@@ -20,7 +20,7 @@ from encbench.store import Reader, SnapshotMissing, default_db_path, queries
 log = logging.getLogger(__name__)
 
 
-def _leave_pages_directory_mode() -> None:
+def ensure_routed() -> None:
     """Make a page reached directly on a fresh server go through ``app.py``'s navigation.
 
     Streamlit keeps a relic of its first multipage design: while no script has called
@@ -29,15 +29,22 @@ def _leave_pages_directory_mode() -> None:
     bypassing ``app.py`` (no page config, every file of ``pages/`` listed, this module included).
     That happens when the first visitor after a restart opens a shared link. Switching the relic
     off and rerunning sends the same URL through ``app.py``, whose navigation resolves it.
+
+    It runs when this module is first imported (the first script run of the process) and pages
+    call it first thing. Only a session's first run is rerun (a page load, nothing clicked yet):
+    AppTest switches the relic back on before every run, and rerunning a later run would drop a
+    button click.
     """
     from streamlit.runtime.pages_manager import PagesManager
 
     if PagesManager.uses_pages_directory:
         PagesManager.uses_pages_directory = False
-        st.rerun()
+        if not st.session_state.get("_encbench_routed"):
+            st.session_state["_encbench_routed"] = True
+            st.rerun()
 
 
-_leave_pages_directory_mode()
+ensure_routed()
 
 FACTOR_LABELS = {"model": "Model", "tuning": "Tuning", "scoring": "Metric"}
 
@@ -68,7 +75,6 @@ def reader_or_stop() -> Reader:
 
 def data_key() -> tuple[str, tuple]:
     """``(db, version)``: the first two arguments of every cached function below."""
-    _leave_pages_directory_mode()
     reader = reader_or_stop()
     return db_path(), reader.version
 

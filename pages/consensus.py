@@ -5,6 +5,8 @@ import streamlit as st
 from encbench import dashboard, plots, stats
 from pages import common
 
+common.ensure_routed()
+
 MAX_DRAWN = 40  # rankings drawn in the side-by-side charts (tables and exports hold all)
 STRATEGY_HELP = {
     "R-M": "mean per-dataset rank", "R-Md": "median per-dataset rank",

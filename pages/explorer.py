@@ -4,6 +4,8 @@ import streamlit as st
 from encbench import dashboard, plots
 from pages import common
 
+common.ensure_routed()
+
 st.title("Results explorer")
 st.caption("Scores per dataset, filtered. Ranks are computed within each (dataset, model, tuning, "
            "metric): 1 = best score. Filters are kept in the URL: share it to share this view.")

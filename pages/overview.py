@@ -4,6 +4,8 @@ import streamlit as st
 from encbench import dashboard, plots
 from pages import common
 
+common.ensure_routed()
+
 st.title("encbench")
 st.caption("Benchmark categorical encoders for binary classification: what is in the database, "
            "and which encoders win overall.")

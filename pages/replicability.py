@@ -5,6 +5,8 @@ import streamlit as st
 from encbench import dashboard, plots, stats
 from pages import common
 
+common.ensure_routed()
+
 st.title("Replicability")
 st.caption("For each sample size s, draw pairs of disjoint samples of s datasets, compute the "
            "consensus of each sample and compare the two: rho-replicability is the mean Spearman "

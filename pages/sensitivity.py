@@ -4,6 +4,8 @@ import streamlit as st
 from encbench import dashboard, plots, stats
 from pages import common
 
+common.ensure_routed()
+
 VARY_LABELS = {"model": "model", "scoring": "metric", "tuning": "tuning", "strategy": "strategy"}
 FACTOR_OF = {label: factor for factor, label in VARY_LABELS.items()}
 
