@@ -330,8 +330,8 @@ class DaskExecutor:
 
     Notes
     -----
-    Each dataset is scattered to the cluster once; the workers need ``encbench`` importable
-    (same version as the caller).
+    Each dataset is sent to every worker once (``scatter(broadcast=True)``); the workers need
+    ``encbench`` importable (same version as the caller).
     """
 
     name = "dask"
@@ -375,7 +375,9 @@ class DaskExecutor:
         futures: dict = {}
         try:
             needed = {t.dataset for t in tasks}
-            scattered = {key: client.scatter(payloads[key], hash=False) for key in needed}
+            # broadcast: every worker holds every dataset, so data locality never piles the
+            # tasks of one dataset onto the worker that happened to receive it
+            scattered = {key: client.scatter(payloads[key], hash=False, broadcast=True) for key in needed}
             batch = uuid.uuid4().hex[:8]
             for index, task in enumerate(tasks):
                 future = client.submit(
