@@ -280,3 +280,19 @@ def test_cli_draws_a_progress_bar_on_a_terminal(engine_db):
     assert os.waitstatus_to_exitcode(status) == 0, text
     assert "3/3 [" in text and "task/s" in text and "50/OH/fold 3/3 ok" in text   # tqdm: counts, rate
     assert "[1/3]" not in text                                                      # no log lines
+
+
+def test_a_database_held_by_another_writer_is_named(engine_db):
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import duckdb, sys, time; con = duckdb.connect(sys.argv[1]); "
+         "print('held', flush=True); time.sleep(60)", str(engine_db)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        grid = Grid(datasets=["bundled:tic-tac-toe"], encoders=["OH"], models=["DT"], scorings=["AUC"])
+        with pytest.raises(ValueError, match="in use by another writer"):
+            run_grid(grid, db_path=engine_db, workers=0)
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()

@@ -88,9 +88,10 @@ def _comparison(reader, run_id: str, grid, keys: list[str]) -> pd.DataFrame:
 def _ensure_published(db_path: Path) -> None:
     """Import the published results into a database that lacks them (a fresh clone), so that
     new scores appear next to the published ones."""
-    from encbench.store import PUBLISHED_RUN_ID, Writer, import_published
+    from encbench.engine.runner import open_writer
+    from encbench.store import PUBLISHED_RUN_ID, import_published
 
-    with Writer(db_path) as writer:
+    with open_writer(db_path) as writer:
         if writer.run_status(PUBLISHED_RUN_ID) != "done":
             log.info("importing the published results into %s first", db_path)
             import_published(writer)

@@ -165,7 +165,6 @@ class TaskProcess:
         except (BrokenPipeError, OSError):  # the child died while idle: one restart
             self.kill()
             self.start()
-            fresh = True
             self._send.send((task, token, payload))
         self._cached[token] = True
         self._cached.move_to_end(token)

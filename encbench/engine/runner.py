@@ -171,12 +171,13 @@ def run_grid(grid: Grid, db_path=None, workers: int = 1, scheduler=None,
     executor = make_executor(workers, scheduler)
     executor.start()  # e.g. an unreachable scheduler fails here, before anything is written
     try:
-        return _run(the_plan, executor, _open_writer(db_path), report, should_stop, publish_every)
+        return _run(the_plan, executor, open_writer(db_path), report, should_stop, publish_every)
     finally:
         executor.close()
 
 
-def _open_writer(db_path) -> Writer:
+def open_writer(db_path) -> Writer:
+    """The single writer of ``db_path``; a ValueError naming the file if another process holds it."""
     import duckdb
 
     try:
