@@ -1,15 +1,18 @@
 """Helpers for the real-browser tests: a free port, a healthy streamlit server, chromium launch."""
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 
+REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -52,3 +55,23 @@ def stop(proc: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+@contextlib.contextmanager
+def streamlit_server(db: Path, log_dir: Path, **env_extra: str):
+    """``streamlit run app.py`` on a free port against database ``db``; yields its URL."""
+    port = free_port()
+    env = {**os.environ, "ENCBENCH_DB": str(db), **env_extra}
+    with open(log_dir / "streamlit.log", "wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.headless", "true",
+             "--server.address", "127.0.0.1", "--server.port", str(port),
+             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+            cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            wait_healthy(url, proc)
+            yield url
+        finally:
+            stop(proc)

@@ -7,77 +7,22 @@ dir. Skipped only outside CI when ``/usr/bin/chromium`` is absent; with ``CI=tru
 from __future__ import annotations
 
 import io
-import os
 import re
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-IN_CI = os.environ.get("CI", "").lower() == "true"
+from browsertest import CHROMIUM, CHROMIUM_ARGS, needs_chromium, streamlit_server
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists() and not IN_CI,
-                       reason="Debian chromium not installed at /usr/bin/chromium "
-                              "(apt-get install -y chromium; CI installs it and runs this test)"),
-]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"streamlit exited with code {proc.returncode}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.2)
-    raise TimeoutError(f"streamlit did not answer {url}/_stcore/health within {timeout} s")
+pytestmark = [pytest.mark.browser, needs_chromium]
 
 
 @pytest.fixture()
 def server(published_db, tmp_path):
-    """``streamlit run app.py`` on a free port, reading the published test database."""
-    assert CHROMIUM.exists(), "CI=true: the browser test must run, but /usr/bin/chromium is missing"
-    port = _free_port()
-    env = {**os.environ, "ENCBENCH_DB": str(published_db), "ENCBENCH_WORKER_IDLE_EXIT": "0"}
-    log = open(tmp_path / "streamlit.log", "wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--server.port", str(port),
-         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_healthy(url, proc)
+    """The app on a free port, reading the published test database."""
+    with streamlit_server(published_db, tmp_path, ENCBENCH_WORKER_IDLE_EXIT="0") as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
 
 
 def test_consensus_model_change_download_and_screenshot(server, tmp_path):
@@ -123,3 +68,21 @@ def test_consensus_model_change_download_and_screenshot(server, tmp_path):
     assert list(table.columns) == ["encoder", "family", "R-M", "Q-M", "R-Nem (alpha=0.05)"]
     assert len(table) == 32 and table.loc[0, "encoder"] == "WoE" and table.loc[0, "R-M"] == 1
     assert (tmp_path / "consensus.png").stat().st_size > 10_000
+
+
+def test_overview_shows_the_loaded_counts(server):
+    """The first page a user sees says what is loaded: the published benchmark's counts."""
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1600})
+            page.set_default_timeout(60_000)
+            page.goto(server)
+            metrics = page.locator("[data-testid='stMetric']")
+            expect(metrics.first).to_be_visible()
+            text = " ".join(metrics.all_inner_texts())
+        finally:
+            browser.close()
+    assert "61,812" in text and "50" in text and "32" in text, text

@@ -7,47 +7,29 @@ downloads it. Runs against a private copy of the database (the worker writes to 
 from __future__ import annotations
 
 import io
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from browsertest import CHROMIUM, CHROMIUM_ARGS, free_port, needs_chromium, stop, wait_healthy
+from browsertest import CHROMIUM, CHROMIUM_ARGS, needs_chromium, streamlit_server
 from encbench.data import BUNDLED_DIR, read_table
 from encbench.engine.queue import RunQueue
 from encbench.store import snapshot_path
-
-REPO = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.browser, needs_chromium]
 
 
 @pytest.fixture()
 def server(published_db, tmp_path):
+    """The app on a free port with a private copy of the database (the worker writes to it)."""
     db = tmp_path / "db" / "encbench.duckdb"
     db.parent.mkdir()
     shutil.copyfile(published_db, db)
     shutil.copyfile(snapshot_path(published_db), snapshot_path(db))
-    port = free_port()
-    env = {**os.environ, "ENCBENCH_DB": str(db), "ENCBENCH_WORKER_IDLE_EXIT": "2"}
-    log = open(tmp_path / "streamlit.log", "wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--server.port", str(port),
-         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(url, proc)
+    with streamlit_server(db, tmp_path, ENCBENCH_WORKER_IDLE_EXIT="2") as url:
         yield url, db
-    finally:
-        stop(proc)
-        log.close()
 
 
 def test_upload_run_and_download_result(server, tmp_path):
