@@ -1,6 +1,8 @@
 """Run on your data: upload (or pick a bundled dataset), validate, choose the grid, queue, watch."""
 from __future__ import annotations
 
+import os
+
 import pandas as pd
 import streamlit as st
 
@@ -117,8 +119,13 @@ scorings = cols[1].multiselect("Metrics", list(vocab.METRICS), default=list(voca
 tuning = cols[2].selectbox("Tuning", list(vocab.TUNINGS), index=0, key="tuning",
                            help="no: default hyperparameters; model: grid search on the encoded data; "
                                 "full: Bayesian search over the whole pipeline (slow).")
-timeout = st.number_input("Timeout per fold task (seconds)", min_value=10, max_value=100_000,
-                          value=600, step=60, key="timeout")
+cols = st.columns(2)
+timeout = cols[0].number_input("Timeout per fold task (seconds)", min_value=10, max_value=100_000,
+                               value=600, step=60, key="timeout")
+cores = os.cpu_count() or 1
+workers = cols[1].number_input("Parallel task processes", min_value=1, max_value=cores, value=min(2, cores),
+                               key="workers", help=f"Fold tasks run in parallel, one per process; "
+                                                   f"this machine has {cores} cores.")
 
 missing = [label for label, chosen in (("encoders", encoders), ("models", models), ("metrics", scorings))
            if not chosen]
@@ -136,11 +143,11 @@ if st.button("Launch run", type="primary", key="launch"):
             grid = Grid(datasets=[f"bundled:{bundled_name}"], encoders=encoders, models=models,
                         scorings=scorings, tuning=tuning, timeout=float(timeout),
                         label=f"bundled:{bundled_name}")
-            queue.submit("run", {"run_id": grid.run_id, "grid": grid.to_dict(), "workers": 1})
+            queue.submit("run", {"run_id": grid.run_id, "grid": grid.to_dict(), "workers": int(workers)})
         else:
             grid = queue_upload_run(staged, target=target, positive_class=positive, categorical=categorical,
                                     encoders=encoders, models=models, scorings=scorings, tuning=tuning,
-                                    timeout=float(timeout), db_path=common.db_path())
+                                    timeout=float(timeout), db_path=common.db_path(), workers=int(workers))
     except (DatasetError, ValueError) as exc:
         st.error(str(exc))
         st.stop()
