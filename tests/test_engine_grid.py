@@ -93,3 +93,10 @@ def test_pending_skips_finished_and_narrows_models():
     todo = p.pending(finished)
     assert todo == [Task("50", "OH", 1, 2, ("LogReg",), ("BAcc", "AUC"), "no")]
     assert p.pending(set()) == list(p.tasks)
+
+
+def test_grid_pickles():
+    import pickle
+
+    g = Grid(datasets=["x.csv:y"], dataset_options={"x.csv:y": {"categorical": ["a"]}})
+    assert pickle.loads(pickle.dumps(g)) == g

@@ -12,7 +12,6 @@ import json
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 
 from encbench import vocab
 
@@ -57,9 +56,10 @@ def _canonical(names: tuple[str, ...], allowed: tuple[str, ...], kind: str) -> t
     return tuple(a for a in allowed if a in chosen)
 
 
-def _freeze_options(options, datasets: tuple[str, ...]) -> Mapping[str, Mapping]:
+def _normalise_options(options, datasets: tuple[str, ...]) -> dict[str, dict]:
+    """A fresh, sorted, validated copy (plain dicts: a Grid must pickle and serialise)."""
     if options is None:
-        return MappingProxyType({})
+        return {}
     if not isinstance(options, Mapping):
         raise ValueError(f"dataset_options must map a dataset to load options: got {options!r}")
     frozen = {}
@@ -82,8 +82,8 @@ def _freeze_options(options, datasets: tuple[str, ...]) -> Mapping[str, Mapping]
                 raise ValueError(f"dataset option {key!r} of {spec!r} must be a plain value: got {value!r}")
             clean[key] = value
         if clean:
-            frozen[spec] = MappingProxyType(dict(sorted(clean.items())))
-    return MappingProxyType(dict(sorted(frozen.items())))
+            frozen[spec] = dict(sorted(clean.items()))
+    return dict(sorted(frozen.items()))
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,8 @@ class Grid:
 
     Notes
     -----
-    Names are normalised (canonical spelling and order, duplicates dropped), so two grids that
+    The grid is frozen and hashable (``dataset_options`` is left out of the hash and must not be
+    mutated). Names are normalised (canonical spelling and order, duplicates dropped), so two grids that
     differ only in spelling or order have the same :attr:`run_id`; ``timeout`` and ``label``
     do not enter the run id, so a run can be resumed with another timeout.
     """
@@ -152,7 +153,7 @@ class Grid:
         set_(self, "timeout", timeout)
         if self.label is not None and not isinstance(self.label, str):
             raise ValueError(f"label must be a string: got {self.label!r}")
-        set_(self, "dataset_options", _freeze_options(self.dataset_options, datasets))
+        set_(self, "dataset_options", _normalise_options(self.dataset_options, datasets))
 
     # -- identity ----------------------------------------------------------------------------
     def identity(self) -> dict:
