@@ -267,6 +267,18 @@ def test_catboost_matches_naive_loop_and_category_encoders_on_permuted_rows():
     np.testing.assert_allclose(out.to_numpy()[order], reference.to_numpy(dtype=float))
 
 
+def test_catboost_with_the_plus_one_over_plus_two_variant():
+    # (a_ij + 1) / (b_ij + 2) of the CatBoost benchmarks: a = 2, prior = 0.5
+    frame = pd.DataFrame({"a": ["x", "x", "y"]})
+    y = np.array([1, 1, 0])
+    encoder = CatBoostEncoder(a=2, prior=0.5, random_state=0)
+    out = encoder.fit_transform(frame, y)["a"].to_numpy()
+    first, second = [r for r in encoder.permutation_ if r != 2]
+    np.testing.assert_allclose(out[[first, second, 2]], [1 / 2, 2 / 3, 1 / 2])
+    test = encoder.transform(pd.DataFrame({"a": ["x", "y", "new"]}))["a"].to_numpy()
+    np.testing.assert_allclose(test, [3 / 4, 1 / 3, 1 / 2])
+
+
 def test_catboost_fit_transform_differs_from_fit_then_transform():
     frame = pd.DataFrame({"a": ["x"] * 10})
     y = np.arange(10) % 2

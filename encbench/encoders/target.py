@@ -29,8 +29,11 @@ class _SupervisedTableEncoder(TableEncoder):
     _supervised = True
 
     def _fit_tables(self, codes, y):
-        self.prior_ = float(np.mean(y))
+        self.prior_ = self._prior(y)
         super()._fit_tables(codes, y)
+
+    def _prior(self, y) -> float:
+        return float(np.mean(y))
 
 
 class MeanTargetEncoder(_SupervisedTableEncoder):
@@ -275,21 +278,27 @@ class CatBoostEncoder(_SupervisedTableEncoder):
     so a training row never sees its own target. ``transform`` (test data) uses all training
     rows: ``(sum_l + a * prior) / (n_l + a)``; unseen levels (and missing values when fit saw
     none) get the prior. Hence ``fit_transform(X, y)`` differs from ``fit(X, y).transform(X)``.
-    With ``a=1`` and ``prior = mean(y)`` this is category_encoders' ``CatBoostEncoder`` (which
-    the study used) applied after a random permutation; Prokhorenkova et al.'s ``(a+1)/(b+2)``
-    variant is ``a=2`` with prior 0.5.
+    With ``a=1`` and ``prior = mean(y)`` (the defaults) this is category_encoders'
+    ``CatBoostEncoder`` (which the study used) applied after a random permutation; the
+    ``(sum + 1) / (count + 2)`` variant of the CatBoost benchmarks is ``a=2, prior=0.5``.
 
     Parameters
     ----------
     a : float, default=1.0
         Weight of the prior (pseudo-count).
+    prior : float or None, default=None
+        The prior; None means ``mean(y)`` of the training data.
     random_state : int, RandomState or None, default=None
         Seed of the permutation used by ``fit_transform``.
     """
 
-    def __init__(self, *, a=1.0, random_state=None):
+    def __init__(self, *, a=1.0, prior=None, random_state=None):
         self.a = a
+        self.prior = prior
         self.random_state = random_state
+
+    def _prior(self, y) -> float:
+        return float(np.mean(y)) if self.prior is None else float(self.prior)
 
     def _fit_column(self, codes, n_levels, y):
         a = float(self.a)
