@@ -28,9 +28,9 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from encbench.data import BUNDLED_DIR as DATASETS  # noqa: E402 - the repo's OpenML copies
 from encbench.encoders import REGISTRY, GLMMEncoder, make_encoder  # noqa: E402
 
-DATASETS = ROOT.parent / "shared" / "data" / "datasets"
 FILES = {
     "adult": ("1590_adult.arff.gz", "class", ">50K"),
     "kr-vs-kp": ("3_kr-vs-kp.arff", "class", "nowin"),
@@ -166,7 +166,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     if not (DATASETS / FILES["adult"][0]).exists():
-        print(f"shared datasets not found in {DATASETS}")
+        print(f"bundled datasets not found in {DATASETS}")
         return 1
     pd.set_option("display.width", 160)
     if not args.skip_registry:

@@ -1,7 +1,8 @@
 """The full registry on real datasets (mixed dtypes, missing values, unseen levels).
 
-Three datasets run always (subsampled for speed). Every dataset of the shared folder at full
-size runs with ``ENCBENCH_ALL_DATASETS=1`` (slow: minutes).
+Three bundled datasets run always (subsampled for speed). Every dataset of the project's shared
+data folder (``../shared/data/datasets``, outside the repo) runs at full size with
+``ENCBENCH_ALL_DATASETS=1`` (slow: minutes).
 """
 from __future__ import annotations
 
@@ -16,21 +17,23 @@ import pytest
 
 from encbench.encoders import REGISTRY, make_encoder
 
-DATASETS = Path(__file__).resolve().parents[2] / "shared" / "data" / "datasets"
+from encbench.data import BUNDLED_DIR  # noqa: E402
+
+SHARED_DATASETS = Path(__file__).resolve().parents[2] / "shared" / "data" / "datasets"
 
 
-def _manifest() -> dict[str, dict]:
-    path = DATASETS / "MANIFEST.csv"
+def _manifest(directory: Path = BUNDLED_DIR) -> dict[str, dict]:
+    path = directory / "MANIFEST.csv"
     if not path.exists():
         return {}
     with open(path, newline="") as handle:
         return {row["file"]: row for row in csv.DictReader(handle)}
 
 
-def _read(file: str) -> tuple[pd.DataFrame, np.ndarray]:
-    """Tiny local reader: the categorical columns and the 0/1 target of a shared dataset."""
-    row = _manifest()[file]
-    path = DATASETS / file
+def _read(file: str, directory: Path = BUNDLED_DIR) -> tuple[pd.DataFrame, np.ndarray]:
+    """Tiny local reader: the categorical columns and the 0/1 target of a listed dataset."""
+    row = _manifest(directory)[file]
+    path = directory / file
     target, positive = row["target"], row["positive_class"]
     opener = gzip.open if path.suffix == ".gz" else open
     if ".arff" in path.name:
@@ -90,8 +93,6 @@ def _run_registry(X: pd.DataFrame, y: np.ndarray):
     [("29_credit-approval.arff", None), ("1590_adult.arff.gz", 2500), ("40945_Titanic.csv", None)],
 )
 def test_full_registry_on_real_data_with_mixed_dtypes_and_missing_values(file, rows):
-    if not (DATASETS / file).exists():
-        pytest.skip(f"shared dataset {file} not available")
     X, y = _read(file)
     if rows is not None:
         # a random subsample keeps both classes and the rare levels' behaviour
@@ -106,9 +107,9 @@ def test_full_registry_on_real_data_with_mixed_dtypes_and_missing_values(file, r
 @pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("ENCBENCH_ALL_DATASETS"),
                     reason="set ENCBENCH_ALL_DATASETS=1 to run every shared dataset (minutes)")
-@pytest.mark.parametrize("file", sorted(_manifest()))
+@pytest.mark.parametrize("file", sorted(_manifest(SHARED_DATASETS)))
 def test_full_registry_on_every_shared_dataset(file):
-    X, y = _read(file)
+    X, y = _read(file, SHARED_DATASETS)
     if X.shape[1] == 0:
         pytest.skip(f"{file} has no categorical column")
     _run_registry(_mix_dtypes(X), y)
