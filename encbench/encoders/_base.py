@@ -55,7 +55,9 @@ def as_string_frame(X, names) -> pd.DataFrame:
         # machinery around; going through object yields a plain str column in every case.
         if isinstance(column.dtype, pd.CategoricalDtype):
             column = column.astype(object)
-        columns[name] = column.astype("str").to_numpy()
+        # Keep the str extension array itself: a numpy round trip would make pandas infer and
+        # convert every column again (most of a simple encoder's time on data already in str).
+        columns[name] = column.astype("str").array
     return pd.DataFrame(columns, index=X.index, columns=list(names))
 
 
