@@ -1,9 +1,11 @@
 """Shared fixtures: a published-results database built once per session, in-memory writers."""
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
-from encbench.store import Reader, Writer, import_published
+from encbench.store import Reader, Writer, import_published, snapshot_path
 
 
 @pytest.fixture(scope="session")
@@ -27,3 +29,19 @@ def mem_writer():
     """A migrated in-memory database (no snapshot)."""
     with Writer(":memory:") as writer:
         yield writer
+
+
+@pytest.fixture()
+def private_db(published_db, tmp_path, monkeypatch):
+    """A writable copy of the published database (and its snapshot) in ``tmp_path/db/``.
+
+    ``ENCBENCH_DB`` points at it, so the app, the queue and workers started from the test use it;
+    workers started by the app exit after 1 s without requests.
+    """
+    path = tmp_path / "db" / "encbench.duckdb"
+    path.parent.mkdir()
+    shutil.copyfile(published_db, path)
+    shutil.copyfile(snapshot_path(published_db), snapshot_path(path))
+    monkeypatch.setenv("ENCBENCH_DB", str(path))
+    monkeypatch.setenv("ENCBENCH_WORKER_IDLE_EXIT", "1")
+    return path

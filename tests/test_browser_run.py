@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import re
-import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -17,19 +16,14 @@ import pytest
 from browsertest import CHROMIUM, CHROMIUM_ARGS, needs_chromium, streamlit_server
 from encbench.data import BUNDLED_DIR, read_table
 from encbench.engine.queue import RunQueue
-from encbench.store import snapshot_path
 pytestmark = [pytest.mark.browser, needs_chromium]
 
 
 @pytest.fixture()
-def server(published_db, tmp_path):
+def server(private_db, tmp_path):
     """The app on a free port with a private copy of the database (the worker writes to it)."""
-    db = tmp_path / "db" / "encbench.duckdb"
-    db.parent.mkdir()
-    shutil.copyfile(published_db, db)
-    shutil.copyfile(snapshot_path(published_db), snapshot_path(db))
-    with streamlit_server(db, tmp_path, ENCBENCH_WORKER_IDLE_EXIT="2") as url:
-        yield url, db
+    with streamlit_server(private_db, tmp_path, ENCBENCH_WORKER_IDLE_EXIT="2") as url:
+        yield url, private_db
 
 
 def test_upload_run_and_download_result(server, tmp_path):

@@ -3,7 +3,7 @@ the app, and the run resumed without duplicates."""
 from __future__ import annotations
 
 import os
-import shutil
+import re
 import signal
 import time
 from pathlib import Path
@@ -14,19 +14,14 @@ from streamlit.testing.v1 import AppTest
 from encbench.engine.grid import Grid
 from encbench.engine.queue import RunQueue
 from encbench.engine.worker import serve
-from encbench.store import Reader, Writer, snapshot_path
+from encbench.store import Reader, Writer
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture()
-def db(published_db, tmp_path, monkeypatch):
-    path = tmp_path / "encbench.duckdb"
-    shutil.copyfile(published_db, path)
-    shutil.copyfile(snapshot_path(published_db), snapshot_path(path))
-    monkeypatch.setenv("ENCBENCH_DB", str(path))
-    monkeypatch.setenv("ENCBENCH_WORKER_IDLE_EXIT", "1")
-    return path
+def db(private_db):
+    return private_db
 
 
 def _result_counts(path) -> tuple[int, int, int]:
@@ -91,12 +86,13 @@ def test_killed_worker_is_restarted_by_the_app_and_resumes(db):
     at.switch_page("pages/runs.py")
     at.run()
     assert not at.exception, at.exception
-    _wait(lambda: queue.worker_running(), 10, "the app to restart the worker")
-    _wait(lambda: not queue.active() and not queue.worker_running(), 180, "the resumed run to finish")
+    _wait(lambda: not queue.active() and not queue.worker_running(), 240, "the resumed run to finish")
 
     n, distinct, ok = _result_counts(db)
     assert n == distinct == ok == expected                              # complete, no duplicates
     with Writer(db, publish=False) as w:
         assert w.run_status(grid.run_id) == "done"
     log = queue.log_path.read_text()
+    starts = [line for line in log.splitlines() if re.search(r"worker \d+ draining", line)]
+    assert len(starts) == 2 and str(pid) in starts[0] and str(pid) not in starts[1]   # a new worker
     assert "finished before" in log or "skipped" in log

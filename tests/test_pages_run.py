@@ -1,7 +1,6 @@
 """AppTest of the "Run on your data" and "Runs" pages (uploads are driven in the browser test)."""
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -9,21 +8,14 @@ from streamlit.testing.v1 import AppTest
 
 from encbench.engine.grid import Grid
 from encbench.engine.queue import RunQueue
-from encbench.store import snapshot_path
 
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture()
-def app_db(published_db, tmp_path, monkeypatch):
-    """A private copy of the published database (pages may queue requests beside it)."""
-    db = tmp_path / "encbench.duckdb"
-    shutil.copyfile(published_db, db)
-    shutil.copyfile(snapshot_path(published_db), snapshot_path(db))
-    monkeypatch.setenv("ENCBENCH_DB", str(db))
-    monkeypatch.setenv("ENCBENCH_WORKER_IDLE_EXIT", "0")
-    return db
+def app_db(private_db):
+    return private_db
 
 
 def _run_page(path="pages/run.py"):
