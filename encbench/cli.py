@@ -16,8 +16,12 @@ import logging
 import sys
 from pathlib import Path
 
+import duckdb
+
 from encbench import __version__
-from encbench.store import PUBLISHED_RUN_ID, Writer, default_db_path, import_published, queries
+from encbench.store import (
+    PUBLISHED_RUN_ID, Reader, SnapshotMissing, Writer, default_db_path, import_published, queries,
+)
 
 log = logging.getLogger("encbench")
 
@@ -26,8 +30,23 @@ def _db_path(args) -> Path:
     return Path(args.db) if getattr(args, "db", None) else default_db_path()
 
 
+def _published_in_snapshot(db_path: Path) -> bool:
+    """True when the read snapshot already holds the finished published import."""
+    try:
+        with Reader(db_path) as reader:
+            runs = reader.query("SELECT status FROM runs WHERE run_id = ?", [PUBLISHED_RUN_ID])
+    except (SnapshotMissing, duckdb.Error):
+        return False
+    return len(runs) == 1 and runs["status"].iloc[0] == "done"
+
+
 def cmd_db_init(args) -> int:
-    with Writer(_db_path(args)) as writer:
+    db_path = _db_path(args)
+    if not args.force and db_path.exists() and _published_in_snapshot(db_path):
+        # Nothing to do, and no need for the write lock (a queue worker may hold it).
+        print(f"{db_path}: up to date (published results present)")
+        return 0
+    with Writer(db_path) as writer:
         has_published = writer.run_status(PUBLISHED_RUN_ID) == "done"
         if has_published and not args.force:
             print(f"{writer.path}: up to date (published results present)")

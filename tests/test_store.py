@@ -268,3 +268,26 @@ def test_snapshot_reader_never_sees_lock_error_while_writer_commits(tmp_path):
     assert seen == sorted(seen)                  # counts only grow: every snapshot is consistent
     assert len(set(seen)) > 2                    # and it saw intermediate snapshots
     # the writer's own file is locked for other processes meanwhile; the reader never touched it
+
+
+def test_second_writer_gets_a_clear_error_and_db_init_needs_no_lock(tmp_path):
+    """While one process writes, another writer is refused by name; `db init` on a built
+    database only reads the snapshot, so `make run` works while the queue worker holds the file."""
+    from encbench.cli import main
+    from encbench.store import DatabaseBusy
+
+    path = tmp_path / "busy.duckdb"
+    with Writer(path) as writer:
+        import_published(writer)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from encbench.store import Writer; "
+         "w = Writer(sys.argv[1]); print('held', flush=True); time.sleep(60)", str(path)],
+        env=dict(os.environ, PYTHONPATH=str(REPO)), stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(DatabaseBusy, match=r"busy\.duckdb.*in use by another writer"):
+            Writer(path)
+        assert main(["db", "init", "--db", str(path)]) == 0
+    finally:
+        holder.kill()
+        holder.wait()

@@ -177,17 +177,9 @@ def run_grid(grid: Grid, db_path=None, workers: int = 1, scheduler=None,
 
 
 def open_writer(db_path) -> Writer:
-    """The single writer of ``db_path``; a ValueError naming the file if another process holds it."""
-    import duckdb
-
-    try:
-        return Writer(db_path)
-    except duckdb.IOException as exc:
-        if "lock" not in str(exc).lower():
-            raise
-        raise ValueError(
-            f"the database {str(db_path or 'default')!r} is in use by another writer (a run, or the "
-            f"app's queue worker); wait for it or use another --db: got {exc}") from None
+    """The single writer of ``db_path``; :class:`~encbench.store.writer.DatabaseBusy` (a
+    ValueError naming the file) if another process holds it."""
+    return Writer(db_path)
 
 
 def _run(the_plan: Plan, executor, writer: Writer, report, should_stop, publish_every: float) -> str:

@@ -47,6 +47,10 @@ _INSERT_RESULTS_SQL = (
 _FINISHED_KEYS_SQL = f"SELECT {', '.join(RESULT_KEY)} FROM results WHERE run_id = ? AND status = 'ok'"
 
 
+class DatabaseBusy(ValueError):
+    """Another process holds the database read-write (DuckDB allows one writer per file)."""
+
+
 class Writer:
     """Read-write handle on the results database; use as a context manager.
 
@@ -65,7 +69,14 @@ class Writer:
         self._publish_on_close = publish and str(self.path) != ":memory:"
         if str(self.path) != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self.con = duckdb.connect(str(self.path))
+        try:
+            self.con = duckdb.connect(str(self.path))
+        except duckdb.IOException as exc:
+            if "lock" not in str(exc).lower():
+                raise
+            raise DatabaseBusy(
+                f"the database {str(self.path)!r} is in use by another writer (a run, or the app's "
+                f"queue worker); wait for it to finish or use another database: {exc}") from None
         apply_migrations(self.con)
 
     # -- lifecycle ---------------------------------------------------------------------------
