@@ -10,7 +10,7 @@ from encbench.engine.grid import Grid
 from encbench.engine.queue import Request
 
 COLUMNS = ["run_id", "label", "origin", "status", "done", "total", "n_ok", "n_failed", "n_timeout",
-           "eta_s", "created_at", "finished_at"]
+           "eta_s", "created_at", "finished_at", "error"]
 
 
 def expected_rows(grid: dict) -> int:
@@ -37,7 +37,8 @@ def grid_from_config(config: dict) -> dict:
 
 
 def progress_table(runs: pd.DataFrame, pending: Sequence[Request] = (),
-                   active: Sequence[Request] = (), *, worker_running: bool = True) -> pd.DataFrame:
+                   active: Sequence[Request] = (), done: Sequence[Request] = (), *,
+                   worker_running: bool = True) -> pd.DataFrame:
     """One row per run: status, done/total result rows, and an ETA for running runs.
 
     Parameters
@@ -49,6 +50,9 @@ def progress_table(runs: pd.DataFrame, pending: Sequence[Request] = (),
         listed as ``queued``; a run in the database with a pending request shows ``queued`` too
         (it will resume). A run whose request is active while no worker runs is
         ``interrupted`` (the worker died; starting one resumes it).
+    done
+        Finished requests: one that failed before its run reached the database (e.g. the
+        database was busy) is listed as ``failed`` with its error, so no launch goes unreported.
 
     Notes
     -----
@@ -72,12 +76,17 @@ def progress_table(runs: pd.DataFrame, pending: Sequence[Request] = (),
             if elapsed > 0:
                 eta = max(total - done, 0) / (done / elapsed)
         rows.append([run.run_id, run.label, run.origin, status, done, total, int(run.n_ok),
-                     int(run.n_failed), int(run.n_timeout), eta, run.created_at, run.finished_at])
+                     int(run.n_failed), int(run.n_timeout), eta, run.created_at, run.finished_at,
+                     run.error])
     known = set(runs["run_id"]) if len(runs) else set()
-    for run_id, request in queued_ids.items():
+    unknown_failures = {r.run_id: r for r in done
+                        if r.kind == "run" and r.outcome == "failed" and r.run_id not in known}
+    for run_id, request in (unknown_failures | queued_ids).items():
         if run_id in known:
             continue
         grid = request.payload.get("grid", {})
-        rows.append([run_id, grid.get("label"), "local", "queued", 0, expected_rows(grid), 0, 0, 0,
-                     None, pd.Timestamp(request.created_at, unit="s"), None])
+        queued = run_id in queued_ids
+        rows.append([run_id, grid.get("label"), "local", "queued" if queued else "failed", 0,
+                     expected_rows(grid), 0, 0, 0, None, pd.Timestamp(request.created_at, unit="s"),
+                     None, None if queued else request.error])
     return pd.DataFrame(rows, columns=COLUMNS)

@@ -27,7 +27,7 @@ def run_progress(run_id: str) -> pd.Series | None:
     """The progress row of one run from the newest snapshot, or None if not written yet."""
     db, version = common.data_key()
     q = queue()
-    table = progress_table(common.runs_table(db, version), q.pending(), q.active(),
+    table = progress_table(common.runs_table(db, version), q.pending(), q.active(), q.done(),
                            worker_running=q.worker_running())
     rows = table[table["run_id"] == run_id]
     return rows.iloc[0] if len(rows) else None
@@ -41,6 +41,8 @@ def show_progress(row: pd.Series) -> None:
     if row.get("n_failed", 0) or row.get("n_timeout", 0):
         label += f" ({int(row['n_failed'])} failed, {int(row['n_timeout'])} timed out)"
     st.progress(min(done / total, 1.0) if total else 0.0, text=label)
+    if row.get("status") == "failed" and isinstance(row.get("error"), str) and row["error"]:
+        st.error(f"The run failed: {row['error']}")
 
 
 def show_result(run_id: str, *, strategy: str = "R-M") -> None:

@@ -18,7 +18,7 @@ def _overview() -> None:
     db, version = common.data_key()
     running = queue.worker_running()
     table = progress_table(common.runs_table(db, version), queue.pending(), queue.active(),
-                           worker_running=running)
+                           queue.done(), worker_running=running)
     pid = queue.worker_pid()
     st.caption(f"Background worker: {'running (pid ' + str(pid) + ')' if running else 'idle (starts when a run is queued)'}.")
     if table.empty:

@@ -55,3 +55,15 @@ def test_grid_from_recorded_config_rebuilds_the_same_run():
     assert Grid(**grid_from_config(recorded)).run_id == grid.run_id
     with pytest.raises(ValueError, match="does not describe a grid"):
         grid_from_config({"file": "matteucci2023_results.parquet"})
+
+
+def test_a_request_that_failed_before_reaching_the_database_is_reported(tmp_path):
+    q = RunQueue(tmp_path / "x.duckdb")
+    q.submit("run", {"run_id": "lost", "grid": {"datasets": ["a"], "encoders": ["OH"], "models": ["DT"],
+                                                 "scorings": ["AUC"], "n_folds": 5, "label": "mine"}})
+    q.complete(q.claim_next(), outcome="failed", error="DatabaseBusy: the database is in use")
+    row = progress_table(_runs(), [], [], q.done()).set_index("run_id").loc["lost"]
+    assert row["status"] == "failed" and "in use" in row["error"] and row["label"] == "mine"
+    # once the run exists in the database, the database's status wins
+    again = progress_table(_runs(run_id="lost", status="done"), [], [], q.done())
+    assert list(again["status"]) == ["done"]

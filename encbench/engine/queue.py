@@ -69,6 +69,8 @@ class Request:
     request_id: str
     created_at: float
     payload: dict = field(default_factory=dict)
+    outcome: str | None = None      # done requests: done, failed or cancelled
+    error: str | None = None        # done requests that failed: why
 
     @property
     def run_id(self) -> str | None:
@@ -126,7 +128,8 @@ class RunQueue:
             os.replace(path, bad)
             bad.with_suffix(".error").write_text(f"unreadable request {path.name!r}: {exc}")
             return None
-        return Request(path, data["kind"], data["request_id"], data["created_at"], data.get("payload", {}))
+        return Request(path, data["kind"], data["request_id"], data["created_at"], data.get("payload", {}),
+                       data.get("outcome"), data.get("error"))
 
     def _list(self, sub: str) -> list[Request]:
         requests = []
