@@ -63,7 +63,7 @@ def progress_table(runs: pd.DataFrame, pending: Sequence[Request] = (),
     queued_ids = {r.run_id: r for r in pending if r.kind == "run"}
     active_ids = {r.run_id for r in active if r.kind == "run"}
     for run in runs.itertuples(index=False):
-        done = int(run.n_ok + run.n_failed + run.n_timeout)
+        n_done = int(run.n_ok + run.n_failed + run.n_timeout)
         total = int(run.n_expected) if pd.notna(run.n_expected) else None
         status = run.status
         if run.run_id in queued_ids and status != "running":
@@ -71,11 +71,11 @@ def progress_table(runs: pd.DataFrame, pending: Sequence[Request] = (),
         elif status == "running" and run.run_id in active_ids and not worker_running:
             status = "interrupted"
         eta = None
-        if status == "running" and total and done and pd.notna(run.last_result_at):
+        if status == "running" and total and n_done and pd.notna(run.last_result_at):
             elapsed = (pd.Timestamp(run.last_result_at) - pd.Timestamp(run.created_at)).total_seconds()
             if elapsed > 0:
-                eta = max(total - done, 0) / (done / elapsed)
-        rows.append([run.run_id, run.label, run.origin, status, done, total, int(run.n_ok),
+                eta = max(total - n_done, 0) / (n_done / elapsed)
+        rows.append([run.run_id, run.label, run.origin, status, n_done, total, int(run.n_ok),
                      int(run.n_failed), int(run.n_timeout), eta, run.created_at, run.finished_at,
                      run.error])
     known = set(runs["run_id"]) if len(runs) else set()
