@@ -123,7 +123,8 @@ def rank_matrix(ranks: pd.DataFrame, *, column: str = "column", title: str = "")
         text="label:N",
         color=alt.when(alt.datum.rank > threshold).then(alt.value("white")).otherwise(alt.value("black")),
     )
-    width = max(160, 70 * len(columns))
+    # wide enough for the title too: an exported image is cut to the chart's width
+    width = max(160, 70 * len(columns), int(6.5 * len(title)))
     return (cells + text).properties(width=width, height=_height(len(order)), title=title,
                                      autosize=FIT_X)
 

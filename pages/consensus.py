@@ -137,6 +137,11 @@ if kemeny_info is not None:
     total = kemeny_info["solve_time_s"].sum()
     st.markdown(f"Exact Kemeny-Young consensus solved with HiGHS in **{total:.3f} s** "
                 f"({len(kemeny_info)} problem(s); all optimal: {bool(kemeny_info['optimal'].all())}).")
+    st.caption("Reading it: a voter (dataset) that ties two encoders counts as agreeing with either "
+               "order, so a shared rank can score better than any strict order. With models that "
+               "often tie encoders (DT, or datasets where every encoder scores the same) many "
+               "encoders can share rank 1. That follows from the study's definition of the consensus, not a "
+               "solver artefact: every solve above is proven optimal.")
     common.show_table(kemeny_info, "kemeny", prov,
                       column_config={"solve_time_s": st.column_config.NumberColumn("solve time (s)", format="%.4f"),
                                      "objective": st.column_config.NumberColumn(format="%.4f")})
@@ -146,7 +151,8 @@ if len(view.columns) > 1:
     st.caption("Spearman's rho over the encoders two rankings share, and the Jaccard index of their "
                "sets of rank-1 encoders.")
     if len(view.columns) <= MAX_DRAWN:
-        a, b = st.columns(2)
+        # side by side while both fit; stacked (each at full width) for many rankings
+        a, b = st.columns(2) if len(view.columns) <= 5 else (st.container(), st.container())
         with a:
             common.show_chart(plots.similarity_heatmap(view.spearman, measure="Spearman rho",
                                                        title="Spearman rho"),
