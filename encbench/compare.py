@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from encbench import vocab
 from encbench.stats import consensus, jaccard_best, spearman
 
 FACTORS = ("model", "tuning", "scoring")
@@ -38,6 +39,11 @@ class Comparison:
     summary: str
 
 
+def _vocab_order(key: tuple[str, str, str]) -> tuple:
+    orders = (vocab.MODELS, vocab.TUNINGS, vocab.METRICS)
+    return tuple(order.index(v) if v in order else len(order) for v, order in zip(key, orders)) + key
+
+
 def _dense_rank(values: pd.Series) -> pd.Series:
     return values.rank(method="dense").astype(int)
 
@@ -68,7 +74,9 @@ def compare_with_published(local: pd.DataFrame, published: pd.DataFrame, *,
     if "dataset" in local.columns and local["dataset"].nunique() > 1:
         raise ValueError(f"local scores must hold one dataset: got {sorted(local['dataset'].unique())!r}")
     comparisons = []
-    for (model, tuning, scoring), mine in local.groupby(list(FACTORS), sort=True):
+    # in vocabulary order (models, then tuning, then metrics), as everywhere in the app
+    groups = sorted(local.groupby(list(FACTORS)), key=lambda item: _vocab_order(item[0]))
+    for (model, tuning, scoring), mine in groups:
         mine = mine.groupby("encoder", as_index=False)["cv_score"].mean()
         mine["rank"] = _dense_rank(-mine["cv_score"])
         theirs = published[(published["model"] == model) & (published["tuning"] == tuning)

@@ -13,6 +13,20 @@ COLUMNS = ["run_id", "label", "origin", "status", "done", "total", "n_ok", "n_fa
            "eta_s", "created_at", "finished_at", "error"]
 
 
+def format_duration(seconds: float | None) -> str:
+    """A short human duration: ``"45 s"``, ``"3 min 20 s"``, ``"2 h 05 min"``; ``""`` if unknown."""
+    if seconds is None or pd.isna(seconds):
+        return ""
+    seconds = int(round(float(seconds)))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
 def expected_rows(grid: dict) -> int:
     """Result rows a grid writes when complete (datasets x encoders x models x scorings x folds)."""
     n = 1

@@ -7,6 +7,7 @@ leaves no trace next to the database.
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import re
 import shutil
@@ -115,6 +116,28 @@ def check_upload(staged: StagedUpload, target: str | None, positive_class=None, 
     return prepare(staged.frame, target, positive_class, categorical, n_folds, source=staged.filename).report
 
 
+def without_columns(staged: StagedUpload, drop: list[str], *,
+                    db_path: Path | str | None = None) -> StagedUpload:
+    """The staged upload minus some columns, as a derived Parquet file (dtypes kept).
+
+    The derived file is what gets stored and run, so the engine sees exactly the columns the
+    user kept; its content hash differs from the original's, so a run on the full file and a
+    run on the reduced one never share a dataset key.
+    """
+    if not drop:
+        return staged
+    if staged.frame is None:
+        raise ValueError(f"upload {staged.filename!r} has errors: {staged.errors!r}")
+    unknown = [c for c in drop if c not in staged.frame.columns]
+    if unknown:
+        raise ValueError(f"cannot drop columns absent from {staged.filename!r}: got {unknown!r}")
+    buffer = io.BytesIO()
+    staged.frame.drop(columns=list(drop)).to_parquet(buffer, index=False)
+    stem = Path(staged.filename).name
+    stem = stem[: -len(_suffixes(stem))] if _suffixes(stem) else stem
+    return stage_upload(buffer.getvalue(), f"{stem}.parquet", max_bytes=None, db_path=db_path)
+
+
 def store_upload(staged: StagedUpload, db_path: Path | str | None = None) -> Path:
     """Keep a validated upload under ``uploads/`` by content hash (idempotent); return its path."""
     if not staged.ok or staged.path is None:
@@ -130,25 +153,31 @@ def store_upload(staged: StagedUpload, db_path: Path | str | None = None) -> Pat
 
 
 def queue_upload_run(staged: StagedUpload, *, target: str, positive_class=None,
-                     categorical: list[str] | None = None, encoders, models, scorings, tuning: str,
-                     n_folds: int = 5, timeout: float = 600.0, db_path: Path | str | None = None,
+                     categorical: list[str] | None = None, drop: list[str] | None = None,
+                     encoders, models, scorings, tuning: str, n_folds: int = 5,
+                     timeout: float = 600.0, db_path: Path | str | None = None,
                      workers: int = 1) -> Grid:
     """Validate, store and queue a run of the chosen grid on a staged upload; return the grid.
+
+    ``drop`` lists columns to leave out (e.g. ID-like or leaking ones); the run then uses a
+    derived copy of the file without them (:func:`without_columns`).
 
     Raises
     ------
     DatasetError
         If the upload does not validate for these choices (nothing is stored or queued).
     """
+    label = f"{Path(staged.filename).name}: {target}" + (f" (without {', '.join(drop)})" if drop else "")
+    name = Path(staged.filename).name
+    staged = without_columns(staged, list(drop or []), db_path=db_path)
     report = check_upload(staged, target, positive_class, categorical=categorical, n_folds=n_folds)
     if report.errors:
         raise DatasetError(report.errors, headline=f"upload {staged.filename!r} cannot be used")
     stored = store_upload(staged, db_path)
     spec = str(stored)
     options = {"target": target, "positive_class": None if positive_class is None else str(positive_class),
-               "categorical": categorical, "name": Path(staged.filename).name}
+               "categorical": categorical, "name": name}
     grid = Grid(datasets=[spec], encoders=encoders, models=models, scorings=scorings, tuning=tuning,
-                n_folds=n_folds, timeout=timeout, label=f"{Path(staged.filename).name}: {target}",
-                dataset_options={spec: options})
+                n_folds=n_folds, timeout=timeout, label=label, dataset_options={spec: options})
     RunQueue(db_path).submit("run", {"run_id": grid.run_id, "grid": grid.to_dict(), "workers": workers})
     return grid

@@ -7,6 +7,7 @@ writer changes the version and so invalidates every cached load and computation.
 """
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Sequence
 
@@ -18,6 +19,23 @@ from encbench.dashboard import ordered
 from encbench.store import Reader, SnapshotMissing, default_db_path, queries
 
 log = logging.getLogger(__name__)
+
+
+def guarded(func: Callable) -> Callable:
+    """Show an error message instead of a traceback when ``func`` raises.
+
+    For ``st.fragment`` bodies: a fragment rerun does not pass through ``app.py``'s last line of
+    defence. Streamlit's own control flow (``st.rerun``, ``st.stop``) is not an ``Exception`` and
+    passes through.
+    """
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - shown to the user, logged with its traceback
+            log.exception("%s failed", func.__name__)
+            st.error(f"This part of the page could not be shown: {type(exc).__name__}: {exc}")
+    return wrapper
 
 
 def ensure_routed() -> None:

@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from encbench import vocab
-from encbench.data import BUNDLED_DIR, DEFAULT_MAX_BYTES, DatasetError, list_bundled, read_table
+from encbench.data import BUNDLED_DIR, DEFAULT_MAX_BYTES, DatasetError, list_bundled, prepare, read_table
 from encbench.data.bundled import find_bundled
 from encbench.encoders import REGISTRY
 from encbench.engine.grid import Grid
@@ -28,6 +28,10 @@ def _bundled_frame(name: str) -> pd.DataFrame:
     return read_table(BUNDLED_DIR / find_bundled(name).file)
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _encoder_label(name: str) -> str:
     spec = REGISTRY[name]
     return f"{name} ({spec.family})"
@@ -41,6 +45,7 @@ run_views.keep_worker_alive(queue)
 
 source = st.radio("Dataset", ["Upload a file", "Bundled dataset"], horizontal=True, key="source")
 bundled_name = staged = None
+drop: list[str] = []
 if source == "Upload a file":
     st.caption(f"CSV/TSV, Parquet or ARFF, optionally gzipped; at most {MAX_MB} MB. The file stays "
                "on this machine; it is kept (by content hash) only when you launch a run.")
@@ -85,12 +90,19 @@ else:
     types = staged.column_types()
     with st.expander("Column types", expanded=False):
         st.dataframe(types, hide_index=True, width="stretch")
-    inferred = types.loc[(types["type"] == "categorical") & (types["column"] != target), "column"].tolist()
+    # ID-like and leaking columns are proposed for dropping (the first check names them).
+    suspects = check_upload(staged, target, positive).suspect_columns
     features = [c for c in columns if c != target]
-    categorical = st.multiselect("Categorical columns (encoded)", features, default=inferred, key="categorical",
+    drop = st.multiselect("Columns to leave out", features, default=suspects, key=f"drop-{target}",
+                          help="Pre-selected: columns that look like IDs or leak the target.")
+    inferred = types.loc[(types["type"] == "categorical") & types["column"].isin(features)
+                         & ~types["column"].isin(drop), "column"].tolist()
+    categorical = st.multiselect("Categorical columns (encoded)", [c for c in features if c not in drop],
+                                 default=inferred, key=f"categorical-{target}-{len(drop)}",
                                  help="Inferred from the column types; numbers stored as text are "
                                       "categorical. Add integer codes here to encode them.")
-    report = check_upload(staged, target, positive, categorical=categorical or None)
+    frame_kept = staged.frame.drop(columns=drop)
+    report = prepare(frame_kept, target, positive, categorical or None, 5, source=staged.filename).report
     for error in report.errors:
         st.error(error)
     for warning in report.warnings:
@@ -133,8 +145,8 @@ if missing:
     st.warning(f"Choose at least one of: {', '.join(missing)}.")
     st.stop()
 n_experiments = len(encoders) * len(models) * len(scorings)
-st.info(f"{n_experiments:,} experiments ({len(encoders)} encoders x {len(models)} models x "
-        f"{len(scorings)} metrics, {tuning} tuning), each 5-fold cross-validated: "
+st.info(f"{n_experiments:,} experiments ({_count(len(encoders), 'encoder')} x {_count(len(models), 'model')} x "
+        f"{_count(len(scorings), 'metric')}, {tuning} tuning), each 5-fold cross-validated: "
         f"{len(encoders) * 5} fold tasks, {n_experiments * 5:,} result rows.")
 
 if st.button("Launch run", type="primary", key="launch"):
@@ -145,7 +157,7 @@ if st.button("Launch run", type="primary", key="launch"):
                         label=f"bundled:{bundled_name}")
             queue.submit("run", {"run_id": grid.run_id, "grid": grid.to_dict(), "workers": int(workers)})
         else:
-            grid = queue_upload_run(staged, target=target, positive_class=positive, categorical=categorical,
+            grid = queue_upload_run(staged, target=target, positive_class=positive, categorical=categorical, drop=drop,
                                     encoders=encoders, models=models, scorings=scorings, tuning=tuning,
                                     timeout=float(timeout), db_path=common.db_path(), workers=int(workers))
     except (DatasetError, ValueError) as exc:
@@ -158,6 +170,7 @@ if st.button("Launch run", type="primary", key="launch"):
 
 
 @st.fragment(run_every=2.0)
+@common.guarded
 def _watch(run_id: str) -> None:
     row = run_views.run_progress(run_id)
     if row is None:

@@ -8,7 +8,7 @@ import streamlit as st
 
 from encbench.compare import compare_with_published
 from encbench.engine.queue import RunQueue
-from encbench.runs import progress_table
+from encbench.runs import format_duration, progress_table
 from encbench.store import queries
 from pages import common
 
@@ -23,12 +23,16 @@ def keep_worker_alive(q: RunQueue) -> None:
         st.toast("Started the background worker for queued runs.", icon=":material/play_circle:")
 
 
-def run_progress(run_id: str) -> pd.Series | None:
-    """The progress row of one run from the newest snapshot, or None if not written yet."""
+def progress(q: RunQueue) -> pd.DataFrame:
+    """Every run's progress, from the newest snapshot and the queue (read fresh on each call)."""
     db, version = common.data_key()
-    q = queue()
-    table = progress_table(common.runs_table(db, version), q.pending(), q.active(), q.done(),
-                           worker_running=q.worker_running())
+    return progress_table(common.runs_table(db, version), q.pending(), q.active(), q.done(),
+                          worker_running=q.worker_running())
+
+
+def run_progress(run_id: str) -> pd.Series | None:
+    """The progress row of one run, or None if it is neither queued nor in the database."""
+    table = progress(queue())
     rows = table[table["run_id"] == run_id]
     return rows.iloc[0] if len(rows) else None
 
@@ -36,8 +40,9 @@ def run_progress(run_id: str) -> pd.Series | None:
 def show_progress(row: pd.Series) -> None:
     done, total = int(row["done"]), int(row["total"] or 0)
     label = f"{row['status']}: {done:,} / {total:,} result rows"
-    if row.get("eta_s") is not None and pd.notna(row.get("eta_s")):
-        label += f", about {pd.Timedelta(seconds=float(row['eta_s'])).round('s')} left"
+    eta = format_duration(row.get("eta_s"))
+    if eta:
+        label += f", about {eta} left"
     if row.get("n_failed", 0) or row.get("n_timeout", 0):
         label += f" ({int(row['n_failed'])} failed, {int(row['n_timeout'])} timed out)"
     st.progress(min(done / total, 1.0) if total else 0.0, text=label)
@@ -56,9 +61,9 @@ def show_result(run_id: str, *, strategy: str = "R-M") -> None:
                               models=tuple(local["model"].unique()),
                               tunings=tuple(local["tuning"].unique()),
                               scorings=tuple(local["scoring"].unique()))
+    names = common.datasets_table(db, version).set_index("dataset")["name"]
     for dataset, rows in local.groupby("dataset"):
-        name = common.datasets_table(db, version).set_index("dataset")["name"].get(dataset, dataset)
-        st.subheader(f"Dataset {name}")
+        st.subheader(f"Dataset {names.get(dataset, dataset)}")
         for comp in compare_with_published(rows, published, strategy=strategy):
             with st.container(border=True):
                 st.markdown(f"**{comp.model} / {comp.scoring} / {comp.tuning} tuning**")

@@ -55,7 +55,7 @@ def test_upload_run_and_download_result(server, tmp_path):
             page.keyboard.press("Escape")
             models = page.locator(".st-key-models")
             expect(models).to_contain_text("LogReg")
-            expect(page.get_by_text("12 experiments (3 encoders x 1 models x 4 metrics")).to_be_visible()
+            expect(page.get_by_text("12 experiments (3 encoders x 1 model x 4 metrics")).to_be_visible()
 
             launch.click()
             expect(page.get_by_text(re.compile("Queued run local-"))).to_be_visible()

@@ -51,6 +51,8 @@ def test_one_comparison_per_factor_combination_and_errors():
     local = pd.DataFrame(dict(model=["LogReg"] * 2 + ["DT"] * 2, tuning="no", scoring="AUC",
                               encoder=["A", "B"] * 2, cv_score=[0.1, 0.2, 0.3, 0.4]))
     assert [c.model for c in compare_with_published(local, _published())] == ["DT", "LogReg"]
+    metrics = local.assign(model="DT", scoring=["AUC", "AUC", "BAcc", "BAcc"])
+    assert [c.scoring for c in compare_with_published(metrics, _published())] == ["BAcc", "AUC"]
     with pytest.raises(ValueError, match="one dataset"):
         compare_with_published(local.assign(dataset=["a", "b", "a", "b"]), _published())
     with pytest.raises(ValueError, match="cv_score"):

@@ -70,3 +70,32 @@ def test_runs_page_lists_published_and_queued_runs(app_db, monkeypatch):
     assert set(shown["status"]) == {"done", "queued"}
     assert "queued one" in set(shown["label"])
     assert at.button(key="delete").disabled                       # published runs cannot be deleted
+
+
+def test_leaky_and_id_columns_are_proposed_for_dropping(app_db, monkeypatch):
+    """AppTest cannot drive st.file_uploader, so the staged upload is fed through the cache."""
+    import numpy as np
+    import pandas as pd
+
+
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"colour": rng.choice(["r", "g", "b"], 60), "id": [f"u{i}" for i in range(60)],
+                          "label": np.tile(["no", "yes"], 30)})
+    frame["copy"] = frame["label"]
+
+    class Upload:
+        name = "mine.csv"
+
+        def getvalue(self):
+            return frame.to_csv(index=False).encode()
+
+    monkeypatch.setattr("streamlit.file_uploader", lambda *a, **k: Upload())
+    at = _run_page()
+    assert at.selectbox(key="target").value == "copy"           # default: the last column
+    at.selectbox(key="target").set_value("label").run()
+    drop = at.multiselect(key="drop-label")
+    assert sorted(drop.value) == ["copy", "id"]
+    assert not [w.value for w in at.warning if "looks like an ID" in w.value or "leaks" in w.value]
+    drop.set_value(["copy"]).run()                              # keep the ID column after all
+    assert any("'id' looks like an ID" in w.value for w in at.warning)
+    assert "id" in at.multiselect(key="categorical-label-1").value

@@ -6,7 +6,7 @@ import pytest
 
 from encbench.engine.queue import RunQueue
 from encbench.engine.grid import Grid
-from encbench.runs import expected_rows, grid_from_config, progress_table
+from encbench.runs import expected_rows, format_duration, grid_from_config, progress_table
 
 
 def _runs(**over):
@@ -67,3 +67,9 @@ def test_a_request_that_failed_before_reaching_the_database_is_reported(tmp_path
     # once the run exists in the database, the database's status wins
     again = progress_table(_runs(run_id="lost", status="done"), [], [], q.done())
     assert list(again["status"]) == ["done"]
+
+
+@pytest.mark.parametrize("seconds, text", [(None, ""), (float("nan"), ""), (0.4, "0 s"), (59.6, "1 min 00 s"),
+                                           (200, "3 min 20 s"), (7500, "2 h 05 min")])
+def test_format_duration(seconds, text):
+    assert format_duration(seconds) == text

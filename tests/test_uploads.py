@@ -114,3 +114,22 @@ def test_good_upload_is_stored_by_hash_recognised_and_queued(tmp_path):
     assert again.previous == stored
     assert store_upload(again, db) == stored
     assert len(list(upload_dir(db).iterdir())) == 1
+
+
+def test_dropped_columns_are_left_out_of_the_stored_file(tmp_path):
+    db = tmp_path / "e.duckdb"
+    frame = _good().assign(row_id=[f"id{i}" for i in range(60)])
+    staged = stage_upload(_csv(frame), "ids.csv", db_path=db)
+    report = check_upload(staged, "label")
+    assert report.suspect_columns == ["row_id"]
+    grid = queue_upload_run(staged, target="label", drop=report.suspect_columns, encoders=["OH"],
+                            models=["LogReg"], scorings=["AUC"], tuning="no", db_path=db)
+    (stored,) = upload_dir(db).iterdir()
+    assert stored.suffix == ".parquet"
+    kept = pd.read_parquet(stored)
+    assert list(kept.columns) == ["colour", "size", "label"]
+    assert kept["colour"].tolist() == frame["colour"].tolist()
+    assert "without row_id" in grid.label and grid.datasets == (str(stored),)
+    with pytest.raises(ValueError, match="'nope'"):
+        queue_upload_run(staged, target="label", drop=["nope"], encoders=["OH"], models=["LogReg"],
+                         scorings=["AUC"], tuning="no", db_path=db)

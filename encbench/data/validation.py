@@ -63,6 +63,7 @@ class ValidationReport:
     n_rows: int = 0
     dropped_rows: int = 0
     dropped_columns: list[str] = field(default_factory=list)
+    suspect_columns: list[str] = field(default_factory=list)  # ID-like or leaking: worth dropping
 
     @property
     def ok(self) -> bool:
@@ -311,6 +312,7 @@ def prepare(frame: pd.DataFrame, target: str | None, positive_class=None,
             f"one column must be categorical (list columns to treat as categorical)")
 
     # Warnings: ID-like columns and target leakage.
+    suspects: list[str] = []
     if n_rows > 1:
         for c in features:
             column = frame[c]
@@ -318,6 +320,7 @@ def prepare(frame: pd.DataFrame, target: str | None, positive_class=None,
             if (c in cat_cols or integer) and column.nunique(dropna=True) == n_rows:
                 warnings.append(f"column {c!r} looks like an ID: all {n_rows} values are "
                                 f"unique, so encoders cannot learn from it; consider dropping it")
+                suspects.append(c)
         if y_text is not None and len(classes) == 2:
             y_values = y_text.to_numpy(dtype=object)
             for c in features:
@@ -328,6 +331,7 @@ def prepare(frame: pd.DataFrame, target: str | None, positive_class=None,
                 pairs = set(zip(text, y_values))
                 if len(pairs) != 2:
                     continue
+                suspects.append(c)
                 if all(a == b for a, b in pairs):
                     warnings.append(f"column {c!r} is identical to the target {target!r}: it "
                                     f"leaks the answer; drop it")
@@ -339,7 +343,7 @@ def prepare(frame: pd.DataFrame, target: str | None, positive_class=None,
     report = _finish(errors, warnings, cat_cols, num_cols, classes=classes,
                      positive_class=positive_text,
                      target=target, n_rows=n_rows, dropped_rows=dropped_rows,
-                     dropped_columns=dropped_columns)
+                     dropped_columns=dropped_columns, suspect_columns=suspects)
     if errors:
         return Prepared(report, None, None, None)
     out = {}
