@@ -46,7 +46,9 @@ wanted = st.query_params.get("run") or st.session_state.get("last_run")
 run_id = st.selectbox("Run", run_ids, index=run_ids.index(wanted) if wanted in run_ids else 0,
                       format_func=labels.get, key="run_choice")
 st.query_params["run"] = run_id
-is_active = table.set_index("run_id").loc[run_id, "status"] in ACTIVE
+deleting = {r.run_id for r in queue.pending() + queue.active() if r.kind == "delete"}
+# refresh the detail while the run changes: running, queued, or about to be deleted
+is_active = table.set_index("run_id").loc[run_id, "status"] in ACTIVE or run_id in deleting
 
 
 @st.fragment(run_every=3.0 if is_active else None)
@@ -54,7 +56,7 @@ is_active = table.set_index("run_id").loc[run_id, "status"] in ACTIVE
 def _detail(run_id: str) -> None:
     row = run_views.run_progress(run_id)
     if row is None:
-        st.info(f"Run {run_id} is gone (deleted).")
+        st.info(f"Run {run_id} was deleted.")
         return
     db, version = common.data_key()
     runs = common.runs_table(db, version).set_index("run_id")
@@ -79,11 +81,13 @@ def _detail(run_id: str) -> None:
             queue.cancel(run_id)
             queue.submit("delete", {"run_id": run_id})
             queue.ensure_worker()
-            st.toast(f"Deleting run {run_id}.")
+            st.rerun()
     if is_published:
         st.caption("The published results cannot be deleted from the app.")
     if cancel_requested:
         st.caption("Cancel requested: the run stops after the tasks in flight.")
+    if run_id in deleting:
+        st.caption("Delete requested: the background worker removes the run's rows shortly.")
 
     run_views.show_progress(row)
     with st.expander("Configuration"):

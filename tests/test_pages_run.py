@@ -99,3 +99,25 @@ def test_leaky_and_id_columns_are_proposed_for_dropping(app_db, monkeypatch):
     drop.set_value(["copy"]).run()                              # keep the ID column after all
     assert any("'id' looks like an ID" in w.value for w in at.warning)
     assert "id" in at.multiselect(key="categorical-label-1").value
+
+
+def test_runs_page_deletes_the_run_named_in_the_url(app_db, monkeypatch):
+    """Two runs with the same label: the URL's run id decides which one the buttons act on."""
+    from encbench.store import Writer
+
+    monkeypatch.setattr(RunQueue, "ensure_worker", lambda self, **kw: False)
+    with Writer(app_db) as writer:
+        for run_id in ("local-aaa", "local-bbb"):
+            writer.ensure_run(run_id, origin="local", label="same label", status="done", n_expected=1)
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at.query_params["run"] = "local-bbb"
+    at.switch_page("pages/runs.py")
+    at.run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="run_choice").value == "local-bbb"
+    at.checkbox(key="confirm_delete").check().run()
+    at.button(key="delete").click().run()
+    assert not at.exception, at.exception
+    requests = RunQueue(app_db).pending()
+    assert [(r.kind, r.run_id) for r in requests] == [("delete", "local-bbb")]
+    assert any("Delete requested" in c.value for c in at.caption)
