@@ -70,6 +70,10 @@ def one_size(db: str, version: tuple, combo: tuple, strategy: str, size: int, n_
 
 
 jobs = [(s, size) for s in strategies for size in sizes]
+if "R-Kem" in strategies:
+    st.info(f"R-Kem solves an exact Kemeny problem for every sample: {2 * int(n_pairs) * len(sizes):,} "
+            "problems here, typically a few to a hundred milliseconds each, so expect a minute or "
+            "more. Fewer sample pairs make it faster; results are cached once computed.")
 bar = st.progress(0.0, text="Computing replicability...")
 summaries, pairs = [], []
 for done, (strategy, size) in enumerate(jobs, start=1):
