@@ -89,3 +89,36 @@ def test_killed_worker_is_restarted_by_the_app_and_resumes(db):
     starts = [line for line in log.splitlines() if re.search(r"worker \d+ draining", line)]
     assert len(starts) == 2 and str(pid) in starts[0] and str(pid) not in starts[1]   # a new worker
     assert "finished before" in log or "skipped" in log
+
+
+def test_two_uploads_launched_at_once_both_complete(db, tmp_path):
+    """Two users launch at the same moment: both requests queue, one worker runs both."""
+    import numpy as np
+    import pandas as pd
+
+    from encbench.uploads import queue_upload_run, stage_upload
+
+    grids = []
+    for seed in (1, 2):
+        rng = np.random.default_rng(seed)
+        frame = pd.DataFrame({"shape": rng.choice(["a", "b", "c", "d"], 120), "w": rng.normal(size=120),
+                              "label": rng.choice(["no", "yes"], 120)})
+        staged = stage_upload(frame.to_csv(index=False).encode(), f"upload{seed}.csv", db_path=db)
+        grids.append(queue_upload_run(staged, target="label", encoders=["OH", "MT"], models=["LogReg"],
+                                      scorings=["AUC"], tuning="no", db_path=db))
+    queue = RunQueue(db)
+    assert len(queue.pending()) == 2
+    # both launches start a worker before either holds the lock: the loser exits at once
+    assert queue.ensure_worker(idle_exit=1)
+    queue.ensure_worker(idle_exit=1)
+    _wait(lambda: not queue.pending() and not queue.active() and not queue.worker_running(), 120,
+          "both runs")
+    with Reader(db) as reader:
+        runs = reader.query("SELECT run_id, status, n_expected FROM runs WHERE origin = 'local'")
+        datasets = reader.query("SELECT dataset, name, source FROM datasets WHERE source = 'upload'")
+    assert sorted(runs["run_id"]) == sorted(g.run_id for g in grids)
+    assert set(runs["status"]) == {"done"}
+    assert sorted(datasets["name"]) == ["upload1.csv", "upload2.csv"]
+    n, distinct, ok = _result_counts(db)
+    assert n == distinct == ok == 2 * (2 * 1 * 1 * 5)
+    assert len(re.findall(r"worker \d+ draining", queue.log_path.read_text())) == 1   # one writer
