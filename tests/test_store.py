@@ -279,9 +279,12 @@ def test_second_writer_gets_a_clear_error_and_db_init_needs_no_lock(tmp_path):
     path = tmp_path / "busy.duckdb"
     with Writer(path) as writer:
         import_published(writer)
+    # The holder publishes a snapshot first: copying its own database file must not give up
+    # the write lock (POSIX locks drop when a process closes any descriptor of the file).
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, time; from encbench.store import Writer; "
-         "w = Writer(sys.argv[1]); print('held', flush=True); time.sleep(60)", str(path)],
+         "w = Writer(sys.argv[1]); w.publish(); w.publish(); print('held', flush=True); time.sleep(60)",
+         str(path)],
         env=dict(os.environ, PYTHONPATH=str(REPO)), stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"

@@ -11,7 +11,6 @@ import contextlib
 import logging
 import os
 import re
-import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -92,21 +91,43 @@ def apply_migrations(con: duckdb.DuckDBPyConnection, directory: Path = MIGRATION
     return applied
 
 
-def publish_snapshot(con: duckdb.DuckDBPyConnection, db_path: Path | str) -> Path:
+def _copy_from_fd(source_fd: int, destination_fd: int) -> None:
+    """Copy a whole file from an open descriptor, by offset (the descriptor's position is unused)."""
+    size = os.fstat(source_fd).st_size
+    offset = 0
+    while offset < size:
+        try:
+            copied = os.copy_file_range(source_fd, destination_fd, size - offset, offset_src=offset)
+        except OSError:  # e.g. a file system without copy_file_range: plain reads and writes
+            copied = os.write(destination_fd, os.pread(source_fd, min(1 << 20, size - offset), offset))
+        if copied == 0:
+            break
+        offset += copied
+
+
+def publish_snapshot(con: duckdb.DuckDBPyConnection, db_path: Path | str, source_fd: int) -> Path:
     """Publish a read-only snapshot of the writer's database file atomically.
 
     CHECKPOINT folds the WAL into the main file, which is then copied to a temporary file in the
     same directory and renamed over the snapshot. Readers holding the old snapshot keep reading
     their (unlinked) file; new opens see the new one.
+
+    The copy reads through ``source_fd``, a descriptor of ``db_path`` the writer keeps open for
+    its whole life: POSIX record locks (DuckDB's lock on the file) belong to the process and are
+    all released when the process closes *any* descriptor of the file, so opening and closing the
+    database file here (as ``shutil.copyfile`` would) would silently hand the write lock to the
+    next process that asks.
     """
     db_path = Path(db_path)
     target = snapshot_path(db_path)
     con.execute("CHECKPOINT").fetchall()
     fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    os.close(fd)
     try:
-        shutil.copyfile(db_path, tmp_name)
-        os.chmod(tmp_name, 0o644)  # mkstemp creates 0600; readers may run as another user
+        try:
+            _copy_from_fd(source_fd, fd)
+            os.fchmod(fd, 0o644)  # mkstemp creates 0600; readers may run as another user
+        finally:
+            os.close(fd)
         os.replace(tmp_name, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -77,6 +78,8 @@ class Writer:
             raise DatabaseBusy(
                 f"the database {str(self.path)!r} is in use by another writer (a run, or the app's "
                 f"queue worker); wait for it to finish or use another database: {exc}") from None
+        # Held open until close(): the snapshot copy reads through it (see publish_snapshot).
+        self._fd = os.open(self.path, os.O_RDONLY) if str(self.path) != ":memory:" else None
         apply_migrations(self.con)
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -95,12 +98,15 @@ class Writer:
         finally:
             self.con.close()
             self.con = None
+            if self._fd is not None:
+                os.close(self._fd)  # only now: closing it releases this process's file locks
+                self._fd = None
 
     def publish(self) -> Path | None:
         """Publish the read snapshot now (no-op for an in-memory database)."""
         if str(self.path) == ":memory:":
             return None
-        return publish_snapshot(self.con, self.path)
+        return publish_snapshot(self.con, self.path, self._fd)
 
     def _exec(self, sql: str, params: list | None = None) -> list:
         # DuckDB 2 refuses new work while a result is unread, so DML results are always drained.
