@@ -64,21 +64,29 @@ def cmd_db_import_published(args) -> int:
 
 
 def cmd_db_info(args) -> int:
-    with Writer(_db_path(args)) as writer:
-        info = queries.summary(writer)
-        print(f"database: {writer.path}")
+    db_path = _db_path(args)
+    if not db_path.exists():
+        raise ValueError(f"no database at {str(db_path)!r}: build it with `python -m encbench db init` "
+                         "(or check --db / ENCBENCH_DB)")
+    try:  # read the snapshot: works while a run or the queue worker holds the database
+        source = Reader(db_path)
+    except SnapshotMissing:
+        source = Writer(db_path)  # an old database without snapshot: publish one on close
+    with source:
+        info = queries.summary(source)
+        print(f"database: {db_path}")
         print("  " + ", ".join(f"{k}: {v}" for k, v in info.items()))
         for column in ("tuning", "model"):
-            table = queries.counts_by(writer, column)
+            table = queries.counts_by(source, column)
             print(f"\nscores per origin and {column}:")
             print(table.to_string(index=False))
-        runs = queries.list_runs(writer)
+        runs = queries.list_runs(source)
         print("\nruns:")
         cols = ["run_id", "origin", "status", "n_ok", "n_failed", "n_timeout", "n_expected"]
         print(runs[cols].to_string(index=False) if len(runs) else "  (none)")
-        datasets = queries.list_datasets(writer)
+        datasets = queries.list_datasets(source)
         print(f"\ndatasets: {len(datasets)} ({', '.join(datasets['name'].head(8))}{', ...' if len(datasets) > 8 else ''})")
-        encoders = writer.query("SELECT DISTINCT encoder FROM scores ORDER BY encoder")["encoder"]
+        encoders = source.query("SELECT DISTINCT encoder FROM scores ORDER BY encoder")["encoder"]
         print(f"encoders: {len(encoders)} ({', '.join(encoders)})")
     return 0
 

@@ -163,15 +163,27 @@ def cmd_runs(args) -> int:
     from encbench.store import Reader, SnapshotMissing, Writer, queries
 
     db_path = _db_path(args)
+    if not db_path.exists():
+        raise ValueError(f"no database at {str(db_path)!r}: build it with `python -m encbench db init "
+                         f"--db {db_path}` (or check --db / ENCBENCH_DB)")
+    if args.delete:
+        from encbench.engine.worker import delete_run
+
+        removed, uploads = delete_run(db_path, args.delete)
+        print(f"deleted run {args.delete}: {removed} result rows, {uploads} uploaded datasets")
+        return 0
     try:
         reader = Reader(db_path)
     except SnapshotMissing:
-        # No snapshot yet: create the database (this process is then briefly its writer).
+        # No snapshot yet: publish one (this process is then briefly the writer).
         with Writer(db_path):
             pass
         reader = Reader(db_path)
     with reader:
         if args.errors:
+            known = queries.list_runs(reader)["run_id"].tolist()
+            if args.errors not in known:
+                raise ValueError(f"unknown run: got {args.errors!r}; known: {', '.join(known)}")
             errors = queries.run_errors(reader, args.errors)
             if errors.empty:
                 print(f"run {args.errors}: no failed or timed-out results")
@@ -222,5 +234,8 @@ def add_commands(sub) -> None:
 
     runs = sub.add_parser("runs", help="list runs with status and counts")
     runs.add_argument("--db", help="database file (default: $ENCBENCH_DB or db/encbench.duckdb)")
-    runs.add_argument("--errors", metavar="RUN_ID", help="list the failed and timed-out results of a run")
+    action = runs.add_mutually_exclusive_group()
+    action.add_argument("--errors", metavar="RUN_ID", help="list the failed and timed-out results of a run")
+    action.add_argument("--delete", metavar="RUN_ID",
+                        help="delete a run's results (and uploaded files no other run uses)")
     runs.set_defaults(func=cmd_runs)

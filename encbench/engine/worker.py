@@ -36,20 +36,32 @@ def _handle_run(queue: RunQueue, request: Request) -> str:
     return "cancelled" if queue.is_cancelled(grid.run_id) else "done"
 
 
-def _handle_delete(queue: RunQueue, request: Request) -> str:
+def delete_run(db_path: Path | str, run_id: str) -> tuple[int, int]:
+    """Delete a run's rows, then uploaded datasets (rows and files) no run uses any more.
+
+    Returns ``(result rows removed, uploaded datasets removed)``. Opens the database as its
+    writer, so it raises ``DatabaseBusy`` while another process writes.
+    """
     from encbench.store import Writer
 
-    run_id = request.payload["run_id"]
-    with Writer(queue.db_path) as writer:
+    with Writer(db_path) as writer:
+        if writer.run_status(run_id) is None:
+            raise ValueError(f"unknown run: got {run_id!r}")
         removed = writer.delete_run(run_id)
         orphans = writer.delete_orphan_uploads()
-    uploads = upload_dir(queue.db_path)
+    uploads = upload_dir(db_path)
     for record in orphans:
         for path in uploads.glob(f"{record['sha256']}.*") if record.get("sha256") else ():
             path.unlink()
             log.info("deleted uploaded file %s", path)
-    queue.clear_cancel(run_id)
     log.info("deleted run %s (%d result rows, %d uploaded datasets)", run_id, removed, len(orphans))
+    return removed, len(orphans)
+
+
+def _handle_delete(queue: RunQueue, request: Request) -> str:
+    run_id = request.payload["run_id"]
+    delete_run(queue.db_path, run_id)
+    queue.clear_cancel(run_id)
     return "done"
 
 

@@ -1,0 +1,59 @@
+"""The `python -m encbench` commands that read or manage the database."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from encbench.cli import main
+from encbench.store import Writer
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _run(row_run_id: str, **kw) -> dict:
+    row = dict(run_id=row_run_id, dataset="31", encoder="OH", model="DT", tuning="no", scoring="AUC",
+               fold=0, n_folds=1, cv_score=0.5, time=0.1, status="ok", error=None)
+    row.update(kw)
+    return row
+
+
+def test_read_commands_refuse_a_missing_database_without_creating_it(tmp_path, capsys):
+    typo = tmp_path / "typo.duckdb"
+    assert main(["db", "info", "--db", str(typo)]) == 2
+    assert main(["runs", "--db", str(typo)]) == 2
+    assert "no database at" in capsys.readouterr().err
+    assert not typo.exists()
+
+
+def test_db_info_reads_the_snapshot_while_a_writer_holds_the_database(private_db, capsys):
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from encbench.store import Writer; "
+         "w = Writer(sys.argv[1]); w.publish(); print('held', flush=True); time.sleep(60)", str(private_db)],
+        env=dict(os.environ, PYTHONPATH=str(REPO)), stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        assert main(["db", "info", "--db", str(private_db)]) == 0
+    finally:
+        holder.kill()
+        holder.wait()
+    out = capsys.readouterr().out
+    assert "results: 61812" in out and "published-matteucci2023" in out
+
+
+def test_runs_errors_and_delete(private_db, capsys):
+    with Writer(private_db) as writer:
+        writer.ensure_run("local-x", origin="local", status="done")
+        writer.write_results([_run("local-x"), _run("local-x", encoder="MT", status="failed", cv_score=None,
+                                                    error="encoder MT: boom")])
+    assert main(["runs", "--errors", "nosuch", "--db", str(private_db)]) == 2
+    assert "unknown run: got 'nosuch'" in capsys.readouterr().err
+    assert main(["runs", "--errors", "local-x", "--db", str(private_db)]) == 0
+    assert "encoder MT: boom" in capsys.readouterr().out
+    assert main(["runs", "--delete", "local-x", "--db", str(private_db)]) == 0
+    assert "deleted run local-x: 2 result rows" in capsys.readouterr().out
+    assert main(["runs", "--delete", "local-x", "--db", str(private_db)]) == 2
+    with Writer(private_db, publish=False) as writer:
+        assert writer.query("SELECT count(*) AS n FROM results WHERE run_id = 'local-x'")["n"].iloc[0] == 0
+        assert writer.query("SELECT count(*) AS n FROM results")["n"].iloc[0] == 61812
