@@ -80,8 +80,8 @@ def check_datasets(writer: Writer, the_plan: Plan, run_id: str) -> None:
                 problems.append(
                     f"dataset {spec!r} changed since run {run_id} started: sha256 "
                     f"{str(before.get('sha256'))[:16]}... then, {ds.sha256[:16]}... now; resuming would mix "
-                    f"two versions of the data. Restore the file or start a new run (e.g. another label "
-                    f"does not help: change the grid or delete run {run_id})")
+                    f"two versions of the data. Restore the file, or delete the old run with "
+                    f"`python -m encbench runs --delete {run_id}` and run again")
     if problems:
         raise DatasetError(problems, headline=f"{len(problems)} dataset problems" if len(problems) > 1 else None)
 
