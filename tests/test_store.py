@@ -294,3 +294,14 @@ def test_second_writer_gets_a_clear_error_and_db_init_needs_no_lock(tmp_path):
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_load_scores_names_unknown_filter_values(published_reader):
+    with pytest.raises(ValueError, match="unknown model 'logreg' in the models filter; known: DT"):
+        queries.load_scores(published_reader, models="logreg")
+    with pytest.raises(ValueError, match="unknown scoring 'MCC'"):
+        queries.load_scores(published_reader, scorings=["AUC", "MCC"])
+    by_int = queries.load_scores(published_reader, datasets=31, models="LogReg", tunings="no", scorings="AUC")
+    raw = load_published_results()
+    expected = raw[(raw.dataset == "31") & (raw.model == "LogReg") & (raw.tuning == "no") & (raw.scoring == "AUC")]
+    assert len(by_int) == len(expected) > 0 and set(by_int["dataset"]) == {"31"}

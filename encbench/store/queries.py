@@ -11,17 +11,33 @@ from typing import Protocol
 
 import pandas as pd
 
+from encbench import vocab
+
 
 class Source(Protocol):
     def query(self, sql: str, params: list | tuple | None = None) -> pd.DataFrame: ...
 
 
-def _as_list(values: Sequence[str] | str | None) -> list[str] | None:
+def _as_list(values: Sequence[str] | str | int | None) -> list[str] | None:
     if values is None:
         return None
-    if isinstance(values, str):
-        return [values]
+    if isinstance(values, (str, int)):
+        return [str(values)]
     return [str(v) for v in values]
+
+
+# Filters over a closed vocabulary: an unknown value is a mistake, not an empty selection.
+_VOCABULARY = {"models": vocab.MODELS, "tunings": vocab.TUNINGS, "scorings": vocab.METRICS,
+               "encoders": vocab.ENCODERS, "origins": ("published", "local")}
+
+
+def _check_vocabulary(name: str, values: list[str] | None) -> None:
+    allowed = _VOCABULARY.get(name)
+    if allowed is None or values is None:
+        return
+    unknown = [v for v in values if v not in allowed]
+    if unknown:
+        raise ValueError(f"unknown {name[:-1]} {unknown[0]!r} in the {name} filter; known: {', '.join(allowed)}")
 
 
 # Each filter is "(?::VARCHAR[] IS NULL OR list_contains(?::VARCHAR[], column))" with the list bound
@@ -39,13 +55,17 @@ def load_scores(source: Source, *, datasets=None, models=None, tunings=None, sco
     """Rows of the ``scores`` view (one per experiment and run), filtered.
 
     Returns columns ``dataset, model, tuning, scoring, encoder, cv_score, time, origin, run_id``.
+    Values are canonical names (``encbench.vocab``); an unknown model, tuning, scoring, encoder or
+    origin raises ValueError. Datasets are keys (OpenML ids as text; an int is accepted).
     Use :func:`one_score_per_experiment` before ranking when several runs may hold the same
     experiment.
     """
-    filters = [datasets, models, tunings, scorings, encoders, origins, run_ids]
+    filters = {"datasets": datasets, "models": models, "tunings": tunings, "scorings": scorings,
+               "encoders": encoders, "origins": origins, "run_ids": run_ids}
     params: list = []
-    for values in filters:
+    for name, values in filters.items():
         values = _as_list(values)
+        _check_vocabulary(name, values)
         params += [values, values]
     return source.query(_SCORES_SQL, params)
 
