@@ -134,6 +134,9 @@ def build_cube(scores: object, by: tuple[str, ...] = ()) -> Cube:
         d, e = divmod(rest, n_encoders)
         where = ", ".join(f"{c}={keys.iloc[g][c]!r}" for c in by)
         hint = "" if by else " (pass one factor combination, or use consensus_table with by=...)"
+        if "run_id" in scores.columns and scores["run_id"].nunique() > 1:
+            hint += ("; the rows come from several runs: combine them first with "
+                     "encbench.store.queries.one_score_per_experiment")
         raise ValueError(
             f"scores has {int(counts[cell])} rows for dataset={datasets[d]!r}, "
             f"encoder={encoders[e]!r}{', ' + where if where else ''}: expected one{hint}"
