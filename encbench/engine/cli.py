@@ -106,6 +106,10 @@ def cmd_run(args) -> int:
         encoders=_names(args.encoders), models=_names(args.models), scorings=_names(args.metrics),
         tuning=args.tuning, n_folds=args.folds, timeout=args.timeout, label=args.label,
     )
+    if args.workers < 0:
+        raise ValueError(f"--workers must be 0 (in this process) or a positive number: got {args.workers}")
+    if args.workers == 0 and args.timeout != 6000.0:
+        log.warning("--workers 0 runs tasks in this process, where --timeout cannot be enforced")
     db_path = _db_path(args)
     if args.dry_run:
         the_plan = plan(grid)
@@ -206,6 +210,15 @@ def cmd_runs(args) -> int:
     return 0
 
 
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Show defaults, but not the uninformative ``(default: None)`` of optional values."""
+
+    def _get_help_string(self, action):
+        if action.default is None or action.required:
+            return action.help
+        return super()._get_help_string(action)
+
+
 def add_commands(sub) -> None:
     """Add ``run`` and ``runs`` to the subcommands of ``python -m encbench``."""
     run = sub.add_parser(
@@ -213,7 +226,7 @@ def add_commands(sub) -> None:
         description="Run every (dataset, encoder, model, scoring) experiment of a grid with the "
                     "published protocol and write the results into the database. Re-running the "
                     "same command resumes the run: finished experiments are skipped.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=_HelpFormatter,
     )
     run.add_argument("--datasets", required=True,
                      help="comma-separated: bundled:<name>, an OpenML id, or path.csv:target[:positive]")
