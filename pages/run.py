@@ -9,7 +9,7 @@ import streamlit as st
 from encbench import vocab
 from encbench.data import BUNDLED_DIR, DEFAULT_MAX_BYTES, DatasetError, list_bundled, prepare, read_table
 from encbench.data.bundled import find_bundled
-from encbench.encoders import REGISTRY
+from encbench.encoders import FAMILIES, REGISTRY
 from encbench.engine.grid import Grid
 from encbench.uploads import check_upload, queue_upload_run, stage_upload
 from pages import common, run_views
@@ -28,13 +28,13 @@ def _bundled_frame(name: str) -> pd.DataFrame:
     return read_table(BUNDLED_DIR / find_bundled(name).file)
 
 
+def _select_all_encoders(on: bool) -> None:
+    for family, names in FAMILIES.items():
+        st.session_state[f"enc-{family}"] = list(names) if on else []
+
+
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
-def _encoder_label(name: str) -> str:
-    spec = REGISTRY[name]
-    return f"{name} ({spec.family})"
 
 
 st.title("Run on your data")
@@ -114,12 +114,18 @@ else:
 
 # -- the grid ----------------------------------------------------------------------------------
 st.subheader("What to run")
-families = {}
-for name in vocab.ENCODERS:
-    families.setdefault(REGISTRY[name].family, []).append(name)
-ordered_encoders = [name for group in families.values() for name in group]
-encoders = st.multiselect("Encoders", ordered_encoders, default=ordered_encoders, key="encoders",
-                          format_func=_encoder_label)
+
+st.markdown("**Encoders**, by family")
+with st.container(horizontal=True):
+    st.button("All 32", key="enc-all", on_click=_select_all_encoders, args=(True,), type="tertiary")
+    st.button("None", key="enc-none", on_click=_select_all_encoders, args=(False,), type="tertiary")
+chosen = set()
+for family, names in FAMILIES.items():
+    st.session_state.setdefault(f"enc-{family}", list(names))  # default: every encoder
+    chosen.update(st.pills(family, list(names), selection_mode="multi", key=f"enc-{family}",
+                           help="; ".join(f"{n}: {REGISTRY[n].description}" for n in names)) or [])
+encoders = [name for name in vocab.ENCODERS if name in chosen]
+ordered_encoders = [name for names in FAMILIES.values() for name in names]
 with st.expander("What the encoders do"):
     st.dataframe(pd.DataFrame([{"encoder": n, "family": REGISTRY[n].family,
                                 "supervised": REGISTRY[n].supervised,

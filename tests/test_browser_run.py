@@ -44,15 +44,12 @@ def test_upload_run_and_download_result(server, tmp_path):
             launch = page.get_by_role("button", name="Launch run")
             expect(launch).to_be_visible()
 
-            encoders = page.locator(".st-key-encoders")
-            encoders.get_by_role("button", name="Clear all").click()
+            page.locator(".st-key-enc-none button").click()
             expect(page.get_by_text("Choose at least one of: encoders")).to_be_visible()
-            field = encoders.locator("input")
-            for option in ("OH (identifier)", "MT (simple target)", "CB (data-constraining)"):
-                field.click()
-                field.fill(option.split()[0])
-                page.get_by_role("option", name=option, exact=True).click()
-            page.keyboard.press("Escape")
+            for family, encoder in (("identifier", "OH"), ("simple target", "MT"), ("data-constraining", "CB")):
+                group = page.locator(f".st-key-enc-{family.replace(' ', '-')}")
+                group.get_by_role("button", name=encoder, exact=True).click()
+                expect(page.get_by_text(re.compile(r"^\d+ experiments"))).to_be_visible()
             models = page.locator(".st-key-models")
             expect(models).to_contain_text("LogReg")
             expect(page.get_by_text("12 experiments (3 encoders x 1 model x 4 metrics")).to_be_visible()

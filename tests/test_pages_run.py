@@ -36,7 +36,9 @@ def test_bundled_dataset_grid_estimate_and_empty_choice(app_db):
     at.radio(key="source").set_value("Bundled dataset").run()
     at.selectbox(key="bundled").set_value("tic-tac-toe").run()
     assert not at.exception
-    assert len(at.multiselect(key="encoders").value) == 32
+    groups = at.button_group
+    assert sum(len(g.value) for g in groups if g.key.startswith("enc-")) == 32
+    assert at.button_group(key="enc-identifier").value == ["OH", "Ord", "Bin"]
     assert any("128 experiments" in i.value for i in at.info)      # 32 x 1 (LogReg) x 4 metrics
     at.multiselect(key="models").set_value([]).run()
     assert any("Choose at least one of: models" in w.value for w in at.warning)
@@ -48,7 +50,10 @@ def test_launch_queues_the_chosen_grid(app_db, monkeypatch):
     at = _run_page()
     at.radio(key="source").set_value("Bundled dataset").run()
     at.selectbox(key="bundled").set_value("tic-tac-toe").run()
-    at.multiselect(key="encoders").set_value(["OH", "MT"]).run()
+    at.button(key="enc-none").click().run()
+    assert any("Choose at least one of: encoders" in w.value for w in at.warning)
+    at.button_group(key="enc-identifier").set_value(["OH"]).run()
+    at.button_group(key="enc-simple target").set_value(["MT"]).run()
     at.multiselect(key="metrics").set_value(["AUC"]).run()
     at.button(key="launch").click().run()
     assert not at.exception
