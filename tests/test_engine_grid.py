@@ -100,3 +100,16 @@ def test_grid_pickles():
 
     g = Grid(datasets=["x.csv:y"], dataset_options={"x.csv:y": {"categorical": ["a"]}})
     assert pickle.loads(pickle.dumps(g)) == g
+
+
+def test_run_id_follows_what_the_datasets_resolve_to(tmp_path, monkeypatch):
+    same = [Grid(datasets=[spec], encoders=["OH"]).run_id
+            for spec in ("31", "openml:31", "bundled:credit-g", "bundled:31", "bundled:CREDIT-G")]
+    assert len(set(same)) == 1
+    assert Grid(datasets=["bundled:tic-tac-toe"], encoders=["OH"]).run_id != same[0]
+    csv = tmp_path / "d.csv"
+    csv.write_text("a,y\nx,0\n")
+    monkeypatch.chdir(tmp_path)
+    relative = Grid(datasets=["d.csv:y"], encoders=["OH"]).run_id
+    assert relative == Grid(datasets=[f"{csv}:y"], encoders=["OH"]).run_id
+    assert relative != Grid(datasets=[f"{csv}:a"], encoders=["OH"]).run_id

@@ -12,6 +12,7 @@ import json
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from encbench import vocab
 
@@ -86,6 +87,22 @@ def _normalise_options(options, datasets: tuple[str, ...]) -> dict[str, dict]:
     return dict(sorted(frozen.items()))
 
 
+def _dataset_identity(spec: str) -> str:
+    """What a dataset reference resolves to, without loading it (for the run id)."""
+    from encbench.data import DatasetError, find_bundled, parse_dataset_spec
+
+    try:
+        parsed = parse_dataset_spec(spec)
+    except DatasetError:
+        return spec  # plan() reports it
+    if parsed.kind in ("bundled", "openml"):
+        entry = find_bundled(parsed.value)
+        if entry is not None:  # an OpenML id with a bundled copy loads that copy (offline)
+            return f"bundled:{entry.openml_id}"
+        return f"{parsed.kind}:{parsed.value}"
+    return ":".join([str(Path(parsed.value).resolve()), parsed.target or "", parsed.positive_class or ""])
+
+
 @dataclass(frozen=True)
 class Grid:
     """What to run: datasets x encoders x models x scorings under one tuning strategy.
@@ -157,15 +174,20 @@ class Grid:
 
     # -- identity ----------------------------------------------------------------------------
     def identity(self) -> dict:
-        """The normalised configuration that determines :attr:`run_id` (JSON-able)."""
+        """The normalised configuration that determines :attr:`run_id` (JSON-able).
+
+        Datasets enter by what they resolve to, not by spelling: ``31``, ``openml:31`` and
+        ``bundled:credit-g`` are the same bundled copy, a file is its absolute path with its
+        target and positive class.
+        """
         return {
-            "datasets": sorted(self.datasets),
+            "datasets": sorted(_dataset_identity(d) for d in self.datasets),
             "encoders": list(self.encoders),
             "models": list(self.models),
             "scorings": list(self.scorings),
             "tuning": self.tuning,
             "n_folds": self.n_folds,
-            "dataset_options": self._options_dict(),
+            "dataset_options": self._identity_options(),
             "protocol": PROTOCOL_VERSION,
         }
 
@@ -174,6 +196,9 @@ class Grid:
         """Deterministic id of the run: re-running the same grid resumes the same run."""
         text = json.dumps(self.identity(), sort_keys=True, separators=(",", ":"))
         return "local-" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def _identity_options(self) -> dict:
+        return {_dataset_identity(spec): opts for spec, opts in self._options_dict().items()}
 
     def _options_dict(self) -> dict:
         return {spec: {k: list(v) if isinstance(v, tuple) else v for k, v in opts.items()}
