@@ -86,3 +86,29 @@ def test_overview_shows_the_loaded_counts(server):
         finally:
             browser.close()
     assert "61,812" in text and "50" in text and "32" in text, text
+
+
+PAGES = [("", "encbench"), ("explorer", "Results explorer"), ("consensus", "Consensus"),
+         ("sensitivity", "Sensitivity"), ("replicability", "Replicability"),
+         ("run", "Run on your data"), ("runs", "Runs")]
+
+
+def test_every_page_renders_in_the_browser_without_an_exception(server):
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1600})
+            page.set_default_timeout(90_000)
+            for path, title in PAGES:
+                page.goto(f"{server}/{path}")
+                expect(page.locator("h1").first).to_contain_text(title)
+                # let the script run finish (the status widget shows while it runs), then look
+                page.wait_for_timeout(1000)
+                expect(page.locator("[data-testid='stStatusWidget']")).to_have_count(0)
+                assert page.locator("[data-testid='stException']").count() == 0, path
+                errors = page.locator("[data-testid='stAlertContentError']").all_inner_texts()
+                assert not errors, (path, errors)
+        finally:
+            browser.close()
