@@ -22,6 +22,7 @@ from encbench import __version__
 from encbench.store import (
     PUBLISHED_RUN_ID, Reader, SnapshotMissing, Writer, default_db_path, import_published, queries,
 )
+from encbench.store.db import migration_files
 
 log = logging.getLogger("encbench")
 
@@ -30,19 +31,21 @@ def _db_path(args) -> Path:
     return Path(args.db) if getattr(args, "db", None) else default_db_path()
 
 
-def _published_in_snapshot(db_path: Path) -> bool:
-    """True when the read snapshot already holds the finished published import."""
+def _snapshot_up_to_date(db_path: Path) -> bool:
+    """True when the read snapshot has every migration and the finished published import."""
     try:
         with Reader(db_path) as reader:
             runs = reader.query("SELECT status FROM runs WHERE run_id = ?", [PUBLISHED_RUN_ID])
+            version = reader.query("SELECT max(version) AS v FROM schema_migrations")["v"].iloc[0]
     except (SnapshotMissing, duckdb.Error):
         return False
-    return len(runs) == 1 and runs["status"].iloc[0] == "done"
+    latest = max(v for v, _ in migration_files())
+    return len(runs) == 1 and runs["status"].iloc[0] == "done" and version == latest
 
 
 def cmd_db_init(args) -> int:
     db_path = _db_path(args)
-    if not args.force and db_path.exists() and _published_in_snapshot(db_path):
+    if not args.force and db_path.exists() and _snapshot_up_to_date(db_path):
         # Nothing to do, and no need for the write lock (a queue worker may hold it).
         print(f"{db_path}: up to date (published results present)")
         return 0

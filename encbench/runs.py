@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import socket
 from collections.abc import Sequence
 
 import pandas as pd
@@ -11,6 +13,42 @@ from encbench.engine.queue import Request
 
 COLUMNS = ["run_id", "label", "origin", "status", "done", "total", "n_ok", "n_failed", "n_timeout",
            "eta_s", "created_at", "finished_at", "error"]
+
+
+#: a running run whose process has not reported for this long is shown as interrupted; the
+#: runner reports every few seconds (PUBLISH_EVERY), even while a long task runs.
+STALE_AFTER_S = 120.0
+
+
+def runner_gone(host, pid, heartbeat_at, *, now: pd.Timestamp | None = None) -> bool:
+    """True when the process recorded as running a run is evidently dead.
+
+    Dead means: on this machine, no process has that pid; or anywhere, no heartbeat for
+    :data:`STALE_AFTER_S` seconds. Runs without runner information (older databases) count as
+    alive.
+    """
+    if isinstance(host, str) and host == socket.gethostname() and pd.notna(pid):
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:  # alive, owned by another user
+            pass
+    if heartbeat_at is None or pd.isna(heartbeat_at):
+        return False
+    now = pd.Timestamp.now() if now is None else now
+    return (now - pd.Timestamp(heartbeat_at)).total_seconds() > STALE_AFTER_S
+
+
+def effective_status(runs: pd.DataFrame) -> list[str]:
+    """Each run's status, with ``interrupted`` for a ``running`` run whose process is gone."""
+    statuses = []
+    for run in runs.itertuples(index=False):
+        gone = run.status == "running" and runner_gone(getattr(run, "runner_host", None),
+                                                      getattr(run, "runner_pid", None),
+                                                      getattr(run, "heartbeat_at", None))
+        statuses.append("interrupted" if gone else run.status)
+    return statuses
 
 
 def format_duration(seconds: float | None) -> str:
@@ -76,10 +114,9 @@ def progress_table(runs: pd.DataFrame, pending: Sequence[Request] = (),
     rows = []
     queued_ids = {r.run_id: r for r in pending if r.kind == "run"}
     active_ids = {r.run_id for r in active if r.kind == "run"}
-    for run in runs.itertuples(index=False):
+    for run, status in zip(runs.itertuples(index=False), effective_status(runs)):
         n_done = int(run.n_ok + run.n_failed + run.n_timeout)
         total = int(run.n_expected) if pd.notna(run.n_expected) else None
-        status = run.status
         if run.run_id in queued_ids and status != "running":
             status = "queued"
         elif status == "running" and run.run_id in active_ids and not worker_running:

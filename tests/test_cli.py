@@ -57,3 +57,38 @@ def test_runs_errors_and_delete(private_db, capsys):
     with Writer(private_db, publish=False) as writer:
         assert writer.query("SELECT count(*) AS n FROM results WHERE run_id = 'local-x'")["n"].iloc[0] == 0
         assert writer.query("SELECT count(*) AS n FROM results")["n"].iloc[0] == 61812
+
+
+def test_db_init_brings_an_older_database_up_to_the_latest_migration(tmp_path, capsys):
+    import shutil
+
+    import duckdb
+
+    from encbench.store import Reader, publish_snapshot
+    from encbench.store.db import MIGRATIONS_DIR, apply_migrations, migration_files
+
+    old_migrations = tmp_path / "migrations"
+    old_migrations.mkdir()
+    shutil.copy(MIGRATIONS_DIR / "001_core.sql", old_migrations)
+    # an old database: schema 001 only, no published rows yet, and a snapshot of it
+    path = tmp_path / "old.duckdb"
+    con = duckdb.connect(str(path))
+    apply_migrations(con, old_migrations)
+    con.close()
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        con = duckdb.connect(str(path))
+        publish_snapshot(con, path, fd)
+        con.close()
+    finally:
+        os.close(fd)
+    with Reader(path) as reader:
+        assert reader.query("SELECT max(version) AS v FROM schema_migrations")["v"].iloc[0] == 1
+    assert main(["db", "init", "--db", str(path)]) == 0
+    latest = max(v for v, _ in migration_files())
+    with Reader(path) as reader:
+        assert reader.query("SELECT max(version) AS v FROM schema_migrations")["v"].iloc[0] == latest
+        assert reader.query("SELECT count(*) AS n FROM scores")["n"].iloc[0] == 61812
+        assert "heartbeat_at" in reader.query("SELECT * FROM runs LIMIT 0").columns
+    assert main(["db", "init", "--db", str(path)]) == 0     # now a no-op that needs no lock
+    assert "up to date" in capsys.readouterr().out

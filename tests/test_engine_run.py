@@ -245,6 +245,10 @@ def test_sigkill_loses_at_most_the_task_in_flight_and_resume_completes(engine_db
     assert 3 <= len(per_task) < 20                                 # killed mid-run
     assert (per_task == 6).all()                                   # whole tasks only: one transaction each
     assert _run_row(engine_db, grid.run_id)["status"] == "running"  # nobody could mark it
+    listed = subprocess.run([sys.executable, "-m", "encbench", "runs", "--db", str(engine_db)], cwd=REPO,
+                            env=_env(), capture_output=True, text=True, timeout=60)
+    line = next(li for li in listed.stdout.splitlines() if grid.run_id in li)
+    assert " interrupted " in line                                 # but its dead runner is noticed
 
     resumed = subprocess.run(cmd, cwd=REPO, env=_env(), capture_output=True, text=True, timeout=180)
     assert resumed.returncode == 0, resumed.stderr

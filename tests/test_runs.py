@@ -73,3 +73,28 @@ def test_a_request_that_failed_before_reaching_the_database_is_reported(tmp_path
                                            (200, "3 min 20 s"), (7500, "2 h 05 min")])
 def test_format_duration(seconds, text):
     assert format_duration(seconds) == text
+
+
+def test_a_running_run_whose_process_is_gone_is_interrupted():
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    from encbench.runs import STALE_AFTER_S, effective_status
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    now = pd.Timestamp("2026-01-01 00:10:00")
+    old = now - pd.Timedelta(seconds=STALE_AFTER_S + 1)
+    here = socket.gethostname()
+    runs = pd.concat([
+        _runs(run_id="alive", runner_host=here, runner_pid=os.getpid(), heartbeat_at=pd.Timestamp.now()),
+        _runs(run_id="killed", runner_host=here, runner_pid=dead.pid, heartbeat_at=pd.Timestamp.now()),
+        _runs(run_id="silent", runner_host="elsewhere", runner_pid=1, heartbeat_at=pd.Timestamp.now() - (now - old)),
+        _runs(run_id="legacy", runner_host=None, runner_pid=None, heartbeat_at=None),
+        _runs(run_id="done", status="done", runner_host=here, runner_pid=dead.pid, heartbeat_at=old),
+    ], ignore_index=True)
+    assert effective_status(runs) == ["running", "interrupted", "interrupted", "running", "done"]
+    table = progress_table(runs).set_index("run_id")
+    assert table.loc["killed", "status"] == "interrupted" and pd.isna(table.loc["killed", "eta_s"])

@@ -164,6 +164,7 @@ def _dataset_keys(runs: pd.DataFrame, run_id: str) -> list[str]:
 
 
 def cmd_runs(args) -> int:
+    from encbench.runs import effective_status
     from encbench.store import Reader, SnapshotMissing, Writer, queries
 
     db_path = _db_path(args)
@@ -200,6 +201,7 @@ def cmd_runs(args) -> int:
         print("no runs")
         return 0
     runs = runs.copy()
+    runs["status"] = effective_status(runs)  # 'interrupted' when a running run's process is gone
     done = runs["n_ok"] + runs["n_failed"] + runs["n_timeout"]
     runs["progress"] = [f"{d / e:.0%}" if pd.notna(e) and e else "" for d, e in zip(done, runs["n_expected"])]
     for column in ("created_at", "finished_at"):

@@ -231,6 +231,7 @@ def _run(the_plan: Plan, executor, writer: Writer, report, should_stop, publish_
                     log.info("run %s: stop requested after %d tasks", run_id, done)
                     break
                 if time.monotonic() - last_publish >= publish_every:
+                    writer.heartbeat(run_id)
                     writer.publish()
                     last_publish = time.monotonic()
         except KeyboardInterrupt:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import socket
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -164,6 +165,15 @@ class Writer:
                 "finished_at = CASE WHEN ? THEN current_timestamp ELSE NULL END WHERE run_id = ?",
                 [status, error, finished, run_id],
             )
+            if status == "running":  # this process runs it: say who, for liveness checks
+                self._exec(
+                    "UPDATE runs SET runner_host = ?, runner_pid = ?, heartbeat_at = current_timestamp "
+                    "WHERE run_id = ?", [socket.gethostname(), os.getpid(), run_id])
+
+    def heartbeat(self, run_id: str) -> None:
+        """Record that the process running ``run_id`` is alive (the runner calls it regularly)."""
+        with self._transaction():
+            self._exec("UPDATE runs SET heartbeat_at = current_timestamp WHERE run_id = ?", [run_id])
 
     def run_status(self, run_id: str) -> str | None:
         rows = self._exec("SELECT status FROM runs WHERE run_id = ?", [run_id])
