@@ -135,10 +135,23 @@ def summary(db: str, version: tuple) -> dict[str, int]:
 
 # --------------------------------------------------------------------------- URL-bound filters
 
+def _warn_unknown_url_values(key: str, options: list, format_func: Callable | None) -> None:
+    """Say so when a shared link names values this view does not have (they are ignored)."""
+    given = st.query_params.get_all(key)
+    if not given:
+        return
+    labels = {str(format_func(o)) if format_func else str(o) for o in options}
+    unknown = [v for v in given if v not in labels]
+    if unknown:
+        st.warning(f"The link sets {key} to {', '.join(repr(v) for v in unknown)}, which this view does "
+                   f"not have; ignored. Available: {', '.join(sorted(labels))}.")
+
+
 def multiselect(label: str, options: Sequence[str], *, key: str, default: Sequence[str] | None = None,
                 help: str | None = None, **kwargs) -> list[str]:
     """A multiselect whose value lives in the URL (``?key=a&key=b``) so a view can be shared."""
     options = list(options)
+    _warn_unknown_url_values(key, options, kwargs.get("format_func"))
     default = [d for d in (default if default is not None else options) if d in options]
     return st.multiselect(label, options, default=default, key=key, bind="query-params",
                           help=help, **kwargs)
@@ -148,6 +161,7 @@ def selectbox(label: str, options: Sequence[str], *, key: str, default: str | No
               help: str | None = None, **kwargs) -> str | None:
     """A selectbox bound to the URL parameter ``key``."""
     options = list(options)
+    _warn_unknown_url_values(key, options, kwargs.get("format_func"))
     index = options.index(default) if default in options else 0
     return st.selectbox(label, options, index=index if options else None, key=key,
                         bind="query-params", help=help, **kwargs)

@@ -77,3 +77,10 @@ def test_an_unexpected_error_becomes_a_message(monkeypatch):
     at = open_page("consensus")
     assert not at.exception
     assert "could not be shown: RuntimeError: simulated failure" in texts(at)
+
+
+def test_link_with_unknown_values_is_flagged_not_silently_replaced(published_db, monkeypatch):
+    monkeypatch.setenv("ENCBENCH_DB", str(published_db))
+    at = open_page("consensus", {"model": "Foo"})
+    warnings = [w.value for w in at.warning]
+    assert any("The link sets model to 'Foo'" in w and "LogReg" in w for w in warnings), warnings
