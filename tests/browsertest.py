@@ -75,3 +75,18 @@ def streamlit_server(db: Path, log_dir: Path, **env_extra: str):
             yield url
         finally:
             stop(proc)
+
+
+@contextlib.contextmanager
+def browser_page(*, height: int = 1600, timeout_ms: int = 60_000, downloads: bool = False):
+    """A page of headless Debian chromium (1400 px wide), closed with its browser on exit."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": height}, accept_downloads=downloads)
+            page.set_default_timeout(timeout_ms)
+            yield page
+        finally:
+            browser.close()

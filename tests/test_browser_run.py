@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from browsertest import CHROMIUM, CHROMIUM_ARGS, needs_chromium, streamlit_server
+from browsertest import browser_page, needs_chromium, streamlit_server
 from encbench.data import BUNDLED_DIR, read_table
 from encbench.engine.queue import RunQueue
 pytestmark = [pytest.mark.browser, needs_chromium]
@@ -27,47 +27,41 @@ def server(private_db, tmp_path):
 
 
 def test_upload_run_and_download_result(server, tmp_path):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     url, db = server
     csv = tmp_path / "tictactoe.csv"
     read_table(BUNDLED_DIR / "50_tic-tac-toe.arff").to_csv(csv, index=False)
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 2400}, accept_downloads=True)
-            page.set_default_timeout(60_000)
-            page.goto(f"{url}/run")
-            page.locator("input[type=file]").set_input_files(str(csv))
-            expect(page.get_by_text("958 rows x 10 columns")).to_be_visible()
-            launch = page.get_by_role("button", name="Launch run")
-            expect(launch).to_be_visible()
+    with browser_page(height=2400, timeout_ms=60_000, downloads=True) as page:
+        page.goto(f"{url}/run")
+        page.locator("input[type=file]").set_input_files(str(csv))
+        expect(page.get_by_text("958 rows x 10 columns")).to_be_visible()
+        launch = page.get_by_role("button", name="Launch run")
+        expect(launch).to_be_visible()
 
-            page.locator(".st-key-enc-none button").click()
-            expect(page.get_by_text("Choose at least one of: encoders")).to_be_visible()
-            for family, encoder in (("identifier", "OH"), ("simple target", "MT"), ("data-constraining", "CB")):
-                group = page.locator(f".st-key-enc-{family.replace(' ', '-')}")
-                group.get_by_role("button", name=encoder, exact=True).click()
-                expect(page.get_by_text(re.compile(r"^\d+ experiments"))).to_be_visible()
-            models = page.locator(".st-key-models")
-            expect(models).to_contain_text("LogReg")
-            expect(page.get_by_text("12 experiments (3 encoders x 1 model x 4 metrics")).to_be_visible()
+        page.locator(".st-key-enc-none button").click()
+        expect(page.get_by_text("Choose at least one of: encoders")).to_be_visible()
+        for family, encoder in (("identifier", "OH"), ("simple target", "MT"), ("data-constraining", "CB")):
+            group = page.locator(f".st-key-enc-{family.replace(' ', '-')}")
+            group.get_by_role("button", name=encoder, exact=True).click()
+            expect(page.get_by_text(re.compile(r"^\d+ experiments"))).to_be_visible()
+        models = page.locator(".st-key-models")
+        expect(models).to_contain_text("LogReg")
+        expect(page.get_by_text("12 experiments (3 encoders x 1 model x 4 metrics")).to_be_visible()
 
-            launch.click()
-            expect(page.get_by_text(re.compile("Queued run local-"))).to_be_visible()
-            # the worker runs in the background; the page follows it until every row is in
-            expect(page.get_by_text("done: 60 / 60 result rows")).to_be_visible(timeout=240_000)
-            expect(page.get_by_text(re.compile("On your data the best encoder")).first).to_be_visible()
+        launch.click()
+        expect(page.get_by_text(re.compile("Queued run local-"))).to_be_visible()
+        # the worker runs in the background; the page follows it until every row is in
+        expect(page.get_by_text("done: 60 / 60 result rows")).to_be_visible(timeout=240_000)
+        expect(page.get_by_text(re.compile("On your data the best encoder")).first).to_be_visible()
 
-            button = page.locator(".st-key-dl-table-result-LogReg-AUC-csv button")
-            with page.expect_download() as info:
-                button.click()
-            download = info.value
-            data = Path(download.path()).read_bytes()
-            page.screenshot(path=str(tmp_path / "run.png"), full_page=True)
-        finally:
-            browser.close()
+        button = page.locator(".st-key-dl-table-result-LogReg-AUC-csv button")
+        with page.expect_download() as info:
+            button.click()
+        download = info.value
+        data = Path(download.path()).read_bytes()
+        page.screenshot(path=str(tmp_path / "run.png"), full_page=True)
 
     assert download.suggested_filename.startswith("encbench_run-result_")
     assert "model=LogReg" in download.suggested_filename

@@ -56,7 +56,18 @@ def _check_encoder(encoder, owner):
         raise ValueError(f"{owner} needs an encoder with fit/transform, got {encoder!r}")
 
 
-class CrossValidatedEncoder(CategoricalEncoder):
+class _FoldWrapper(CategoricalEncoder):
+    """Parameters shared by the CV and BlowUp wrappers (a supervised encoder, folds, seed)."""
+
+    _supervised = True
+
+    def __init__(self, *, encoder=None, n_splits=5, random_state=None):
+        self.encoder = encoder
+        self.n_splits = n_splits
+        self.random_state = random_state
+
+
+class CrossValidatedEncoder(_FoldWrapper):
     """Cross-validated encoder (CVMT_k, CVGLMM_k): out-of-fold encodings of the training rows.
 
     ``fit_transform(X, y)`` splits the training rows into ``n_splits`` folds and encodes each
@@ -77,13 +88,6 @@ class CrossValidatedEncoder(CategoricalEncoder):
     random_state : int, RandomState or None, default=None
         Seed of the fold assignment.
     """
-
-    _supervised = True
-
-    def __init__(self, *, encoder=None, n_splits=5, random_state=None):
-        self.encoder = encoder
-        self.n_splits = n_splits
-        self.random_state = random_state
 
     def _fit(self, frame, y):
         _check_encoder(self.encoder, type(self).__name__)
@@ -121,7 +125,7 @@ class CrossValidatedEncoder(CategoricalEncoder):
         return self._output(out, frame.index)
 
 
-class BlowUpEncoder(CategoricalEncoder):
+class BlowUpEncoder(_FoldWrapper):
     """BlowUp encoder (BUMT_k, BUGLMM_k): one encoder per fold, all k encodings side by side.
 
     ``fit`` splits the training rows into ``n_splits`` folds and fits one clone of ``encoder``
@@ -140,13 +144,6 @@ class BlowUpEncoder(CategoricalEncoder):
     random_state : int, RandomState or None, default=None
         Seed of the fold assignment.
     """
-
-    _supervised = True
-
-    def __init__(self, *, encoder=None, n_splits=5, random_state=None):
-        self.encoder = encoder
-        self.n_splits = n_splits
-        self.random_state = random_state
 
     def _fit(self, frame, y):
         _check_encoder(self.encoder, type(self).__name__)

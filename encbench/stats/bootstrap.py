@@ -11,6 +11,7 @@ import pandas as pd
 
 from encbench.stats._cube import build_cube
 from encbench.stats.consensus import check_params, check_strategies, rank_cube
+from encbench.stats.nemenyi import check_open_unit
 
 _CHUNK = 500  # resamples ranked per cube, to bound memory for large B
 
@@ -23,14 +24,8 @@ def check_positive_int(value: object, name: str) -> int:
 
 
 def check_level(level: object) -> float:
-    """Return a confidence level in (0, 1) or raise ``ValueError`` naming it."""
-    try:
-        value = float(level)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ValueError(f"level must be a number in (0, 1): got {level!r}") from None
-    if not 0.0 < value < 1.0:
-        raise ValueError(f"level must be a number in (0, 1): got {level!r}")
-    return value
+    """Return a confidence level as a float in (0, 1)."""
+    return check_open_unit(level, "level")
 
 
 def rank_intervals(

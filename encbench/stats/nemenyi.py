@@ -24,15 +24,20 @@ from encbench.stats._arrays import nanmean, rank_last_axis
 from encbench.stats._cube import Cube, build_cube
 
 
-def check_alpha(alpha: object) -> float:
-    """Return ``alpha`` as a float in (0, 1) or raise ``ValueError`` naming it."""
+def check_open_unit(value: object, name: str) -> float:
+    """Return ``value`` as a float in (0, 1) or raise ``ValueError`` naming ``name`` and it."""
     try:
-        value = float(alpha)  # type: ignore[arg-type]
+        number = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise ValueError(f"alpha must be a number in (0, 1): got {alpha!r}") from None
-    if not 0.0 < value < 1.0:
-        raise ValueError(f"alpha must be a number in (0, 1): got {alpha!r}")
-    return value
+        raise ValueError(f"{name} must be a number in (0, 1): got {value!r}") from None
+    if not 0.0 < number < 1.0:
+        raise ValueError(f"{name} must be a number in (0, 1): got {value!r}")
+    return number
+
+
+def check_alpha(alpha: object) -> float:
+    """Return the significance level ``alpha`` as a float in (0, 1)."""
+    return check_open_unit(alpha, "alpha")
 
 
 @lru_cache(maxsize=256)
