@@ -1,6 +1,7 @@
 """One loader for every dataset source: bundled copies, OpenML ids and local files."""
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import os
@@ -14,6 +15,7 @@ import pandas as pd
 
 from encbench.data.bundled import BundledEntry, bundled_names, find_bundled
 from encbench.data.errors import DatasetError
+from encbench.data.fingerprint import match_published
 from encbench.data.openml_source import fetch_openml
 from encbench.data.readers import DEFAULT_MAX_BYTES, read_table_and_hash
 from encbench.data.validation import ValidationReport, prepare
@@ -31,13 +33,15 @@ class Dataset:
     ----------
     key : str
         Database key (``datasets.dataset``): the OpenML id as text for OpenML and bundled
-        datasets (``"31"``), ``"file:<first 12 hex digits of sha256>"`` for files.
+        datasets (``"31"``) and for files that are a copy of a published dataset (recognised
+        by :func:`encbench.data.fingerprint.match_published`), else
+        ``"file:<first 12 hex digits of sha256>"`` for files.
     name : str
         Human-readable name (OpenML name, or the file name without extensions).
     source : {'openml', 'bundled', 'upload'}
         Where the data came from.
     openml_id : int or None
-        OpenML id, None for files.
+        OpenML id; for files, that of the published dataset they are a copy of, else None.
     target : str
         Target column.
     positive_class : str
@@ -188,6 +192,30 @@ def _build(frame: pd.DataFrame, *, key: str | None, name: str, source: str,
         classes=prepared.classes, path=path, warnings=list(report.warnings), report=report)
 
 
+def _as_published(dataset: Dataset, frame: pd.DataFrame) -> Dataset:
+    """``dataset`` under its published key when the file is a copy of a published dataset.
+
+    A copy (same rows, column set, target and class counts; any column order, quoting or
+    missing marker) with the protocol's positive class is the published task: its results are
+    stored under the OpenML id, so the dataset is never counted twice. Another positive class
+    is another task and keeps its file key.
+    """
+    match = match_published(frame, dataset.target)
+    if match is None:
+        return dataset
+    default_positive = list(dataset.report.classes)[1] if dataset.report is not None else None
+    if dataset.positive_class != default_positive:
+        logger.info("%s matches OpenML %d but uses positive class %r: kept as %s",
+                    dataset.name, match.openml_id, dataset.positive_class, dataset.key)
+        return dataset
+    note = (f"this file is a copy of the published dataset OpenML {match.openml_id} "
+            f"({match.name}); its results are stored under that dataset (key {match.key!r}), "
+            f"next to the published ones, not as a new dataset")
+    logger.info("%s: %s", dataset.name, note)
+    return dataclasses.replace(dataset, key=match.key, name=match.name, openml_id=match.openml_id,
+                               warnings=[*dataset.warnings, note])
+
+
 def _check_published_task(label: str, default_target: str | None, target, categorical,
                           file_hint: str) -> str | None:
     """OpenML keys mean the published task: its target, the protocol's positive class."""
@@ -325,9 +353,10 @@ def load_dataset(spec: str | os.PathLike, target: str | None = None, positive_cl
         columns = ", ".join(repr(str(c)) for c in list(frame.columns)[:50])
         raise DatasetError(f"no target column given for file {label!r}; name it as "
                            f"'{parsed.value}:<column>' or with target=...; columns are {columns}")
-    return _build(frame, key=None, name=name or _file_stem(path), source="upload",
-                  openml_id=None, target=target, positive_class=positive_class,
-                  categorical=categorical, n_folds=n_folds, sha256=sha, path=path, label=label)
+    dataset = _build(frame, key=None, name=name or _file_stem(path), source="upload",
+                     openml_id=None, target=target, positive_class=positive_class,
+                     categorical=categorical, n_folds=n_folds, sha256=sha, path=path, label=label)
+    return _as_published(dataset, frame)
 
 
 def validate_file(path: str | os.PathLike, target: str | None, positive_class=None, *,
@@ -358,6 +387,7 @@ def dataset_from_frame(frame: pd.DataFrame, target: str, positive_class=None, *,
     the one of that CSV file loaded with :func:`load_dataset`. Handy for tests and synthetic data.
     """
     sha = hashlib.sha256(frame.to_csv(index=False).encode("utf-8")).hexdigest()
-    return _build(frame, key=None, name=name, source="upload", openml_id=None, target=target,
-                  positive_class=positive_class, categorical=categorical, n_folds=n_folds,
-                  sha256=sha, path=None, label=name, in_file=False)
+    dataset = _build(frame, key=None, name=name, source="upload", openml_id=None, target=target,
+                     positive_class=positive_class, categorical=categorical, n_folds=n_folds,
+                     sha256=sha, path=None, label=name, in_file=False)
+    return _as_published(dataset, frame)
