@@ -89,6 +89,128 @@ def family_names() -> list[str]:
     return list(dict.fromkeys(REGISTRY[n].family for n in vocab.ENCODERS if n in REGISTRY))
 
 
+# --------------------------------------------------------------------------- origins
+
+#: What a view shows: the published benchmark (default), published and local results, or local only.
+ORIGIN_CHOICES: dict[str, tuple[str, ...]] = {
+    "published": ("published",),
+    "both": ("published", "local"),
+    "local": ("local",),
+}
+ORIGIN_LABELS = {"published": "Published benchmark", "both": "Published + local runs",
+                 "local": "Local runs only"}
+_EXPERIMENT = ["model", "tuning", "scoring", "dataset", "encoder"]
+
+
+def origins_of(choice: str) -> tuple[str, ...]:
+    """The ``scores.origin`` values a view choice includes (see :data:`ORIGIN_CHOICES`)."""
+    if choice not in ORIGIN_CHOICES:
+        raise ValueError(f"origin choice must be one of {tuple(ORIGIN_CHOICES)}: got {choice!r}")
+    return ORIGIN_CHOICES[choice]
+
+
+@dataclass(frozen=True)
+class OriginMix:
+    """How local results enter a view (for the banner that announces them).
+
+    Attributes
+    ----------
+    local_rows : int
+        Local score rows in the selection (before one score per experiment is kept).
+    local_datasets : int
+        Datasets with local scores.
+    shared_datasets : int
+        Of those, datasets that also have published scores (a local run on a published dataset).
+    both : int
+        Experiments with both a published and a local score; only the preferred one counts.
+    local_runs : int
+        Local runs the rows come from.
+    """
+
+    local_rows: int
+    local_datasets: int
+    shared_datasets: int
+    both: int
+    local_runs: int
+
+
+def origin_mix(scores: pd.DataFrame) -> OriginMix:
+    """Count what local results add to ``scores`` (rows of every origin, not yet collapsed)."""
+    if scores.empty:
+        return OriginMix(0, 0, 0, 0, 0)
+    local = scores[scores["origin"] == "local"]
+    published = scores[scores["origin"] == "published"]
+    local_sets = set(local["dataset"].astype(str))
+    shared = local_sets & set(published["dataset"].astype(str))
+    both = local[_EXPERIMENT].drop_duplicates().merge(published[_EXPERIMENT].drop_duplicates(),
+                                                      on=_EXPERIMENT, how="inner")
+    runs = {r for v in local["run_id"].astype(str) for r in v.split(",")}
+    return OriginMix(local_rows=int(len(local)), local_datasets=len(local_sets),
+                     shared_datasets=len(shared), both=int(len(both)), local_runs=len(runs))
+
+
+def origin_banner(choice: str, mix: OriginMix, prefer: str) -> str | None:
+    """The sentence that announces local results in a view (None for the published view)."""
+    if choice == "published":
+        return None
+    if choice == "local":
+        return (f"Local runs only: {mix.local_rows:,} local score rows on {mix.local_datasets} "
+                f"dataset(s), from {mix.local_runs} run(s). The published benchmark is left out.")
+    text = (f"Local results are mixed in: {mix.local_rows:,} local score rows on "
+            f"{mix.local_datasets} dataset(s) from {mix.local_runs} run(s)")
+    if mix.shared_datasets:
+        text += (f"; {mix.shared_datasets} of these datasets are published ones and are counted "
+                 f"once, under their published key")
+    text += "."
+    if mix.both:
+        text += (f" {mix.both:,} experiments have both a published and a local score: "
+                 f"the {prefer} score counts.")
+    return text
+
+
+def score_counts(scores: pd.DataFrame) -> dict[str, int]:
+    """Datasets, encoders, models, scorings, tunings and results (rows) of collapsed scores."""
+    return {"datasets": int(scores["dataset"].nunique()), "encoders": int(scores["encoder"].nunique()),
+            "models": int(scores["model"].nunique()), "scorings": int(scores["scoring"].nunique()),
+            "tunings": int(scores["tuning"].nunique()), "results": int(len(scores))}
+
+
+def published_vs_local(scores: pd.DataFrame) -> pd.DataFrame:
+    """Each experiment with a published and a local score, side by side, with the difference.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        Score rows of both origins (not collapsed); several local runs of one experiment are
+        averaged.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``dataset, model, tuning, scoring, encoder, published, local, difference`` (local minus
+        published), ``local_runs``; experiments with a score of only one origin are left out.
+        Sorted by dataset, then factors and encoders in vocabulary order.
+    """
+    columns = [*_EXPERIMENT[3:4], *_EXPERIMENT[:3], "encoder", "published", "local", "difference",
+               "local_runs"]
+    if scores.empty:
+        return pd.DataFrame(columns=columns)
+    mean = scores.groupby([*_EXPERIMENT, "origin"], observed=True)["cv_score"].mean().unstack("origin")
+    if not {"published", "local"} <= set(mean.columns):
+        return pd.DataFrame(columns=columns)
+    runs = (scores[scores["origin"] == "local"].groupby(_EXPERIMENT, observed=True)["run_id"]
+            .agg(lambda s: ",".join(sorted(set(s)))).rename("local_runs"))
+    out = mean[["published", "local"]].dropna().join(runs).reset_index()
+    out["difference"] = out["local"] - out["published"]
+    order = {f: {v: i for i, v in enumerate(ordered(f, out[f]))} for f in FACTORS}
+    enc = {e: i for i, e in enumerate(vocab.ENCODERS)}
+    out = out.assign(_d=out["dataset"].map(natural_key),
+                     **{f"_{f}": out[f].map(order[f]) for f in FACTORS},
+                     _e=out["encoder"].map(lambda e: (enc.get(e, len(enc)), e)))
+    out = out.sort_values(["_d", *(f"_{f}" for f in FACTORS), "_e"], kind="stable")
+    return out[columns].reset_index(drop=True)
+
+
 # --------------------------------------------------------------------------- overview
 
 def headline_consensus(scores: pd.DataFrame) -> pd.DataFrame:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 import pandas as pd
 import streamlit as st
 
-from encbench import export
+from encbench import dashboard, export
 from encbench.dashboard import ordered
 from encbench.store import Reader, SnapshotMissing, default_db_path, queries
 
@@ -109,13 +109,32 @@ def levels(db: str, version: tuple) -> dict[str, list[str]]:
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
+def raw_scores(db: str, version: tuple, *, datasets: tuple | None = None, models: tuple | None = None,
+               tunings: tuple | None = None, scorings: tuple | None = None,
+               encoders: tuple | None = None, origins: tuple | None = ("published",)) -> pd.DataFrame:
+    """Score rows, filtered, one per experiment *and run* (an experiment may have several)."""
+    return queries.load_scores(get_reader(db), datasets=datasets, models=models, tunings=tunings,
+                               scorings=scorings, encoders=encoders, origins=origins)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
 def scores(db: str, version: tuple, *, datasets: tuple | None = None, models: tuple | None = None,
            tunings: tuple | None = None, scorings: tuple | None = None,
-           encoders: tuple | None = None, origins: tuple | None = None) -> pd.DataFrame:
-    """Score rows (one per experiment; runs holding the same experiment averaged), filtered."""
-    frame = queries.load_scores(get_reader(db), datasets=datasets, models=models, tunings=tunings,
-                                scorings=scorings, encoders=encoders, origins=origins)
-    return queries.one_score_per_experiment(frame)
+           encoders: tuple | None = None, origins: tuple | None = ("published",),
+           prefer: str = "published") -> pd.DataFrame:
+    """Score rows, one per experiment, filtered; the published benchmark unless ``origins`` says.
+
+    Where an experiment has a published and a local score, the ``prefer`` one counts; several
+    runs of the same origin are averaged.
+    """
+    frame = raw_scores(db, version, datasets=datasets, models=models, tunings=tunings,
+                       scorings=scorings, encoders=encoders, origins=origins)
+    return queries.one_score_per_experiment(frame, prefer=prefer)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def local_overview(db: str, version: tuple) -> dict[str, int]:
+    return queries.local_overview(get_reader(db))
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -129,8 +148,8 @@ def runs_table(db: str, version: tuple) -> pd.DataFrame:
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def summary(db: str, version: tuple) -> dict[str, int]:
-    return queries.summary(get_reader(db))
+def summary(db: str, version: tuple, origins: tuple | None = ("published",)) -> dict[str, int]:
+    return queries.summary(get_reader(db), origins=origins)
 
 
 # --------------------------------------------------------------------------- URL-bound filters
@@ -182,6 +201,68 @@ def factor_filters(lv: dict[str, list[str]], defaults: dict[str, Sequence[str]],
 def empty_selection(selected: dict[str, list[str]]) -> list[str]:
     """Names of the filters left empty (each needs at least one value)."""
     return [FACTOR_LABELS.get(k, k) for k, v in selected.items() if not v]
+
+
+# --------------------------------------------------------------------------- origins
+
+ORIGIN_HELP = ("published: the study's results (Matteucci et al. 2023), the default. "
+               "both: your local runs are added; a run on a copy of a published dataset is "
+               "counted under that dataset, never as a new one. local: just your runs.")
+
+
+def origin_filter(lv: dict[str, list[str]]) -> tuple[str, tuple[str, ...], str]:
+    """Which results the view shows, bound to the URL (``?origin=both&prefer=local``).
+
+    The published benchmark is the default; the control is shown only when local results exist.
+
+    Returns
+    -------
+    (choice, origins, prefer)
+        The choice (a key of :data:`encbench.dashboard.ORIGIN_CHOICES`), the ``scores.origin``
+        values it includes, and which score counts where an experiment has both.
+    """
+    if "local" not in lv.get("origin", []):
+        return "published", ("published",), "published"
+    choices = list(dashboard.ORIGIN_CHOICES)
+    _warn_unknown_url_values("origin", choices, None)
+    _warn_unknown_url_values("prefer", list(queries.PREFERENCES), None)
+    left, right = st.columns([3, 2])
+    with left:
+        # no format_func: the URL holds the option itself (?origin=both), not a display label
+        choice = st.radio("Results: published benchmark, both, or local runs only", choices,
+                          key="origin", bind="query-params", horizontal=True, help=ORIGIN_HELP)
+    prefer = "published"
+    if choice == "both":
+        with right:
+            prefer = st.radio("Where an experiment has both scores, count the", list(queries.PREFERENCES),
+                              key="prefer", bind="query-params", horizontal=True,
+                              help="A local run on a published dataset repeats published experiments: "
+                                   "only one score per experiment enters rankings and counts.")
+    return choice, dashboard.origins_of(choice), prefer
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _mix(db: str, version: tuple, filters: tuple) -> dashboard.OriginMix:
+    return dashboard.origin_mix(raw_scores(db, version, **dict(filters), origins=("published", "local")))
+
+
+def origin_banner(choice: str, prefer: str, **filters) -> None:
+    """Announce local results in a view, or say that local results exist but are left out.
+
+    ``filters`` are the keyword filters of :func:`scores` (without ``origins``/``prefer``).
+    """
+    db, version = data_key()
+    if choice == "published":
+        local = local_overview(db, version)
+        if local["rows"]:
+            st.caption(f"Published benchmark only. {local['rows']:,} local score rows "
+                       f"({local['datasets']} dataset(s), {local['runs']} run(s)) are left out; "
+                       f"choose *both* under *Results* to include them.")
+        return
+    key = tuple(sorted((k, v) for k, v in filters.items()))
+    text = dashboard.origin_banner(choice, _mix(db, version, key), prefer)
+    with st.container(key="origin-banner"):
+        st.warning(text, icon=":material/merge_type:")
 
 
 # --------------------------------------------------------------------------- exports

@@ -49,15 +49,17 @@ with st.container(border=True):
         mode = st.radio("Several combinations", list(dashboard.MODES), key="mode",
                         bind="query-params",
                         help="; ".join(f"{k}: {v}" for k, v in MODE_TEXT.items()))
-    origins = common.multiselect("Origin", lv["origin"], key="origin")
+    choice, origins, prefer = common.origin_filter(lv)
 
-missing = common.empty_selection({**selected, "strategy": strategies, "origin": origins})
+missing = common.empty_selection({**selected, "strategy": strategies})
 if missing:
     st.warning(f"Select at least one value for: {', '.join(missing)}.")
     st.stop()
 
-load_key = (("models", tuple(selected["model"])), ("tunings", tuple(selected["tuning"])),
-            ("scorings", tuple(selected["scoring"])), ("origins", tuple(origins)))
+filter_key = (("models", tuple(selected["model"])), ("tunings", tuple(selected["tuning"])),
+              ("scorings", tuple(selected["scoring"])))
+common.origin_banner(choice, prefer, **dict(filter_key))
+load_key = (*filter_key, ("origins", origins), ("prefer", prefer))
 rows = common.scores(db, version, **dict(load_key))
 if rows.empty:
     st.info("No results for this combination of model, tuning and metric. "
@@ -112,7 +114,8 @@ if "R-Kem" in strategies:
 view = dashboard.assemble(ranks, strategies, params)
 
 filters = {"model": selected["model"], "tuning": selected["tuning"], "metric": selected["scoring"],
-           "strategy": strategies, **params, "mode": mode_used, "origin": origins}
+           "strategy": strategies, **params, "mode": mode_used, "origin": choice,
+           **({"prefer": prefer} if choice == "both" else {})}
 prov = common.provenance("consensus", filters, rows, version)
 
 first = view.columns[0]

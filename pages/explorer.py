@@ -18,13 +18,11 @@ all_datasets = sorted(lv["dataset"], key=dashboard.natural_key)
 
 with st.container(border=True):
     selected = common.factor_filters(lv, {"model": None, "tuning": ["no"], "scoring": ["AUC"]})
-    c1, c2, c3 = st.columns([2, 2, 1])
+    choice, origins, prefer = common.origin_filter(lv)
+    c1, c3 = st.columns([4, 1])
     with c1:
         families = common.multiselect("Encoder family", dashboard.family_names(), key="family",
                                       help="Families from the encoder registry.")
-    with c2:
-        origins = common.multiselect("Origin", lv["origin"], key="origin",
-                                     help="published = the study's results; local = runs made here.")
     with c3:
         every = st.toggle("All datasets", value=True, key="all_datasets", bind="query-params")
     if every:
@@ -37,8 +35,7 @@ with st.container(border=True):
                                     default=[label_of[d] for d in all_datasets[:5]])
         chosen_datasets = [id_of[p] for p in picked]
 
-missing = common.empty_selection({**selected, "family": families, "origin": origins,
-                                  "dataset": chosen_datasets})
+missing = common.empty_selection({**selected, "family": families, "dataset": chosen_datasets})
 if missing:
     st.warning(f"Select at least one value for: {', '.join(missing)}.")
     st.stop()
@@ -48,10 +45,11 @@ if not encoders:
     st.info("No encoder of the chosen families has results.")
     st.stop()
 
-rows = common.scores(db, version, datasets=None if every else tuple(chosen_datasets),
-                     models=tuple(selected["model"]), tunings=tuple(selected["tuning"]),
-                     scorings=tuple(selected["scoring"]), encoders=tuple(encoders),
-                     origins=tuple(origins))
+filter_args = dict(datasets=None if every else tuple(chosen_datasets), models=tuple(selected["model"]),
+                   tunings=tuple(selected["tuning"]), scorings=tuple(selected["scoring"]),
+                   encoders=tuple(encoders))
+common.origin_banner(choice, prefer, **filter_args)
+rows = common.scores(db, version, **filter_args, origins=origins, prefer=prefer)
 if rows.empty:
     st.info("No results for this combination of filters. Widen the selection "
             "(e.g. LGBM has results only without tuning, SVM none with model tuning).")
@@ -64,14 +62,19 @@ def ranked(db: str, version: tuple, key: tuple):
     return dashboard.ranked_scores(frame)
 
 
-load_key = (("datasets", None if every else tuple(chosen_datasets)),
-            ("models", tuple(selected["model"])), ("tunings", tuple(selected["tuning"])),
-            ("scorings", tuple(selected["scoring"])), ("encoders", tuple(encoders)),
-            ("origins", tuple(origins)))
+@st.cache_data(show_spinner=False, max_entries=16)
+def side_by_side(db: str, version: tuple, key: tuple):
+    both = common.raw_scores(db, version, **dict(key), origins=("published", "local"))
+    return dashboard.published_vs_local(both)
+
+
+filter_key = tuple(filter_args.items())
+load_key = (*filter_key, ("origins", origins), ("prefer", prefer))
 table = ranked(db, version, load_key)
 table = table.assign(name=table["dataset"].map(names))
 filters = {"model": selected["model"], "tuning": selected["tuning"], "metric": selected["scoring"],
-           "family": families, "origin": origins, "dataset": "all" if every else chosen_datasets}
+           "family": families, "origin": choice, **({"prefer": prefer} if choice == "both" else {}),
+           "dataset": "all" if every else chosen_datasets}
 prov = common.provenance("explorer", filters, table, version)
 
 grid = dashboard.coverage(table, encoders, chosen_datasets)
@@ -112,3 +115,28 @@ chart = plots.encoder_dataset_heatmap(
     encoders=order, datasets=chosen_datasets, lower_is_better=(field == "rank"),
     title="Grey cells: no result for that encoder on that dataset")
 common.show_chart(chart, f"heatmap-{value}", prov)
+
+pairs = side_by_side(db, version, filter_key)
+if not pairs.empty:
+    st.subheader("Published vs local")
+    st.caption(
+        f"{len(pairs):,} experiments of this selection have both a published score and a score from a "
+        f"local run (on a copy of a published dataset, stored under its OpenML id): each local score "
+        f"next to its published value, difference = local - published. Which of the two enters the "
+        f"views above is chosen with *Results* (now: "
+        f"{'the ' + prefer + ' score' if choice == 'both' else dashboard.ORIGIN_LABELS[choice]})."
+    )
+    diff = pairs["difference"]
+    st.markdown(f"Mean difference **{diff.mean():+.4f}**, mean absolute difference "
+                f"**{diff.abs().mean():.4f}**, largest **{diff.abs().max():.4f}** "
+                f"({(diff.abs() <= 1e-9).sum():,} of {len(pairs):,} identical).")
+    shown = pairs.assign(name=pairs["dataset"].map(names)).rename(columns={"scoring": "metric"})
+    shown = shown[["dataset", "name", "model", "tuning", "metric", "encoder", "published", "local",
+                   "difference", "local_runs"]]
+    pair_prov = common.provenance("explorer-published-vs-local", {**filters, "origin": "both"},
+                                  common.raw_scores(db, version, **filter_args, origins=("published", "local")),
+                                  version)
+    common.show_table(shown, "published-vs-local", pair_prov, height=min(38 + 35 * len(shown), 420),
+                      column_config={c: st.column_config.NumberColumn(format="%.4f")
+                                     for c in ("published", "local")}
+                      | {"difference": st.column_config.NumberColumn(format="%+.4f")})

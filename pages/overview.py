@@ -11,7 +11,12 @@ st.caption("Benchmark categorical encoders for binary classification: what is in
            "and which encoders win overall.")
 
 db, version = common.data_key()
-info = common.summary(db, version)
+lv = common.levels(db, version)
+choice, origins, prefer = common.origin_filter(lv)
+info = common.summary(db, version, origins)
+if choice == "both" and info["results"]:
+    # one score per experiment: a local re-run of a published experiment is not a new result
+    info = {**info, **dashboard.score_counts(common.scores(db, version, origins=origins, prefer=prefer))}
 if info["results"] == 0:
     st.info("The database holds no results yet. Build it with `python -m encbench db init` "
             "(which `make run` does) or run experiments from *Run on your data*.")
@@ -22,21 +27,24 @@ for col, (label, key) in zip(cols, [("Datasets", "datasets"), ("Encoders", "enco
                                     ("Models", "models"), ("Metrics", "scorings"),
                                     ("Results", "results"), ("Runs", "runs")]):
     col.metric(label, f"{info[key]:,}")
+common.origin_banner(choice, prefer)
+if choice != "published":
+    st.caption("Results count one score per experiment: where a published and a local score "
+               f"exist, only the {prefer} one.")
 
-lv = common.levels(db, version)
 st.markdown(
     f"**Models** {', '.join(dashboard.ordered('model', lv['model']))} · "
     f"**Metrics** {', '.join(dashboard.ordered('scoring', lv['scoring']))} · "
     f"**Tuning** {', '.join(dashboard.ordered('tuning', lv['tuning']))} · "
-    f"**Origins** {', '.join(lv['origin'])}"
+    f"**Origins in the database** {', '.join(lv['origin'])}"
 )
 
-everything = common.scores(db, version)
+everything = common.scores(db, version, origins=origins, prefer=prefer)
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
-def headline(db: str, version: tuple):
-    return dashboard.headline_consensus(common.scores(db, version))
+def headline(db: str, version: tuple, origins: tuple, prefer: str):
+    return dashboard.headline_consensus(common.scores(db, version, origins=origins, prefer=prefer))
 
 
 st.subheader("Headline consensus: R-M over everything")
@@ -45,8 +53,10 @@ st.caption(
     "ranked by score (1 = best) and the consensus orders them by their mean rank (R-M). "
     "Per-combination rankings and other aggregations are on the *Consensus* page."
 )
-table = headline(db, version)
-prov = common.provenance("overview", {"strategy": "R-M", "scope": "all results"}, everything, version)
+table = headline(db, version, origins, prefer)
+prov = common.provenance("overview", {"strategy": "R-M", "scope": "all results", "origin": choice,
+                                      **({"prefer": prefer} if choice == "both" else {})},
+                         everything, version)
 best = table.loc[table["rank"] == 1, "encoder"].tolist()
 st.markdown(f"Best overall: **{', '.join(best)}** (mean rank {table['mean_rank'].iloc[0]:.2f} "
             f"over {int(table['n_voters'].iloc[0]):,} voters).")

@@ -40,12 +40,15 @@ with st.container(border=True):
         theta = st.number_input("theta (Q-Th)", 0.5, 1.0, 0.95, 0.01, key="theta",
                                 bind="query-params", disabled="Q-Th" not in strategies)
     alpha = 0.05
+    choice, origins, prefer = common.origin_filter(lv)
 
 if not strategies:
     st.warning("Select at least one aggregation strategy.")
     st.stop()
 
-rows = common.scores(db, version, models=(model,), tunings=(tuning,), scorings=(scoring,))
+common.origin_banner(choice, prefer, models=(model,), tunings=(tuning,), scorings=(scoring,))
+rows = common.scores(db, version, models=(model,), tunings=(tuning,), scorings=(scoring,),
+                     origins=origins, prefer=prefer)
 if rows.empty:
     st.info(f"No results for {dashboard.combination_label(model, tuning, scoring)}. "
             "(In the published data LGBM was run without tuning only, and SVM without model tuning.)")
@@ -62,8 +65,9 @@ params = dashboard.strategy_params(strategies, theta, alpha)
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def one_size(db: str, version: tuple, combo: tuple, strategy: str, size: int, n_pairs: int,
-             params: tuple):
-    frame = common.scores(db, version, models=(combo[0],), tunings=(combo[1],), scorings=(combo[2],))
+             params: tuple, origins: tuple = ("published",), prefer: str = "published"):
+    frame = common.scores(db, version, models=(combo[0],), tunings=(combo[1],), scorings=(combo[2],),
+                          origins=origins, prefer=prefer)
     use = {k: v for k, v in dict(params).items() if k in stats.strategy_parameters(strategy)}
     result = stats.replicability(frame, [size], n_pairs=n_pairs, seed=0, strategy=strategy, **use)
     return result.summary.assign(strategy=strategy), result.pairs.assign(strategy=strategy)
@@ -78,7 +82,7 @@ bar = st.progress(0.0, text="Computing replicability...")
 summaries, pairs = [], []
 for done, (strategy, size) in enumerate(jobs, start=1):
     summary, pair_rows = one_size(db, version, (model, tuning, scoring), strategy, size, int(n_pairs),
-                                  tuple(sorted(params.items())))
+                                  tuple(sorted(params.items())), origins, prefer)
     summaries.append(summary)
     pairs.append(pair_rows)
     bar.progress(done / len(jobs), text=f"{strategy}, {size} datasets per sample ({done}/{len(jobs)})")
@@ -88,7 +92,8 @@ summary = pd.concat(summaries, ignore_index=True)
 long = pd.concat([dashboard.replicability_long(summary[summary["strategy"] == s], s) for s in strategies],
                  ignore_index=True)
 filters = {"model": model, "tuning": tuning, "metric": scoring, "strategy": strategies,
-           "n_pairs": int(n_pairs), "sizes": sizes, **params, "seed": 0}
+           "n_pairs": int(n_pairs), "sizes": sizes, **params, "seed": 0, "origin": choice,
+           **({"prefer": prefer} if choice == "both" else {})}
 prov = common.provenance("replicability", filters, rows, version)
 
 common.show_chart(plots.replicability_chart(long, color="strategy",

@@ -50,6 +50,7 @@ with st.container(border=True):
     with p2:
         alpha = st.select_slider("alpha (R-Nem)", options=[0.01, 0.05, 0.1], value=0.05, key="alpha",
                                  bind="query-params", disabled="R-Nem" not in strategies)
+    choice, origins, prefer = common.origin_filter(lv)
 
 if vary == "strategy" and len(strategies) < 2:
     st.warning("Select at least two strategies to compare.")
@@ -59,12 +60,13 @@ if labels is not None and len(labels) < 2:
     st.stop()
 
 params = dashboard.strategy_params(strategies, theta, alpha)
+common.origin_banner(choice, prefer)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def compute(db: str, version: tuple, vary: str, fixed: tuple, strategy, strategies: tuple,
-            labels, params: tuple):
-    rows = common.scores(db, version)
+            labels, params: tuple, origins: tuple, prefer: str):
+    rows = common.scores(db, version, origins=origins, prefer=prefer)
     return dashboard.sensitivity_view(rows, vary, dict(fixed), strategy=strategy or "R-M",
                                       strategies=list(strategies), labels=labels, params=dict(params))
 
@@ -73,7 +75,7 @@ needs_kemeny = "R-Kem" in strategies
 with st.spinner("Computing consensus rankings...", show_time=True) if needs_kemeny else st.empty():
     try:
         result = compute(db, version, vary, tuple(sorted(fixed.items())), strategy, tuple(strategies),
-                         tuple(labels) if labels is not None else None, tuple(sorted(params.items())))
+                         tuple(labels) if labels is not None else None, tuple(sorted(params.items())), origins, prefer)
     except ValueError as exc:
         st.info(f"Nothing to compare with these choices: {exc}")
         st.stop()
@@ -86,8 +88,9 @@ st.markdown(f"Varying **{VARY_LABELS[vary]}** "
 
 filters = {"vary": vary, **{f"fixed_{k}": v for k, v in fixed.items()},
            "strategy" if vary != "strategy" else "strategies": strategy if strategy else strategies,
-           "values": labels if labels is not None else "all", **params}
-used = common.scores(db, version)
+           "values": labels if labels is not None else "all", **params, "origin": choice,
+           **({"prefer": prefer} if choice == "both" else {})}
+used = common.scores(db, version, origins=origins, prefer=prefer)
 for factor, value in fixed.items():
     if value != dashboard.AVERAGE_ALL:
         used = used[used[factor] == value]

@@ -175,3 +175,33 @@ def test_nemenyi_table_lists_the_pairs_behind_the_cd_diagram(two_combos):
     assert table["n_significantly_better"].sum() == len(result.significant_pairs)
     drop = table.set_index("encoder").loc["Drop"]
     assert drop["n_significantly_better"] == len(drop["significantly_worse_than"].split(", "))
+
+
+# --------------------------------------------------------------------------- origins (issue 11)
+
+def _origin_rows():
+    rows = [("3", "OH", 0.8, "published", "p"), ("3", "OH", 0.9, "local", "l1"),
+            ("3", "MT", 0.7, "published", "p"), ("3", "MT", 0.6, "local", "l1"),
+            ("x", "OH", 0.6, "local", "l2"), ("31", "OH", 0.5, "published", "p")]
+    frame = pd.DataFrame(rows, columns=["dataset", "encoder", "cv_score", "origin", "run_id"])
+    return frame.assign(model="DT", tuning="no", scoring="AUC", time=1.0)
+
+
+def test_origin_mix_counts_what_local_results_add():
+    mix = dashboard.origin_mix(_origin_rows())
+    assert mix == dashboard.OriginMix(local_rows=3, local_datasets=2, shared_datasets=1, both=2, local_runs=2)
+    text = dashboard.origin_banner("both", mix, "published")
+    assert "3 local score rows on 2 dataset(s) from 2 run(s)" in text
+    assert "2 experiments have both a published and a local score: the published score counts" in text
+    assert dashboard.origin_banner("published", mix, "published") is None
+    with pytest.raises(ValueError, match="'all'"):
+        dashboard.origins_of("all")
+
+
+def test_published_vs_local_pairs_each_local_score_with_its_published_value():
+    pairs = dashboard.published_vs_local(_origin_rows())
+    assert list(pairs["encoder"]) == ["OH", "MT"]                 # vocabulary order
+    assert pairs["difference"].tolist() == pytest.approx([0.1, -0.1])
+    assert set(pairs["dataset"]) == {"3"} and pairs["local_runs"].tolist() == ["l1", "l1"]
+    only_published = _origin_rows()[lambda f: f["origin"] == "published"]
+    assert dashboard.published_vs_local(only_published).empty

@@ -70,28 +70,77 @@ def load_scores(source: Source, *, datasets=None, models=None, tunings=None, sco
     return source.query(_SCORES_SQL, params)
 
 
-def one_score_per_experiment(scores: pd.DataFrame) -> pd.DataFrame:
-    """Average the scores of an experiment present in several runs (e.g. published and local).
+#: Which score counts when an experiment has both a published and a local score.
+PREFERENCES: tuple[str, ...] = ("published", "local")
+_EXPERIMENT = ["model", "tuning", "scoring", "dataset", "encoder"]
 
-    Rankings need one score per (model, tuning, scoring, dataset, encoder).
+
+def one_score_per_experiment(scores: pd.DataFrame, prefer: str | None = None) -> pd.DataFrame:
+    """One score per (model, tuning, scoring, dataset, encoder), as rankings need.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        Rows of :func:`load_scores` (several runs may hold the same experiment).
+    prefer : {'published', 'local'} or None
+        Where an experiment has a score of both origins, keep only the rows of this origin (a
+        local re-run of a published dataset then either replaces the published score or not,
+        it is never mixed in). None averages every row of the experiment (the origins are
+        joined, e.g. ``"local,published"``). Several runs of the kept origin are averaged.
+
+    Raises
+    ------
+    ValueError
+        If ``prefer`` is not one of :data:`PREFERENCES` or None.
     """
-    keys = ["model", "tuning", "scoring", "dataset", "encoder"]
-    if not scores.duplicated(keys).any():
+    if prefer is not None and prefer not in PREFERENCES:
+        raise ValueError(f"prefer must be one of {PREFERENCES} or None: got {prefer!r}")
+    if not scores.duplicated(_EXPERIMENT).any():
         return scores
-    return scores.groupby(keys, as_index=False, observed=True).agg(
+    if prefer is not None and "origin" in scores.columns:
+        has_preferred = (scores["origin"] == prefer).groupby(
+            [scores[k] for k in _EXPERIMENT], observed=True, sort=False).transform("any")
+        scores = scores[(scores["origin"] == prefer) | ~has_preferred.to_numpy()]
+        if not scores.duplicated(_EXPERIMENT).any():
+            return scores
+    return scores.groupby(_EXPERIMENT, as_index=False, observed=True, sort=False).agg(
         cv_score=("cv_score", "mean"), time=("time", "mean"),
         origin=("origin", lambda s: ",".join(sorted(set(s)))),
         run_id=("run_id", lambda s: ",".join(sorted(set(s)))),
     )
 
 
-def summary(source: Source) -> dict[str, int]:
-    """Headline counts: datasets, encoders, models, scorings, tunings with results; results; runs."""
+def summary(source: Source, origins: Sequence[str] | None = None) -> dict[str, int]:
+    """Headline counts of the ``scores`` rows of ``origins`` (None: every origin).
+
+    Returns datasets, encoders, models, scorings, tunings with results; results (score rows);
+    runs (of those origins).
+    """
+    values = _as_list(origins)
+    _check_vocabulary("origins", values)
     row = source.query(
         "SELECT count(DISTINCT dataset) AS datasets, count(DISTINCT encoder) AS encoders, "
         "count(DISTINCT model) AS models, count(DISTINCT scoring) AS scorings, "
         "count(DISTINCT tuning) AS tunings, count(*) AS results, "
-        "(SELECT count(*) FROM runs) AS runs FROM scores"
+        "(SELECT count(*) FROM runs WHERE ?::VARCHAR[] IS NULL OR list_contains(?::VARCHAR[], origin)) AS runs "
+        "FROM scores WHERE ?::VARCHAR[] IS NULL OR list_contains(?::VARCHAR[], origin)",
+        [values, values, values, values],
+    ).iloc[0]
+    return {k: int(v) for k, v in row.items()}
+
+
+def local_overview(source: Source) -> dict[str, int]:
+    """What local results exist, for the note that says they are left out of a view.
+
+    Returns ``rows`` (local score rows), ``datasets`` (datasets with local scores),
+    ``published_datasets`` (of those, datasets the published benchmark also has) and
+    ``runs`` (local runs with scores).
+    """
+    row = source.query(
+        "SELECT count(*) AS rows, count(DISTINCT dataset) AS datasets, count(DISTINCT run_id) AS runs, "
+        "count(DISTINCT dataset) FILTER (WHERE dataset IN "
+        "  (SELECT dataset FROM scores WHERE origin = 'published')) AS published_datasets "
+        "FROM scores WHERE origin = 'local'"
     ).iloc[0]
     return {k: int(v) for k, v in row.items()}
 

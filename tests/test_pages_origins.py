@@ -1,0 +1,118 @@
+"""AppTest: local results never silently enter the published views (issue 11, item 1).
+
+The database holds the published benchmark plus one local run: 2 encoders x LogReg/no/AUC on a
+copy of published dataset 50 (stored under its key "50") and on a dataset of its own.
+"""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from pagetest import open_page, texts
+
+from encbench.store import Reader, Writer, queries, snapshot_path
+
+LOCAL_RUN = "local-test0000000001"
+LOCAL_SCORES = {("50", "OH"): 0.75, ("50", "MT"): 0.99, ("file:abc123", "OH"): 0.6,
+                ("file:abc123", "MT"): 0.7}
+
+
+@pytest.fixture()
+def mixed_db(published_db, tmp_path, monkeypatch):
+    path = tmp_path / "mixed.duckdb"
+    shutil.copyfile(published_db, path)
+    shutil.copyfile(snapshot_path(published_db), snapshot_path(path))
+    with Writer(path) as writer:
+        writer.upsert_dataset({"dataset": "file:abc123", "name": "mine", "source": "upload",
+                               "sha256": "abc123"})
+        writer.ensure_run(LOCAL_RUN, origin="local", label="test run", status="done", n_expected=4)
+        writer.write_results([
+            dict(run_id=LOCAL_RUN, dataset=d, encoder=e, model="LogReg", tuning="no", scoring="AUC",
+                 fold=0, n_folds=1, cv_score=v, time=0.1, status="ok", error=None)
+            for (d, e), v in LOCAL_SCORES.items()])
+    monkeypatch.setenv("ENCBENCH_DB", str(path))
+    return path
+
+
+def _published_auc(db, dataset, encoder) -> float:
+    reader = Reader(db)
+    try:
+        rows = queries.load_scores(reader, datasets=[dataset], encoders=[encoder], models=["LogReg"],
+                                   tunings=["no"], scorings=["AUC"], origins=["published"])
+    finally:
+        reader.close()
+    return float(rows["cv_score"].iloc[0])
+
+
+def test_overview_defaults_to_the_published_benchmark_and_says_what_is_left_out(mixed_db):
+    at = open_page("overview")
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Datasets"] == "50" and metrics["Results"] == "61,812", metrics
+    assert at.radio(key="origin").value == "published"
+    assert "4 local score rows (2 dataset(s), 1 run(s)) are left out" in texts(at)
+    assert not at.warning                                         # no banner in the published view
+
+
+def test_mixing_local_results_is_a_choice_announced_by_a_banner(mixed_db):
+    at = open_page("overview", {"origin": "both"})
+    metrics = {m.label: m.value for m in at.metric}
+    # the copy of dataset 50 is the published dataset: only the local-only dataset is new, and
+    # only its 2 experiments are new results (the 2 on dataset 50 replace nothing by default)
+    assert metrics["Datasets"] == "51" and metrics["Results"] == "61,814", metrics
+    banner = " ".join(w.value for w in at.warning)
+    assert "4 local score rows on 2 dataset(s) from 1 run(s)" in banner
+    assert "1 of these datasets are published ones" in banner
+    assert "2 experiments have both a published and a local score: the published score counts" in banner
+    assert at.radio(key="prefer").value == "published"
+
+
+def test_where_both_exist_the_user_chooses_which_score_counts(mixed_db):
+    published = _published_auc(mixed_db, "50", "MT")
+    query = {"model": "LogReg", "tuning": "no", "metric": "AUC", "all_datasets": "false",
+             "dataset": "50: tic-tac-toe"}
+    default = open_page("explorer", {**query, "origin": "both"})
+    table = default.dataframe[0].value
+    mt = table[table["encoder"] == "MT"]
+    assert len(mt) == 1 and mt["cv_score"].iloc[0] == pytest.approx(published)
+    assert mt["origin"].iloc[0] == "published"
+    local = open_page("explorer", {**query, "origin": "both", "prefer": "local"})
+    table = local.dataframe[0].value
+    mt = table[table["encoder"] == "MT"]
+    assert len(mt) == 1 and mt["cv_score"].iloc[0] == pytest.approx(0.99) and mt["origin"].iloc[0] == "local"
+    assert "the local score counts" in " ".join(w.value for w in local.warning)
+
+
+def test_explorer_shows_published_and_local_side_by_side_with_the_difference(mixed_db):
+    at = open_page("explorer", {"model": "LogReg", "tuning": "no", "metric": "AUC"})
+    assert at.radio(key="origin").value == "published"
+    assert "Published vs local" in [s.value for s in at.subheader]
+    pairs = at.dataframe[1].value
+    assert list(pairs["encoder"]) == ["OH", "MT"] and set(pairs["dataset"]) == {"50"}
+    for encoder, local in (("OH", 0.75), ("MT", 0.99)):
+        row = pairs[pairs["encoder"] == encoder].iloc[0]
+        published = _published_auc(mixed_db, "50", encoder)
+        assert row["published"] == pytest.approx(published) and row["local"] == pytest.approx(local)
+        assert row["difference"] == pytest.approx(local - published)
+    assert "2 experiments of this selection have both" in texts(at)
+
+
+def test_consensus_defaults_to_published_and_counts_a_published_copy_once(mixed_db):
+    at = open_page("consensus")
+    assert "50 datasets" in texts(at)
+    mixed = open_page("consensus", {"origin": "both"})
+    assert "51 datasets" in texts(mixed)            # the copy of 50 is not a 52nd dataset
+    local_only = open_page("consensus", {"origin": "local"})
+    assert "2 datasets" in texts(local_only) and "Local runs only" in " ".join(w.value for w in local_only.warning)
+
+
+def test_an_unknown_origin_in_a_link_is_named(mixed_db):
+    at = open_page("overview", {"origin": "everything"})
+    assert "'everything'" in texts(at)
+    assert {m.label: m.value for m in at.metric}["Results"] == "61,812"
+
+
+def test_without_local_results_there_is_no_origin_control(published_db, monkeypatch):
+    monkeypatch.setenv("ENCBENCH_DB", str(published_db))
+    at = open_page("explorer")
+    assert not [r for r in at.radio if r.key == "origin"]
+    assert "Published vs local" not in [s.value for s in at.subheader]

@@ -1,0 +1,60 @@
+"""Queries over origins: one score per experiment with a preferred origin, counts per origin."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from encbench.store import queries
+
+
+def _scores(rows):
+    frame = pd.DataFrame(rows, columns=["dataset", "encoder", "cv_score", "origin", "run_id"])
+    return frame.assign(model="DT", tuning="no", scoring="AUC", time=1.0)
+
+
+BOTH = _scores([("3", "OH", 0.8, "published", "p"), ("3", "OH", 0.9, "local", "l1"),
+                ("3", "OH", 1.0, "local", "l2"), ("3", "MT", 0.7, "published", "p"),
+                ("x", "OH", 0.6, "local", "l1")])
+
+
+def _score(frame, dataset, encoder):
+    row = frame[(frame["dataset"] == dataset) & (frame["encoder"] == encoder)]
+    assert len(row) == 1
+    return row.iloc[0]
+
+
+def test_the_preferred_origin_wins_where_an_experiment_has_both():
+    published = queries.one_score_per_experiment(BOTH, prefer="published")
+    assert len(published) == 3
+    assert _score(published, "3", "OH")["cv_score"] == 0.8 and _score(published, "3", "OH")["origin"] == "published"
+    local = queries.one_score_per_experiment(BOTH, prefer="local")
+    assert _score(local, "3", "OH")["cv_score"] == pytest.approx(0.95)   # two local runs averaged
+    assert _score(local, "3", "OH")["origin"] == "local"
+    # experiments with one origin only keep it, whatever is preferred
+    for frame in (published, local):
+        assert _score(frame, "3", "MT")["cv_score"] == 0.7 and _score(frame, "x", "OH")["cv_score"] == 0.6
+
+
+def test_without_a_preference_every_score_is_averaged_and_a_bad_one_is_named():
+    mixed = queries.one_score_per_experiment(BOTH)
+    assert _score(mixed, "3", "OH")["cv_score"] == pytest.approx(0.9)
+    assert _score(mixed, "3", "OH")["origin"] == "local,published"
+    with pytest.raises(ValueError, match="'mine'"):
+        queries.one_score_per_experiment(BOTH, prefer="mine")
+
+
+def test_summary_and_local_overview_count_per_origin(mem_writer):
+    mem_writer.upsert_dataset({"dataset": "3", "name": "kr", "source": "openml"})
+    mem_writer.ensure_run("pub", origin="published")
+    mem_writer.ensure_run("loc", origin="local")
+    row = dict(encoder="OH", model="DT", tuning="no", scoring="AUC", fold=-1, n_folds=1, cv_score=0.5,
+               time=0.1, status="ok", error=None)
+    mem_writer.write_results([{**row, "run_id": "pub", "dataset": "3"},
+                              {**row, "run_id": "loc", "dataset": "3"},
+                              {**row, "run_id": "loc", "dataset": "file:x"}])
+    assert queries.summary(mem_writer)["results"] == 3
+    published = queries.summary(mem_writer, origins=["published"])
+    assert published["results"] == 1 and published["datasets"] == 1 and published["runs"] == 1
+    assert queries.local_overview(mem_writer) == {"rows": 2, "datasets": 2, "runs": 1, "published_datasets": 1}
+    with pytest.raises(ValueError, match="'remote'"):
+        queries.summary(mem_writer, origins=["remote"])
