@@ -98,3 +98,56 @@ def test_every_page_renders_in_the_browser_without_an_exception(server):
             assert page.locator("[data-testid='stException']").count() == 0, path
             errors = page.locator("[data-testid='stAlertContentError']").all_inner_texts()
             assert not errors, (path, errors)
+
+
+def _metrics(page) -> dict[str, str]:
+    from playwright.sync_api import expect
+
+    metrics = page.locator("[data-testid='stMetric']")
+    expect(metrics.first).to_be_visible()
+    shown = {}
+    for text in metrics.all_inner_texts():  # "label\nvalue"
+        label, _, value = text.strip().partition("\n")
+        shown[label.strip()] = value.strip()
+    return shown
+
+
+def test_a_local_run_on_a_copy_of_a_published_dataset_leaves_the_default_overview_published(
+        private_db, tmp_path):
+    """Issue 11: a copy of a published dataset is that dataset, and local results are opt-in."""
+    from playwright.sync_api import expect
+
+    from encbench.data import BUNDLED_DIR, read_table
+    from encbench.engine.grid import Grid
+    from encbench.engine.runner import run_grid
+
+    # A copy of published dataset 1463 (blogger) as a user would have it: a CSV with the columns
+    # in another order and '?' for missing cells (there are none: the marker must not matter).
+    frame = read_table(BUNDLED_DIR / "1463_blogger.arff")
+    copy = tmp_path / "my blogger copy.csv"
+    frame[list(reversed(frame.columns))].to_csv(copy, index=False, na_rep="?")
+    grid = Grid(datasets=[f"{copy}:pb"], encoders=["OH", "MT"], models=["LogReg"], scorings=["AUC"])
+    run_grid(grid, db_path=private_db, workers=0)
+
+    with streamlit_server(private_db, tmp_path, ENCBENCH_WORKER_IDLE_EXIT="0") as url, \
+            browser_page(height=1800, timeout_ms=60_000) as page:
+        page.goto(url)
+        shown = _metrics(page)
+        assert shown["Datasets"] == "50" and shown["Results"] == "61,812", shown
+        expect(page.get_by_text(re.compile(r"Published benchmark only\. 2 local score rows \(1 dataset"))).to_be_visible()
+
+        page.locator(".st-key-origin").get_by_text("both", exact=True).click()
+        banner = page.locator(".st-key-origin-banner")
+        expect(banner).to_contain_text("2 local score rows on 1 dataset(s) from 1 run(s)")
+        expect(banner).to_contain_text("1 of these datasets are published ones")
+        expect(banner).to_contain_text("the published score counts")
+        expect(page).to_have_url(re.compile(r"[?&]origin=both(&|$)"))
+        shown = _metrics(page)
+        # stored under the published key: still 50 datasets, and no experiment counted twice
+        assert shown["Datasets"] == "50" and shown["Results"] == "61,812", shown
+
+        page.goto(f"{url}/explorer?model=LogReg&tuning=no&metric=AUC")
+        expect(page.get_by_role("heading", name="Published vs local")).to_be_visible()
+        expect(page.get_by_text(re.compile(r"^2 experiments of this selection have both"))).to_be_visible()
+        page.screenshot(path=str(tmp_path / "published-vs-local.png"), full_page=True)
+        assert page.locator("[data-testid='stException']").count() == 0
