@@ -82,3 +82,25 @@ def test_labels_and_names_are_compared_as_text():
     assert column_key(' "Class" ') == "Class"
     with pytest.raises(ValueError, match="'nope'"):
         fingerprint(pd.DataFrame({"a": [1]}), "nope")
+
+
+def test_copies_of_a_published_dataset_and_its_bundled_file_run_under_one_key(tmp_path):
+    """Several files of the same published data (bundled ARFF, CSV copies) are one dataset."""
+    from encbench.engine.grid import Grid
+    from encbench.engine.runner import run_grid
+    from encbench.store import Writer, queries
+
+    db = tmp_path / "e.duckdb"
+    with Writer(db):
+        pass
+    frame = read_table(BUNDLED_DIR / "1463_blogger.arff")
+    frame.to_csv(tmp_path / "a.csv", index=False)
+    frame[list(reversed(frame.columns))].to_csv(tmp_path / "b.csv", index=False, na_rep="?")
+    for spec in (f"{tmp_path / 'a.csv'}:pb", "bundled:blogger", f"{tmp_path / 'b.csv'}:pb"):
+        run_grid(Grid(datasets=[spec], encoders=["OH"], models=["DT"], scorings=["AUC"]),
+                 db_path=db, workers=0)
+    with Writer(db, publish=False) as writer:
+        scores = queries.load_scores(writer)
+        datasets = queries.list_datasets(writer)
+    assert set(scores["dataset"]) == {"1463"} and scores["run_id"].nunique() == 3
+    assert list(datasets["dataset"]) == ["1463"] and datasets["openml_id"].iloc[0] == 1463
