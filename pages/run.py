@@ -9,6 +9,7 @@ import streamlit as st
 from encbench import vocab
 from encbench.data import BUNDLED_DIR, DEFAULT_MAX_BYTES, DatasetError, list_bundled, prepare, read_table
 from encbench.data.bundled import find_bundled
+from encbench.data.fingerprint import match_published
 from encbench.encoders import FAMILIES, REGISTRY
 from encbench.engine.grid import Grid
 from encbench.uploads import check_upload, queue_upload_run, stage_upload
@@ -109,6 +110,13 @@ else:
         st.warning(warning)
     if report.errors:
         st.stop()
+    copy_of = match_published(frame_kept, target)
+    if copy_of is not None and (positive is None or str(positive) == list(report.classes)[1]):
+        with st.container(key="published-copy"):
+            st.info(f"This file is the published dataset OpenML {copy_of.openml_id} ({copy_of.name}). "
+                    f"Its results are stored under that dataset, not as a new one, and the Results "
+                    f"explorer shows each of them next to its published value with the difference.",
+                    icon=":material/fingerprint:")
     if categorical == inferred:
         categorical = None  # the default: keep the run id independent of widget order
 

@@ -37,6 +37,9 @@ def test_upload_run_and_download_result(server, tmp_path):
         page.goto(f"{url}/run")
         page.locator("input[type=file]").set_input_files(str(csv))
         expect(page.get_by_text("958 rows x 10 columns")).to_be_visible()
+        # a CSV copy of published dataset 50 is recognised: its results go under that dataset
+        expect(page.locator(".st-key-published-copy")).to_contain_text(
+            "This file is the published dataset OpenML 50 (tic-tac-toe)")
         launch = page.get_by_role("button", name="Launch run")
         expect(launch).to_be_visible()
 

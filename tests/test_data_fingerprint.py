@@ -63,7 +63,7 @@ def test_other_data_or_another_task_keeps_its_file_key(tictactoe):
     flipped.loc[flipped.index[0], "Class"] = "negative" if flipped["Class"].iloc[0] == "positive" else "positive"
     assert match_published(flipped, "Class") is None          # class counts differ
     renamed = tictactoe.rename(columns={"top-left-square": "tl"})
-    assert match_published(renamed, "Class") is None          # another column set
+    assert match_published(renamed, "Class") is None          # a column the original lacks
     assert match_published(tictactoe, "top-left-square") is None  # another target: another task
     ds = dataset_from_frame(one_row_less.reset_index(drop=True), "Class", name="ttt")
     assert ds.key.startswith("file:") and ds.openml_id is None
@@ -104,3 +104,13 @@ def test_copies_of_a_published_dataset_and_its_bundled_file_run_under_one_key(tm
         datasets = queries.list_datasets(writer)
     assert set(scores["dataset"]) == {"1463"} and scores["run_id"].nunique() == 3
     assert list(datasets["dataset"]) == ["1463"] and datasets["openml_id"].iloc[0] == 1463
+
+
+def test_a_copy_with_columns_left_out_is_still_the_published_dataset(tictactoe):
+    """Users drop ID-like columns (cylinder-bands' timestamp, cylinder_number) before a run."""
+    fewer = tictactoe.drop(columns=["top-left-square", "top-middle-square"])
+    assert match_published(fewer, "Class").key == "50"
+    ds = dataset_from_frame(fewer, "Class", name="ttt")
+    assert ds.key == "50"
+    assert any("columns left out: top-left-square, top-middle-square" in w for w in ds.warnings)
+    assert match_published(tictactoe[["Class"]], "Class") is None  # the target alone is no copy

@@ -15,7 +15,7 @@ import pandas as pd
 
 from encbench.data.bundled import BundledEntry, bundled_names, find_bundled
 from encbench.data.errors import DatasetError
-from encbench.data.fingerprint import match_published
+from encbench.data.fingerprint import column_key, match_published
 from encbench.data.openml_source import fetch_openml
 from encbench.data.readers import DEFAULT_MAX_BYTES, read_table_and_hash
 from encbench.data.validation import ValidationReport, prepare
@@ -211,6 +211,9 @@ def _as_published(dataset: Dataset, frame: pd.DataFrame) -> Dataset:
     note = (f"this file is a copy of the published dataset OpenML {match.openml_id} "
             f"({match.name}); its results are stored under that dataset (key {match.key!r}), "
             f"next to the published ones, not as a new dataset")
+    left_out = sorted(match.fingerprint.columns - {column_key(c) for c in frame.columns})
+    if left_out:
+        note += f" (columns left out: {', '.join(left_out)})"
     logger.info("%s: %s", dataset.name, note)
     return dataclasses.replace(dataset, key=match.key, name=match.name, openml_id=match.openml_id,
                                warnings=[*dataset.warnings, note])

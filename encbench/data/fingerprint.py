@@ -10,7 +10,9 @@ What identifies a copy is its *fingerprint*, taken from ``db/seed/dataset_finger
 
 - the number of rows (rows that are entirely empty are not counted);
 - the *set* of column names (so the column order does not matter), each name with surrounding
-  whitespace and quotes removed (OpenML's CSV export single-quotes its headers);
+  whitespace and quotes removed (OpenML's CSV export single-quotes its headers); a copy may
+  leave columns out (a user drops ID-like columns such as cylinder-bands' ``timestamp`` and
+  ``cylinder_number``, which OpenML itself ignores), but has no column the original lacks;
 - the target column's name;
 - the class counts of the target, where ``'?'``, empty cells and NaN are missing (the OpenML/UCI
   convention), class labels compared as text (``1.0`` and ``"1"`` are the same label, quotes
@@ -148,9 +150,16 @@ def published_fingerprints(path: str | Path = FINGERPRINTS_FILE) -> tuple[Publis
 
 def _cheap_match(frame: pd.DataFrame, target: str, known: Fingerprint) -> bool:
     """Shape and names first: most tables are ruled out without touching a cell."""
-    return (column_key(target) == known.target and len(frame.columns) == len(known.columns)
-            and frozenset(column_key(c) for c in frame.columns) == known.columns
+    columns = frozenset(column_key(c) for c in frame.columns)
+    return (column_key(target) == known.target and len(columns) >= 2 and columns <= known.columns
             and len(frame) >= known.n_rows)
+
+
+def same_data(mine: Fingerprint, known: Fingerprint) -> bool:
+    """Whether ``mine`` is a copy of ``known``: same rows, target and class counts, and the same
+    columns or some of them left out."""
+    return (mine.n_rows == known.n_rows and mine.target == known.target
+            and mine.class_counts == known.class_counts and mine.columns <= known.columns)
 
 
 def match_published(frame: pd.DataFrame, target: str | None, *,
@@ -163,7 +172,8 @@ def match_published(frame: pd.DataFrame, target: str | None, *,
         The table as read (every column, before any is dropped).
     target : str or None
         The target column chosen; another target than the published one is another task, so
-        never a match.
+        never a match. Columns may have been left out (see the module docstring); the caller
+        can name them with ``match.fingerprint.columns``.
     path : path-like
         The fingerprints file (default: the one shipped in ``db/seed/``).
 
@@ -180,6 +190,6 @@ def match_published(frame: pd.DataFrame, target: str | None, *,
         return None
     mine = fingerprint(frame, target)
     for candidate in candidates:
-        if candidate.fingerprint == mine:
+        if same_data(mine, candidate.fingerprint):
             return candidate
     return None
