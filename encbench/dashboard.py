@@ -468,6 +468,23 @@ def cd_inputs(result: stats.NemenyiResult) -> tuple[pd.Series, float, list[tuple
     return result.mean_ranks, float(result.critical_difference), pairs
 
 
+def cd_subtitle(result: stats.NemenyiResult, design: stats.BlockDesign) -> list[str]:
+    """What a critical-difference diagram shows, for its subtitle (and so for its exports).
+
+    Names the test, alpha, N (datasets ranked) and k, the Friedman outcome, and how incomplete
+    blocks were handled (DESIGN.md section 7).
+    """
+    fried = (f"Friedman chi2 = {result.friedman_statistic:.1f}, p = {result.friedman_pvalue:.2g}"
+             if pd.notna(result.friedman_statistic)
+             else "Friedman test not defined (fewer than 2 complete datasets)")
+    lines = [f"Nemenyi, alpha = {result.alpha:g}, N = {result.n_datasets} datasets, "
+             f"k = {result.n_encoders} encoders, CD = {result.critical_difference:.2f}; {fried}",
+             f"Blocks: {design.description}"]
+    if design.design == "all" and not design.complete:
+        lines[-1] += " - encoders are ranked on different subsets; the test assumes complete blocks"
+    return lines
+
+
 def nemenyi_table(result: stats.NemenyiResult) -> pd.DataFrame:
     """A Nemenyi result as an exportable table, one row per encoder (best mean rank first).
 

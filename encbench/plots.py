@@ -386,7 +386,7 @@ def cd_cliques(mean_ranks: pd.Series, significant: set[frozenset]) -> list[tuple
 
 
 def cd_diagram(mean_ranks: pd.Series, cd: float, significant: set[frozenset] | Sequence, *,
-               title: str = "") -> alt.Chart:
+               title: str = "", subtitle: str | Sequence[str] | None = None) -> alt.Chart:
     """Critical-difference diagram (Demsar 2006, Fig. 1) of a Friedman-Nemenyi analysis.
 
     The rank axis runs best (1) to worst; each encoder hangs from its mean rank, the better half
@@ -402,6 +402,11 @@ def cd_diagram(mean_ranks: pd.Series, cd: float, significant: set[frozenset] | S
         Critical difference (NaN: no bar drawn).
     significant : iterable of pairs
         Encoder pairs that differ significantly.
+    title : str
+        Chart title.
+    subtitle : str or sequence of str, optional
+        Lines under the title, e.g. the test, alpha, N and how incomplete blocks were handled
+        (so that an exported figure states them).
     """
     if not isinstance(mean_ranks, pd.Series) or mean_ranks.empty:
         raise ValueError("cd_diagram needs a non-empty Series of mean ranks per encoder")
@@ -472,5 +477,7 @@ def cd_diagram(mean_ranks: pd.Series, cd: float, significant: set[frozenset] | S
             x=x, x2="x2:Q", y=y))
         layers.append(alt.Chart(cd_bar).mark_text(align="left", dx=6, fontSize=11).encode(
             x="x2:Q", y=y, text="label:N"))
-    return alt.layer(*layers).properties(width=520, height=height, title=title, autosize=PAD).configure_view(
+    heading = alt.TitleParams(text=title, subtitle=[subtitle] if isinstance(subtitle, str) else list(subtitle),
+                              anchor="start") if subtitle else title
+    return alt.layer(*layers).properties(width=520, height=height, title=heading, autosize=PAD).configure_view(
         stroke=None)

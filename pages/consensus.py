@@ -89,9 +89,16 @@ def kemeny_ranks(db: str, version: tuple, load_key: tuple, mode: str):
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def nemenyi(db: str, version: tuple, load_key: tuple, combination: str, mode: str, alpha: float):
+def block_design(db: str, version: tuple, load_key: tuple, combination: str, mode: str, design: str):
     frame = common.scores(db, version, **dict(load_key))
-    return stats.nemenyi(dashboard.subset_for(frame, combination, mode), alpha=alpha)
+    return stats.block_design(dashboard.subset_for(frame, combination, mode)[["dataset", "encoder", "cv_score"]],
+                              design)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def nemenyi(db: str, version: tuple, load_key: tuple, combination: str, mode: str, alpha: float,
+            design: str):
+    return stats.nemenyi(block_design(db, version, load_key, combination, mode, design).scores, alpha=alpha)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -179,20 +186,32 @@ with d3:
 
 left, right = st.container(), st.container()
 with left:
-    try:
-        result = nemenyi(db, version, load_key, target, mode_used, float(alpha))
-    except ValueError as exc:
-        st.info(f"No critical-difference diagram for {target}: {exc}")
+    design_name = common.selectbox(
+        "Incomplete datasets (Friedman/Nemenyi)", list(stats.BLOCK_DESIGNS), key="blocks", default="all",
+        help="The Friedman test and the Nemenyi CD assume every dataset ranks every encoder. "
+             + "; ".join(f"{k}: {v}" for k, v in stats.BLOCK_DESIGNS.items()) + ".")
+    design = block_design(db, version, load_key, target, mode_used, design_name)
+    with st.container(key="cd-completeness"):
+        st.markdown(f"**{design.n_complete_datasets} of {design.n_datasets}** datasets have a result for "
+                    f"every one of the {design.n_encoders} encoders; **{design.n_common_encoders} of "
+                    f"{design.n_encoders}** encoders have a result on every dataset.")
+    if design.scores.empty or design.scores["encoder"].nunique() < 2:
+        st.info(f"No critical-difference diagram for {target} with *{design_name}*: {design.description}"
+                " leaves fewer than two encoders or no dataset. Choose another option above.")
     else:
-        mean_ranks, cd, pairs = dashboard.cd_inputs(result)
-        fried = (f"Friedman chi2 = {result.friedman_statistic:.1f}, p = {result.friedman_pvalue:.2g}"
-                 if pd.notna(result.friedman_statistic) else "Friedman test not defined (too few complete datasets)")
-        st.caption(f"Friedman-Nemenyi, alpha = {result.alpha:g}, {result.n_datasets} voters, "
-                   f"CD = {cd:.2f}. {fried}. Red bars join encoders not significantly different.")
-        cd_prov = prov.with_filters(detail=target)
-        common.show_chart(plots.cd_diagram(mean_ranks, cd, pairs, title=f"Critical difference: {target}"),
-                          "cd-diagram", cd_prov, width="content")
-        common.table_exports(dashboard.nemenyi_table(result), "nemenyi", cd_prov)
+        try:
+            result = nemenyi(db, version, load_key, target, mode_used, float(alpha), design_name)
+        except ValueError as exc:
+            st.info(f"No critical-difference diagram for {target}: {exc}")
+        else:
+            mean_ranks, cd, pairs = dashboard.cd_inputs(result)
+            subtitle = dashboard.cd_subtitle(result, design)
+            st.caption(" · ".join(subtitle) + ". Red bars join encoders not significantly different.")
+            cd_prov = prov.with_filters(detail=target, blocks=design_name)
+            common.show_chart(plots.cd_diagram(mean_ranks, cd, pairs, title=f"Critical difference: {target}",
+                                               subtitle=subtitle),
+                              "cd-diagram", cd_prov, width="content")
+            common.table_exports(dashboard.nemenyi_table(result), "nemenyi", cd_prov)
 with right:
     try:
         iv = intervals(db, version, load_key, target, mode_used, interval_strategy, int(B),

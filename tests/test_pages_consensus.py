@@ -84,3 +84,19 @@ def test_link_with_unknown_values_is_flagged_not_silently_replaced(published_db,
     at = open_page("consensus", {"model": "Foo"})
     warnings = [w.value for w in at.warning]
     assert any("The link sets model to 'Foo'" in w and "LogReg" in w for w in warnings), warnings
+
+
+def test_cd_diagram_says_how_complete_the_data_are_and_which_design_it_used(published_env):
+    at = open_page("consensus")
+    shown = texts(at)
+    assert "**0 of 50** datasets have a result for every one of the 32 encoders" in shown
+    assert "**1 of 32** encoders have a result on every dataset" in shown
+    assert "Blocks: incomplete blocks: 0 of 50 datasets have every encoder" in shown
+    assert "the test assumes complete blocks" in shown
+    imputed = open_page("consensus", {"blocks": "impute"})
+    shown = texts(imputed)
+    assert "missing scores imputed (Q-Imp model)" in shown and "Friedman chi2 =" in shown
+    assert "N = 50 datasets, k = 32 encoders" in shown
+    complete = open_page("consensus", {"blocks": "complete-datasets"})
+    assert "No critical-difference diagram" in texts(complete)
+    assert not complete.exception

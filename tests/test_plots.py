@@ -144,3 +144,11 @@ def test_builders_name_missing_columns():
         plots.consensus_bars(pd.DataFrame({"encoder": ["A"]}))
     with pytest.raises(ValueError, match="DataFrame"):
         plots.similarity_heatmap([[1.0]], measure="rho")
+
+
+def test_cd_diagram_states_its_test_alpha_n_and_design_in_the_figure():
+    ranks = pd.Series([1.5, 2.0, 3.5], index=["A", "B", "C"])
+    lines = ["Nemenyi, alpha = 0.05, N = 21 datasets, k = 3 encoders, CD = 0.72", "Blocks: complete datasets only"]
+    spec = plots.cd_diagram(ranks, 0.72, [("A", "C")], title="CD", subtitle=lines).to_dict()
+    assert spec["title"]["text"] == "CD" and spec["title"]["subtitle"] == lines
+    assert plots.cd_diagram(ranks, 0.72, [], title="CD").to_dict()["title"] == "CD"

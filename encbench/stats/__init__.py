@@ -31,6 +31,11 @@ Critical-difference diagrams
     ``better_counts`` (the R-Nem score), ``n_datasets``, ``n_encoders``, ``friedman_statistic``,
     ``friedman_pvalue``, ``alpha``.
 
+``block_design(scores, design="all") -> BlockDesign``
+    Incomplete blocks made explicit: ``n_complete_datasets``, ``n_common_encoders``, and the
+    rows of one design (``all``, ``complete-datasets``, ``common-encoders``, ``impute``) to pass
+    to ``nemenyi``; ``description`` names it for pages and figures.
+
 Kemeny-Young
 ------------
 ``kemeny(scores, *, time_limit=None) -> KemenyResult``
@@ -78,6 +83,7 @@ from encbench.stats.consensus import (
     consensus_table,
     strategy_parameters,
 )
+from encbench.stats.blocks import BLOCK_DESIGNS, BlockDesign, block_design
 from encbench.stats.impute import ImputationResult, impute_scores
 from encbench.stats.kemeny import KemenyResult, kemeny
 from encbench.stats.nemenyi import NemenyiResult, nemenyi
@@ -86,6 +92,8 @@ from encbench.stats.replicability import ReplicabilityResult, replicability
 from encbench.stats.similarity import SensitivityResult, jaccard_best, sensitivity, spearman
 
 __all__ = [
+    "BLOCK_DESIGNS",
+    "BlockDesign",
     "DEFAULT_BY",
     "HEURISTIC_STRATEGIES",
     "STRATEGIES",
@@ -94,6 +102,7 @@ __all__ = [
     "NemenyiResult",
     "ReplicabilityResult",
     "SensitivityResult",
+    "block_design",
     "consensus",
     "consensus_table",
     "dataset_ranks",
