@@ -385,6 +385,9 @@ def cd_cliques(mean_ranks: pd.Series, significant: set[frozenset]) -> list[tuple
     return cliques
 
 
+CD_ROW = -1.9  # y of the critical-difference bar in cd_diagram (the rank axis is at 0)
+
+
 def cd_diagram(mean_ranks: pd.Series, cd: float, significant: set[frozenset] | Sequence, *,
                title: str = "", subtitle: str | Sequence[str] | None = None) -> alt.Chart:
     """Critical-difference diagram (Demsar 2006, Fig. 1) of a Friedman-Nemenyi analysis.
@@ -438,9 +441,11 @@ def cd_diagram(mean_ranks: pd.Series, cd: float, significant: set[frozenset] | S
         labels.append({"encoder": name, "x": edge, "y": level, "side": "left" if left else "right",
                        "text": f"{name} ({r:.2f})", "mean_rank": r})
     lines_df, labels_df = pd.DataFrame(lines), pd.DataFrame(labels)
-    height = int(22 * (label_top + half + 1))
+    height = int(22 * (label_top + half + 1 - (CD_ROW + 1.6)))
     scale_x = alt.Scale(domain=[lo, hi], nice=False, zero=False, clamp=False)
-    scale_y = alt.Scale(domain=[-1.6, label_top + half], reverse=True, nice=False, zero=False)
+    # y < 0 is above the axis: tick labels up to about -1.05, the CD bar and its label on a row of
+    # their own above them (at -1.2 the label overlapped the tick labels, issue 11).
+    scale_y = alt.Scale(domain=[CD_ROW - 0.6, label_top + half], reverse=True, nice=False, zero=False)
     x = alt.X("x:Q", scale=scale_x, axis=None)
     y = alt.Y("y:Q", scale=scale_y, axis=None)
 
@@ -471,7 +476,7 @@ def cd_diagram(mean_ranks: pd.Series, cd: float, significant: set[frozenset] | S
         layers.append(alt.Chart(bars).mark_rule(strokeWidth=4, color="#d62728").encode(
             x=x, x2="x2:Q", y=y, tooltip=alt.Tooltip("group:N", title="not significantly different")))
     if cd is not None and np.isfinite(cd) and cd > 0:
-        cd_bar = pd.DataFrame({"x": [lo], "x2": [lo + float(cd)], "y": [-1.2],
+        cd_bar = pd.DataFrame({"x": [lo], "x2": [lo + float(cd)], "y": [CD_ROW],
                                "label": [f"CD = {float(cd):.2f}"]})
         layers.append(alt.Chart(cd_bar).mark_rule(strokeWidth=2, color="black").encode(
             x=x, x2="x2:Q", y=y))

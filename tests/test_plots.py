@@ -152,3 +152,16 @@ def test_cd_diagram_states_its_test_alpha_n_and_design_in_the_figure():
     spec = plots.cd_diagram(ranks, 0.72, [("A", "C")], title="CD", subtitle=lines).to_dict()
     assert spec["title"]["text"] == "CD" and spec["title"]["subtitle"] == lines
     assert plots.cd_diagram(ranks, 0.72, [], title="CD").to_dict()["title"] == "CD"
+
+
+def test_cd_label_sits_on_its_own_row_above_the_tick_labels():
+    """Issue 11: "CD = 10.19" overlapped the axis tick labels (which reach about y = -1.05)."""
+    ranks = pd.Series(np.linspace(1, 30, 32), index=[f"E{i}" for i in range(32)])
+    spec = plots.cd_diagram(ranks, 10.19, [], title="cd").to_dict()
+    rows = [r for data in spec["datasets"].values() for r in data if str(r.get("label", "")).startswith("CD =")]
+    assert rows and all(r["y"] <= -1.6 for r in rows)
+    ticks = [r for data in spec["datasets"].values() for r in data if "y2" in r and r.get("y") == -0.55]
+    domains = [layer["encoding"]["y"]["scale"]["domain"] for layer in spec["layer"]
+               if "y" in layer.get("encoding", {}) and "scale" in layer["encoding"]["y"]]
+    assert domains and min(d[0] for d in domains) <= rows[0]["y"] - 0.5    # the row is drawn, not clipped
+    assert not ticks or all(r["y"] > rows[0]["y"] for r in ticks)
