@@ -109,8 +109,13 @@ class Provenance:
         return cls(view=view, filters=dict(filters), origins=origins, run_ids=run_ids, **kwargs)
 
     def with_filters(self, **extra: object) -> "Provenance":
-        """A copy whose filter state also holds ``extra`` (e.g. the detail a chart shows)."""
-        return replace(self, filters={**self.filters, **extra})
+        """A copy whose filter state also holds ``extra`` (e.g. the detail a chart shows).
+
+        ``extra`` comes first: it names what this export shows (the combination of a CD diagram),
+        so it must survive when :meth:`filter_slug` shortens a long state.
+        """
+        rest = {k: v for k, v in self.filters.items() if k not in extra}
+        return replace(self, filters={**extra, **rest})
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -131,7 +136,8 @@ class Provenance:
     def filter_slug(self) -> str:
         """A file-name-safe summary of the filter state, e.g. ``model=LogReg_scoring=AUC+F1``.
 
-        Long states are cut and end with 8 hex digits of a hash of the full state, so two
+        Long states keep whole ``key=value`` parts (never a cut value such as ``alpha=0``), in
+        order, as many as fit, and end with 8 hex digits of a hash of the full state, so two
         different states never share a name.
         """
         parts = []
@@ -144,10 +150,15 @@ class Provenance:
             else:
                 shown = str(value)
             parts.append(f"{key}={shown}")
-        slug = _UNSAFE.sub("-", "_".join(parts)).strip("-_")
+        parts = [_UNSAFE.sub("-", p).strip("-_") for p in parts]
+        slug = "_".join(p for p in parts if p)
         if len(slug) > _MAX_SLUG:
             digest = hashlib.sha256(json.dumps(_jsonable(self.filters), sort_keys=True).encode()).hexdigest()[:8]
-            slug = f"{slug[:_MAX_SLUG].rstrip('-_+=')}_{digest}"
+            kept: list[str] = []
+            for part in parts:
+                if part and len("_".join([*kept, part])) <= _MAX_SLUG:
+                    kept.append(part)
+            slug = "_".join([*kept, digest])
         return slug
 
     def file_name(self, item: str, fmt: str) -> str:

@@ -118,3 +118,22 @@ def test_unknown_formats_and_inputs_are_named(prov, table):
 def test_with_filters_extends_without_mutating(prov):
     detail = prov.with_filters(detail="LogReg / no / AUC")
     assert detail.filters["detail"] == "LogReg / no / AUC" and "detail" not in prov.filters
+
+
+def test_long_file_names_keep_whole_values_and_the_detail_they_show():
+    """Issue 11: names were cut mid-value (alpha=0_3209783a) and lost the CD diagram's combination."""
+    long = export.Provenance("consensus", {"model": ["LogReg", "DT", "SVM", "kNN"], "tuning": ["no", "model"],
+                                    "metric": ["AUC", "F1"], "strategy": ["R-M", "Q-M", "R-Nem", "R-Kem"],
+                                    "alpha": 0.05, "mode": "per-combination", "origin": "published"})
+    cd = long.with_filters(detail="DT / model / F1")
+    for prov in (long, cd):
+        stem = prov.file_name("cd-diagram", "png")[: -len(".png")]
+        parts = stem.split("_")[3:]
+        digest = parts.pop()
+        assert len(digest) == 8 and all(c in "0123456789abcdef" for c in digest)
+        for part in parts:   # every kept part is a whole key=value of the state
+            key, _, value = part.partition("=")
+            assert key in prov.filters, part
+            assert export.Provenance("x", {key: prov.filters[key]}).filter_slug() == part
+    assert "detail=DT-model-F1" in cd.file_name("cd-diagram", "png")
+    assert list(cd.filters)[0] == "detail"
