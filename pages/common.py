@@ -156,7 +156,9 @@ def summary(db: str, version: tuple, origins: tuple | None = ("published",)) -> 
 
 def _warn_unknown_url_values(key: str, options: list, format_func: Callable | None) -> None:
     """Say so when a shared link names values this view does not have (they are ignored)."""
-    given = st.query_params.get_all(key)
+    # An emptied multiselect is written to the URL as "?key=" (an empty value): a selection of
+    # nothing, not an unknown value.
+    given = [v for v in st.query_params.get_all(key) if v != ""]
     if not given:
         return
     labels = {str(format_func(o)) if format_func else str(o) for o in options}
@@ -164,6 +166,30 @@ def _warn_unknown_url_values(key: str, options: list, format_func: Callable | No
     if unknown:
         st.warning(f"The link sets {key} to {', '.join(repr(v) for v in unknown)}, which this view does "
                    f"not have; ignored. Available: {', '.join(sorted(labels))}.")
+
+
+def warn_bad_number(key: str, *, low: float, high: float, options: Sequence[float] | None = None,
+                    integer: bool = False) -> None:
+    """Say so when a shared link gives a numeric widget a value it cannot take (it is ignored).
+
+    Streamlit drops such a value silently and shows the default; other link values get this
+    warning from :func:`multiselect`/:func:`selectbox`, numbers get it here.
+    """
+    raw = st.query_params.get(key)
+    if raw is None or raw == "":
+        return
+    try:
+        value = float(raw)
+        ok = low <= value <= high and (not integer or value.is_integer())
+        if options is not None:
+            ok = ok and any(abs(value - o) < 1e-9 for o in options)
+    except ValueError:
+        ok = False
+    if not ok:
+        accepted = (", ".join(f"{o:g}" for o in options) if options is not None
+                    else f"{'a whole number ' if integer else 'a number '}from {low:g} to {high:g}")
+        st.warning(f"The link sets {key} to {raw!r}, which this view does not accept; ignored, the "
+                   f"default is used. Accepted: {accepted}.")
 
 
 def multiselect(label: str, options: Sequence[str], *, key: str, default: Sequence[str] | None = None,

@@ -30,6 +30,10 @@ st.caption("Aggregate the per-dataset rankings of encoders into one consensus pe
 db, version = common.data_key()
 lv = common.levels(db, version)
 
+ALPHAS = [0.01, 0.05, 0.1]
+common.warn_bad_number("theta", low=0.5, high=1.0)
+common.warn_bad_number("alpha", low=0.0, high=1.0, options=ALPHAS)
+common.warn_bad_number("B", low=50, high=2000, integer=True)
 with st.container(border=True):
     selected = common.factor_filters(lv, {"model": ["LogReg"], "tuning": ["no"], "scoring": ["AUC"]})
     c1, c2, c3, c4 = st.columns([3, 1, 1, 2])
@@ -42,7 +46,7 @@ with st.container(border=True):
         theta = st.slider("theta (Q-Th)", 0.50, 1.00, 0.95, 0.01, key="theta", bind="query-params",
                           disabled="Q-Th" not in strategies)
     with c3:
-        alpha = st.select_slider("alpha (R-Nem)", options=[0.01, 0.05, 0.1], value=0.05, key="alpha",
+        alpha = st.select_slider("alpha (R-Nem)", options=ALPHAS, value=0.05, key="alpha",
                                  bind="query-params",
                                  help="Significance level of the Nemenyi tests (R-Nem and the CD diagram).")
     with c4:
@@ -177,10 +181,21 @@ st.subheader("Critical-difference diagram and rank intervals")
 targets = [dashboard.POOLED] if mode_used == "pooled" else [dashboard.combination_label(*c) for c in combos]
 d1, d2, d3 = st.columns([2, 1, 1])
 with d1:
-    target = common.selectbox("Combination", targets, key="detail") if len(targets) > 1 else targets[0]
+    if len(targets) > 1:
+        target = common.selectbox("Combination", targets, key="detail")
+    else:
+        target = targets[0]
+        if "detail" in st.query_params:  # a stale choice from a wider selection: not this view's
+            del st.query_params["detail"]
 interval_options = [s for s in strategies if s != "R-Kem"] or ["R-M"]
 with d2:
-    interval_strategy = common.selectbox("Interval strategy", interval_options, key="istrategy")
+    interval_strategy = common.selectbox(
+        "Interval strategy", interval_options, key="istrategy",
+        help="Bootstrap intervals need one consensus per resample; R-Kem (an exact Kemeny solve each) "
+             "is left out as too slow for that." if "R-Kem" in strategies else None)
+    if "R-Kem" in strategies:
+        st.caption("R-Kem has no bootstrap interval here: it would need one exact Kemeny solve per "
+                   "resample.")
 with d3:
     B = st.number_input("Bootstrap resamples", 50, 2000, 200, 50, key="B", bind="query-params")
 

@@ -16,6 +16,9 @@ st.caption("For each sample size s, draw pairs of disjoint samples of s datasets
 db, version = common.data_key()
 lv = common.levels(db, version)
 
+common.warn_bad_number("n_pairs", low=10, high=1000, integer=True)
+common.warn_bad_number("step", low=1, high=10, integer=True)
+common.warn_bad_number("theta", low=0.5, high=1.0)
 with st.container(border=True):
     c1, c2, c3 = st.columns(3)
     with c1:

@@ -17,6 +17,8 @@ st.caption("Similarity between consensus rankings that differ in one factor only
 db, version = common.data_key()
 lv = common.levels(db, version)
 
+common.warn_bad_number("theta", low=0.5, high=1.0)
+common.warn_bad_number("alpha", low=0.0, high=1.0, options=[0.01, 0.05, 0.1])
 with st.container(border=True):
     # The options are the labels shown, so the URL reads ?vary=metric.
     vary = FACTOR_OF[st.radio("Factor to vary", list(FACTOR_OF), horizontal=True, key="vary",

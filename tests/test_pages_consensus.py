@@ -100,3 +100,34 @@ def test_cd_diagram_says_how_complete_the_data_are_and_which_design_it_used(publ
     complete = open_page("consensus", {"blocks": "complete-datasets"})
     assert "No critical-difference diagram" in texts(complete)
     assert not complete.exception
+
+
+def test_clearing_a_filter_is_not_reported_as_an_unknown_link_value(published_env):
+    """Issue 11: clearing Metric showed "The link sets metric to ''"."""
+    at = open_page("consensus")
+    at.multiselect(key="metric").set_value([]).run()
+    assert not at.exception
+    shown = texts(at)
+    assert "Select at least one value for: Metric" in shown
+    assert "The link sets" not in shown
+    linked = open_page("consensus", {"metric": ""})
+    assert "The link sets" not in texts(linked)
+
+
+def test_invalid_numbers_in_a_link_are_named_and_a_stale_detail_is_dropped(published_env):
+    """Issue 11: bad alpha/theta/B were dropped silently; detail= stayed in the URL."""
+    at = open_page("consensus", {"alpha": "0.3", "theta": "2", "B": "abc",
+                                 "detail": "DT / no / AUC"})
+    warnings = " ".join(w.value for w in at.warning)
+    assert "The link sets alpha to '0.3'" in warnings and "Accepted: 0.01, 0.05, 0.1" in warnings
+    assert "The link sets theta to '2'" in warnings
+    assert "The link sets B to 'abc'" in warnings
+    assert "detail" not in at.query_params          # one combination: no detail to keep
+    ok = open_page("consensus", {"alpha": "0.01", "B": "100"})
+    assert "The link sets" not in texts(ok)
+
+
+def test_r_kem_is_said_to_have_no_interval(published_env):
+    at = open_page("consensus", {"strategy": ["R-M", "R-Kem"]})
+    assert at.selectbox(key="istrategy").options == ["R-M"]
+    assert "R-Kem has no bootstrap interval here" in texts(at)
