@@ -353,7 +353,8 @@ def kemeny_ranks(scores: pd.DataFrame, *, mode: str) -> tuple[pd.DataFrame, pd.D
     ranks : pandas.DataFrame
         ``combination, strategy, encoder, rank`` with strategy ``R-Kem``.
     info : pandas.DataFrame
-        ``combination, objective, solve_time_s, optimal, voters, encoders``.
+        ``combination, agreement, objective, max_objective, solve_time_s, optimal, voters,
+        encoders`` (``agreement`` = objective / max_objective, comparable across combinations).
     """
     _check_mode(mode)
     if mode == "pooled":
@@ -368,7 +369,8 @@ def kemeny_ranks(scores: pd.DataFrame, *, mode: str) -> tuple[pd.DataFrame, pd.D
         rank_frames.append(pd.DataFrame({"combination": label, "strategy": "R-Kem",
                                          "encoder": ranking.index.astype(str),
                                          "rank": ranking.to_numpy()}))
-        info.append({"combination": label, "objective": result.objective,
+        info.append({"combination": label, "agreement": result.agreement, "objective": result.objective,
+                     "max_objective": result.max_objective,
                      "solve_time_s": result.solve_time, "optimal": result.optimal,
                      "voters": int(subset["dataset"].nunique()), "encoders": len(ranking)})
     ranks = pd.concat(rank_frames, ignore_index=True) if rank_frames else pd.DataFrame(

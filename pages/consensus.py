@@ -156,9 +156,16 @@ if kemeny_info is not None:
                "often tie encoders (DT, or datasets where every encoder scores the same) many "
                "encoders can share rank 1. That follows from the study's definition of the consensus, not a "
                "solver artefact: every solve above is proven optimal.")
+    st.caption("**agreement** = objective / max objective, from -1 to 1 (1: the consensus agrees with "
+               "every dataset on every pair of encoders). Compare it, not the raw objective: when some "
+               "dataset lacks encoders each dataset's pairs are divided by w (w - 1) (w = encoders it "
+               "ranks), so the objective is at most the number of datasets; on complete data it is a "
+               "sum of +-1 over every dataset and pair, and runs into the thousands.")
     common.show_table(kemeny_info, "kemeny", prov,
                       column_config={"solve_time_s": st.column_config.NumberColumn("solve time (s)", format="%.4f"),
-                                     "objective": st.column_config.NumberColumn(format="%.4f")})
+                                     "agreement": st.column_config.NumberColumn(format="%.3f"),
+                                     "objective": st.column_config.NumberColumn(format="%.4f"),
+                                     "max_objective": st.column_config.NumberColumn("max objective", format="%.4g")})
 
 if len(view.columns) > 1:
     st.subheader("Agreement between rankings")

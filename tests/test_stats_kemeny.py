@@ -146,3 +146,22 @@ def test_time_limit_is_validated():
     frame = _scores_from_ranks(np.array([[1.0, 2.0]]))
     with pytest.raises(ValueError, match="time_limit .*: got 0"):
         kemeny(frame, time_limit=0)
+
+
+def test_agreement_normalises_the_objective_with_and_without_missing_encoders():
+    """Issue 11: objective 12.49 in one combination and 8422 in another, unexplained."""
+    from encbench.stats.kemeny import kemeny_max_objective
+
+    rng = np.random.default_rng(3)
+    rows = [(f"d{d}", f"e{e}", float(rng.uniform())) for d in range(6) for e in range(5)]
+    complete = pd.DataFrame(rows, columns=["dataset", "encoder", "cv_score"])
+    sparse = complete.drop(index=[0, 7]).reset_index(drop=True)
+    for frame, bound in ((complete, 6 * 5 * 4), (sparse, 6)):
+        result = kemeny(frame)
+        assert result.max_objective == bound
+        assert -1.0 <= result.agreement <= 1.0
+        assert result.agreement == pytest.approx(result.objective / bound)
+    # voters that all agree: the consensus reaches the bound
+    same = complete.assign(cv_score=complete["encoder"].str[1:].astype(float))
+    assert kemeny(same).agreement == pytest.approx(1.0)
+    assert kemeny_max_objective(np.array([[1.0, 2.0, np.nan], [1.0, np.nan, np.nan]])) == 1.0

@@ -58,6 +58,12 @@ class KemenyResult:
         Transitivity rows that had to be added (out of ``n (n - 1) (n - 2)``).
     used_mip : bool
         Whether the LP relaxation stayed fractional and integer solves were needed.
+    max_objective : float
+        The objective a consensus agreeing with every voter on every pair would reach: the sum
+        of ``|Y_v[i, j]|`` over voters and pairs (``V n (n - 1)`` on complete data; the number of
+        voters ranking two or more encoders when voters are normalised, DESIGN.md section 7).
+        The raw objective's scale depends on which of the two applies, so compare
+        :attr:`agreement` across combinations instead.
     """
 
     ranking: pd.Series
@@ -67,6 +73,15 @@ class KemenyResult:
     n_rounds: int
     n_transitivity_rows: int
     used_mip: bool
+    max_objective: float = float("nan")
+
+    @property
+    def agreement(self) -> float:
+        """``objective / max_objective`` in [-1, 1]: 1 = the consensus agrees with every voter on
+        every pair, 0 = as much disagreement as agreement. Comparable across combinations."""
+        if not self.max_objective or not np.isfinite(self.max_objective):
+            return float("nan")
+        return float(self.objective / self.max_objective)
 
 
 def kemeny_weights(ranks: np.ndarray) -> np.ndarray:
@@ -96,6 +111,15 @@ def kemeny_weights(ranks: np.ndarray) -> np.ndarray:
     c = y.sum(axis=0)
     np.fill_diagonal(c, 0.0)
     return c
+
+
+def kemeny_max_objective(ranks: np.ndarray) -> float:
+    """Upper bound of the objective for per-voter ``ranks`` (see :attr:`KemenyResult.max_objective`)."""
+    present = ~np.isnan(np.asarray(ranks, dtype=float))
+    w = present.sum(axis=1).astype(float)
+    if present.all():
+        return float(np.sum(w * (w - 1.0)))
+    return float(np.sum(w >= 2))  # each voter's pairs were divided by w (w - 1)
 
 
 def kemeny_objective(x: np.ndarray, c: np.ndarray) -> float:
@@ -279,4 +303,5 @@ def kemeny(scores: pd.DataFrame, *, time_limit: float | None = None) -> KemenyRe
                         name="rank")
     return KemenyResult(ranking=ranking, objective=info["objective"], solve_time=elapsed,
                         optimal=info["optimal"], n_rounds=info["n_rounds"],
-                        n_transitivity_rows=info["n_transitivity_rows"], used_mip=info["used_mip"])
+                        n_transitivity_rows=info["n_transitivity_rows"], used_mip=info["used_mip"],
+                        max_objective=kemeny_max_objective(ranks))
