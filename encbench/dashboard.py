@@ -437,6 +437,31 @@ def assemble(ranks: pd.DataFrame, strategies: Sequence[str],
                          wide=wide, columns=columns, spearman=spearman, jaccard=jaccard)
 
 
+def best_summary(view: ConsensusView, params: Mapping[str, float] | None = None, *, top: int = 5) -> str:
+    """One line naming the best encoders (markdown), starting with ``"Best by "``.
+
+    One combination: the rank-1 encoders of the first ranking and its top ``top``. Several
+    combinations: for the first strategy, how many combinations rank each encoder first (a
+    single column would only describe the first combination).
+    """
+    first = view.columns[0]
+    combos = list(dict.fromkeys(view.ranks["combination"]))
+    if len(combos) == 1:
+        ordered_rows = view.wide.sort_values(first, kind="stable")
+        best = ordered_rows.loc[ordered_rows[first] == ordered_rows[first].min(), "encoder"].tolist()
+        return (f"Best by **{first}**: **{', '.join(best)}** · top {top}: "
+                f"{', '.join(ordered_rows['encoder'].head(top))}")
+    strategy = view.ranks.loc[view.ranks["column"] == first, "strategy"].iloc[0]
+    part = view.ranks[view.ranks["strategy"] == strategy]
+    wins = part[part["rank"] == 1].groupby("encoder").size()
+    wins = wins.sort_values(ascending=False, kind="stable")
+    wins = wins.loc[sorted(wins.index, key=lambda e: (-wins[e], str(e)))]
+    shown = ", ".join(f"**{e}** ({n})" for e, n in wins.head(top).items())
+    more = f", {len(wins) - top} more" if len(wins) > top else ""
+    return (f"Best by **{strategy_label(strategy, params)}** across {len(combos)} combinations "
+            f"(how many rank it first): {shown}{more}")
+
+
 def agreement(rankings: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Pairwise Spearman rho and Jaccard (best sets) between the columns of ``rankings``.
 

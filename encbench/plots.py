@@ -92,23 +92,32 @@ def consensus_bars(ranking: pd.DataFrame, *, value: str = "rank", value_title: s
                                       autosize=FIT_X)
 
 
-def rank_matrix(ranks: pd.DataFrame, *, column: str = "column", title: str = "") -> alt.Chart:
+def rank_matrix(ranks: pd.DataFrame, *, column: str = "column", title: str = "",
+                columns: Sequence[str] | None = None, encoders: Sequence[str] | None = None) -> alt.Chart:
     """Encoders x rankings heatmap with the rank printed in each cell (several rankings side by side).
 
     Parameters
     ----------
     ranks : pandas.DataFrame
         Long: ``encoder``, ``column`` (the ranking's label, e.g. "LogReg/no/AUC R-M"), ``rank``.
-        Encoders are ordered by the first ranking, then by their mean rank over the columns;
         NaN ranks are "missing".
+    columns, encoders : sequence of str, optional
+        Column and row order, e.g. those of the table shown beside the chart. By default columns
+        follow their first appearance in ``ranks`` and encoders the first ranking, ties by their
+        mean rank over the columns.
     """
     _require(ranks, ["encoder", column, "rank"], "rank_matrix")
     data = ranks[["encoder", column, "rank"]].copy()
-    columns = list(dict.fromkeys(data[column].tolist()))
+    present = list(dict.fromkeys(data[column].tolist()))
+    columns = ([c for c in columns if c in set(present)] + [c for c in present if c not in set(columns)]
+               if columns is not None else present)
     # Encoders in the order of the first ranking (as the table beside it), ties by mean rank.
     first = data[data[column] == columns[0]].set_index("encoder")["rank"] if columns else pd.Series(dtype=float)
     keys = pd.DataFrame({"first": first, "mean": data.groupby("encoder")["rank"].mean()})
     order = keys.sort_values(["first", "mean"], kind="stable", na_position="last").index.tolist()
+    if encoders is not None:
+        given = [e for e in map(str, encoders) if e in set(order)]
+        order = given + [e for e in order if e not in set(given)]
     data["label"] = data["rank"].map(lambda r: "–" if pd.isna(r) else f"{int(r)}")
     data["missing"] = data["rank"].isna()
     base = alt.Chart(data).encode(

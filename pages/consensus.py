@@ -129,17 +129,14 @@ filters = {"model": selected["model"], "tuning": selected["tuning"], "metric": s
            **({"prefer": prefer} if choice == "both" else {})}
 prov = common.provenance("consensus", filters, rows, version)
 
-first = view.columns[0]
-top = view.wide.sort_values(first, kind="stable")
-best = top.loc[top[first] == top[first].min(), "encoder"].tolist()
 with st.container(key="ranking-summary"):
-    st.markdown(f"Best by **{first}**: **{', '.join(best)}** · top 5: "
-                f"{', '.join(top['encoder'].head(5))}")
+    st.markdown(dashboard.best_summary(view, params))
 
 st.subheader("Rankings")
 common.show_table(view.wide, "rankings", prov, height=min(38 + 35 * len(view.wide), 700))
 if len(view.columns) <= MAX_DRAWN:
-    common.show_chart(plots.rank_matrix(view.ranks, column="column",
+    common.show_chart(plots.rank_matrix(view.ranks, column="column", columns=view.columns,
+                                        encoders=view.wide["encoder"].astype(str).tolist(),
                                         title="Consensus ranks side by side (1 = best)"),
                       "rank-matrix", prov)
 else:

@@ -205,3 +205,25 @@ def test_published_vs_local_pairs_each_local_score_with_its_published_value():
     assert set(pairs["dataset"]) == {"3"} and pairs["local_runs"].tolist() == ["l1", "l1"]
     only_published = _origin_rows()[lambda f: f["origin"] == "published"]
     assert dashboard.published_vs_local(only_published).empty
+
+
+def test_best_summary_counts_first_places_over_many_combinations():
+    """Issue 11: "Best by DT / full / AUC" in 48-combination mode described only the first column."""
+    ranks = pd.DataFrame({
+        "combination": ["a", "a", "b", "b", "c", "c"], "strategy": "R-M",
+        "encoder": ["X", "Y", "X", "Y", "X", "Y"], "rank": [1, 2, 2, 1, 1, 2]})
+    view = dashboard.assemble(ranks, ["R-M"])
+    line = dashboard.best_summary(view)
+    assert line.startswith("Best by **R-M** across 3 combinations") and "**X** (2), **Y** (1)" in line
+    single = dashboard.assemble(ranks[ranks["combination"] == "b"], ["R-M"])
+    assert dashboard.best_summary(single).startswith("Best by **R-M**: **Y**")
+
+
+def test_rank_matrix_follows_the_table_order():
+    """Issue 11: the rank matrix's columns were in another order than the table's."""
+    from encbench import plots
+
+    ranks = pd.DataFrame({"column": ["q", "q", "p", "p"], "encoder": ["X", "Y", "X", "Y"], "rank": [1, 2, 2, 1]})
+    spec = plots.rank_matrix(ranks, columns=["p", "q"], encoders=["Y", "X"]).to_dict()
+    layer = spec["layer"][0]
+    assert layer["encoding"]["x"]["sort"] == ["p", "q"] and layer["encoding"]["y"]["sort"] == ["Y", "X"]
