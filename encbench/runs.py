@@ -15,6 +15,9 @@ COLUMNS = ["run_id", "label", "origin", "status", "done", "total", "n_ok", "n_fa
            "eta_s", "created_at", "finished_at", "error"]
 
 
+#: status of a run whose request waits for another process to release the database
+WAITING = "waiting for the database"
+
 #: a running run whose process has not reported for this long is shown as interrupted; the
 #: runner reports every few seconds (PUBLISH_EVERY), even while a long task runs.
 STALE_AFTER_S = 120.0
@@ -114,10 +117,14 @@ def progress_table(runs: pd.DataFrame, pending: Sequence[Request] = (),
     rows = []
     queued_ids = {r.run_id: r for r in pending if r.kind == "run"}
     active_ids = {r.run_id for r in active if r.kind == "run"}
+    # requests the worker holds back because another process writes the database (it retries)
+    waiting_ids = {r.run_id: r for r in active if r.kind == "run" and r.waiting} if worker_running else {}
     for run, status in zip(runs.itertuples(index=False), effective_status(runs)):
         n_done = int(run.n_ok + run.n_failed + run.n_timeout)
         total = int(run.n_expected) if pd.notna(run.n_expected) else None
-        if run.run_id in queued_ids and status != "running":
+        if run.run_id in waiting_ids:
+            status = WAITING
+        elif run.run_id in queued_ids and status != "running":
             status = "queued"
         elif status == "running" and run.run_id in active_ids and not worker_running:
             status = "interrupted"
@@ -132,12 +139,14 @@ def progress_table(runs: pd.DataFrame, pending: Sequence[Request] = (),
     known = set(runs["run_id"]) if len(runs) else set()
     unknown_failures = {r.run_id: r for r in done
                         if r.kind == "run" and r.outcome == "failed" and r.run_id not in known}
-    for run_id, request in (unknown_failures | queued_ids).items():
+    for run_id, request in (unknown_failures | queued_ids | waiting_ids).items():
         if run_id in known:
             continue
         grid = request.payload.get("grid", {})
-        queued = run_id in queued_ids
-        rows.append([run_id, grid.get("label"), "local", "queued" if queued else "failed", 0,
+        queued = run_id in queued_ids or run_id in waiting_ids
+        status = WAITING if run_id in waiting_ids else "queued" if queued else "failed"
+        error = request.waiting.get("reason") if run_id in waiting_ids else None if queued else request.error
+        rows.append([run_id, grid.get("label"), "local", status, 0,
                      expected_rows(grid), 0, 0, 0, None, pd.Timestamp(request.created_at, unit="s"),
-                     None, None if queued else request.error])
+                     None, error])
     return pd.DataFrame(rows, columns=COLUMNS)

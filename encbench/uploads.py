@@ -6,12 +6,16 @@ leaves no trace next to the database.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
+import logging
 import os
 import re
 import shutil
+import stat
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +26,8 @@ from encbench.data import (
 )
 from encbench.engine.grid import Grid
 from encbench.engine.queue import RunQueue, upload_dir
+
+log = logging.getLogger(__name__)
 
 _SUFFIX = re.compile(r"(\.(csv|tsv|txt|parquet|pq|arff))(\.gz)?$", re.IGNORECASE)
 
@@ -73,10 +79,41 @@ class StagedUpload:
         })
 
 
+#: staged files older than this (seconds) are removed the next time a file is staged.
+STAGING_MAX_AGE = 24 * 3600.0
+
+
 def staging_dir() -> Path:
-    path = Path(tempfile.gettempdir()) / "encbench-staging"
-    path.mkdir(parents=True, exist_ok=True)
+    """This user's private staging directory (mode 0700), created if needed.
+
+    Uploads may hold private data: the directory is per user and closed to others, and a
+    directory of that name that is a symlink or belongs to someone else is refused.
+    """
+    path = Path(tempfile.gettempdir()) / f"encbench-staging-{os.getuid()}"
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise ValueError(f"staging directory {str(path)!r} is not a directory owned by this user; "
+                         f"remove it: got mode {oct(info.st_mode)}, owner uid {info.st_uid}")
+    if stat.S_IMODE(info.st_mode) != 0o700:
+        os.chmod(path, 0o700)
     return path
+
+
+def expire_staged(max_age: float = STAGING_MAX_AGE, *, now: float | None = None) -> int:
+    """Remove staged files older than ``max_age`` seconds; return how many were removed."""
+    now = time.time() if now is None else now
+    removed = 0
+    for entry in staging_dir().iterdir():
+        try:
+            if entry.is_file() and now - entry.stat().st_mtime > max_age:
+                entry.unlink()
+                removed += 1
+        except FileNotFoundError:  # another session expired it first
+            continue
+    if removed:
+        log.info("removed %d staged uploads older than %.0f h", removed, max_age / 3600)
+    return removed
 
 
 def find_previous(sha256: str, db_path: Path | str | None = None) -> Path | None:
@@ -95,16 +132,29 @@ def stage_upload(data: bytes, filename: str, *, max_bytes: int | None = DEFAULT_
     if max_bytes is not None and size > max_bytes:
         return StagedUpload(filename, size, sha, None, errors=[
             f"file {filename!r} is {size / 1e6:.1f} MB, over the {max_bytes / 1e6:.0f} MB size limit"])
-    path = staging_dir() / f"{sha}{_suffixes(filename)}"
-    if not path.exists():
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".upload-")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
+    try:
+        expire_staged()
+        path = staging_dir() / f"{sha}{_suffixes(filename)}"
+        if path.exists():
+            os.utime(path)  # staged again: young again
+        else:
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".upload-")
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+    except (OSError, ValueError) as exc:
+        return StagedUpload(filename, size, sha, None,
+                            errors=[f"cannot stage file {filename!r}: {exc}"])
     try:
         frame, _ = read_table_and_hash(path, max_bytes=max_bytes, label=filename)
-    except DatasetError as exc:
-        return StagedUpload(filename, size, sha, path, errors=list(exc.errors))
+    except Exception as exc:  # noqa: BLE001 - the docstring promises no exceptions
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()  # a rejected upload is not kept
+        if isinstance(exc, DatasetError):
+            return StagedUpload(filename, size, sha, None, errors=list(exc.errors))
+        log.warning("reading upload %s failed unexpectedly", filename, exc_info=True)
+        return StagedUpload(filename, size, sha, None, errors=[
+            f"cannot read file {filename!r}: {type(exc).__name__}: {exc}"])
     return StagedUpload(filename, size, sha, path, frame=frame, previous=find_previous(sha, db_path))
 
 

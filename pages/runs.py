@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from encbench.runs import format_duration, grid_from_config
+from encbench.runs import WAITING, format_duration, grid_from_config
 from encbench.store import queries
 from pages import common, run_views
 
-ACTIVE = ("queued", "running")
+ACTIVE = ("queued", "running", WAITING)  # WAITING: the worker retries a busy database
 
 st.title("Runs")
 queue = run_views.queue()

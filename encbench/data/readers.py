@@ -44,8 +44,15 @@ _EXTENSIONS = {
 _GZIP_MAGIC = b"\x1f\x8b"
 _PARQUET_MAGIC = b"PAR1"
 _SEPARATORS = (",", ";", "\t", "|")
-# Values that mean "missing" in a CSV file, on top of pandas' defaults ('', 'NA', 'NaN', ...).
-_CSV_NA = ["?"]
+# Values that mean "missing" in a CSV file, on top of pandas' defaults ('', 'NA', 'NaN', ...):
+# OpenML's and UCI's '?', also single-quoted as OpenML's CSV export quotes text ('"?"' is
+# unquoted by the parser already).
+_MISSING_MARKS = ("?", "'?'", '"?"')
+_CSV_NA = ["?", "'?'"]
+#: ``DataFrame.attrs`` key of the readers' load report: column -> cells read as missing
+#: because they held '?' (quoted or not).
+MISSING_MARKS_ATTR = "encbench_missing_marks"
+_TEXT_CONTROLS = frozenset(b"\t\n\r\f")
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -94,6 +101,27 @@ def read_file_bytes(path: str | os.PathLike, *, max_bytes: int | None = DEFAULT_
     if size == 0:
         raise DatasetError(f"file {label!r} is empty (0 bytes)")
     return path.read_bytes()
+
+
+def _gunzip(data: bytes, label: str, max_bytes: int | None) -> bytes:
+    """Decompress a gzip stream, refusing more than ``max_bytes`` of output.
+
+    The size limit of an upload applies to what it holds, not only to its compressed bytes: a
+    1 MB gzip bomb would otherwise expand to gigabytes in memory. Decompression is streamed and
+    stops one byte past the limit, so memory stays bounded by the limit.
+    """
+    limit = None if max_bytes is None else max_bytes + 1
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
+            out = stream.read(-1 if limit is None else limit)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise DatasetError(f"cannot decompress gzip file {label!r}: {exc}") from None
+    if max_bytes is not None and len(out) > max_bytes:
+        del out
+        raise DatasetError(
+            f"file {label!r} expands to more than {max_bytes / 1e6:g} MB when decompressed "
+            f"({len(data):,} bytes compressed); the size limit applies to the decompressed data")
+    return out
 
 
 def _format_from_name(name: str) -> tuple[str | None, bool]:
@@ -225,11 +253,51 @@ def _csv_diagnose(text: str, sep: str, n_cols: int, eof_in_quotes: bool) -> tupl
     return None
 
 
+def _check_not_binary(data: bytes, label: str, kind: str) -> None:
+    """Refuse binary content that has no NUL byte (e.g. an image or random bytes).
+
+    Text files hold almost no control characters besides TAB, LF, CR and FF; binary data holds
+    about one in nine. The first 64 KiB decide; the message names the line where it shows up.
+    """
+    head = data[:65536]
+    controls = [i for i, b in enumerate(head) if (b < 0x20 and b not in _TEXT_CONTROLS) or b == 0x7F]
+    if len(controls) > max(8, len(head) // 100):
+        line = _line_of_offset(data, controls[0])
+        raise DatasetError(
+            f"cannot parse {kind} file {label!r}: gave up at line {line}: binary data "
+            f"({len(controls)} control bytes in the first {len(head):,}), this is not a {kind} "
+            f"text file", line=line)
+
+
+def _normalise_newlines(text: str) -> str:
+    """CR LF and classic-Mac CR line ends become LF (Python's csv module refuses bare CRs)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
+def _missing_marks(frame: pd.DataFrame, raw: pd.DataFrame) -> dict[str, int]:
+    """Per column, how many cells held a missing-value marker ('?', quoted or not)."""
+    counts = {}
+    for i, name in enumerate(frame.columns):
+        n = int(raw.iloc[:, i].isin(_MISSING_MARKS).sum())
+        if n:
+            counts[str(name)] = n
+    return counts
+
+
 def _read_csv(data: bytes, label: str, sep: str | None) -> pd.DataFrame:
-    text = _decode_text(data, label, "CSV", allow_legacy=True)
+    text = _decode_text(data, label, "CSV", allow_legacy=True)  # NUL bytes: refused here
+    _check_not_binary(data, label, "CSV")
+    text = _normalise_newlines(text)
     if not re.search(r"\S", text):
         raise DatasetError(f"file {label!r} is empty (only blank lines)")
     sep = sep or _detect_sep(text)
+    try:
+        return _parse_csv(text, label, sep)
+    except csv.Error as exc:  # the header/diagnosis pass uses Python's csv module
+        raise DatasetError(f"cannot parse CSV file {label!r}: {exc}") from None
+
+
+def _parse_csv(text: str, label: str, sep: str) -> pd.DataFrame:
     header = _csv_header(text, sep)
     message = _duplicates_message(header, label)
     if message:
@@ -261,18 +329,50 @@ def _read_csv(data: bytes, label: str, sep: str | None) -> pd.DataFrame:
         frame.columns = header
     if frame.shape[0] == 0:
         raise DatasetError(f"file {label!r} has a header but no data rows")
+    if "?" in text:  # count the cells read as missing because they hold '?' (load report)
+        raw = pd.read_csv(io.StringIO(text), sep=sep, index_col=False, dtype=str,
+                          keep_default_na=False, na_filter=False, low_memory=False)
+        if raw.shape == frame.shape:
+            frame.attrs[MISSING_MARKS_ATTR] = _missing_marks(frame, raw)
     return frame
 
 
 # ---------------------------------------------------------------------------------- Parquet
 
 
-def _read_parquet(data: bytes, label: str) -> pd.DataFrame:
+def _nested_columns(schema) -> list[str]:
+    """Columns of a Parquet schema holding lists, structs or maps (not one value per cell)."""
+    import pyarrow as pa
+
+    nested = []
+    for f in schema:
+        t = f.type
+        if pa.types.is_dictionary(t):
+            t = t.value_type
+        if pa.types.is_nested(t):
+            nested.append(f"{f.name!r} ({t})")
+    return nested
+
+
+def _read_parquet(data: bytes, label: str, max_bytes: int | None = None) -> pd.DataFrame:
     import pyarrow.parquet as pq
 
     try:
         parquet = pq.ParquetFile(io.BytesIO(data))
-        message = _duplicates_message(list(parquet.schema_arrow.names), label)
+        schema = parquet.schema_arrow
+        message = _duplicates_message(list(schema.names), label)
+        nested = _nested_columns(schema)
+        if nested:
+            # pandas would turn each list into one text level per distinct list: refuse instead
+            message = message or (
+                f"file {label!r} has columns holding lists, structs or maps: "
+                f"{', '.join(nested)}; every column must hold one value per row (flatten or "
+                f"drop them)")
+        meta = parquet.metadata
+        expanded = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+        if message is None and max_bytes is not None and expanded > max_bytes:
+            message = (f"file {label!r} expands to {_mb(expanded)} of data when decompressed, over "
+                       f"the {max_bytes / 1e6:g} MB size limit")
         if message is None:
             table = parquet.read()
     except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ...
@@ -301,6 +401,8 @@ def _read_arff(data: bytes, label: str) -> pd.DataFrame:
     import arff  # liac-arff
 
     text = _decode_text(data, label, "ARFF", allow_legacy=False)
+    _check_not_binary(data, label, "ARFF")
+    text = _normalise_newlines(text)
     if not re.search(r"\S", text):
         raise DatasetError(f"file {label!r} is empty (only blank lines)")
     first = next((i for i, ln in enumerate(text.splitlines(), 1)
@@ -334,6 +436,16 @@ def _read_arff(data: bytes, label: str) -> pd.DataFrame:
     if not rows:
         raise DatasetError(f"file {label!r} has a header but no data rows")
     frame = pd.DataFrame(rows, columns=range(len(names)))
+    marks: dict[str, int] = {}
+    for i, (name, _) in enumerate(attributes):
+        # '?' is ARFF's missing value; a quoted '?' reaches us as the text '?' and means the
+        # same in OpenML's and UCI's files, so it is missing too (and reported).
+        quoted = frame[i].map(lambda v: isinstance(v, str) and v == "?").to_numpy(dtype=bool)
+        n = int(frame[i].isna().sum()) + int(quoted.sum())
+        if quoted.any():
+            frame.loc[quoted, i] = None
+        if n:
+            marks[name] = n
     columns = {}
     for i, (name, kind) in enumerate(attributes):
         values = frame[i]
@@ -341,7 +453,9 @@ def _read_arff(data: bytes, label: str) -> pd.DataFrame:
             columns[name] = values.astype(object).astype("str")
         else:  # NUMERIC, REAL, INTEGER
             columns[name] = _tidy_numeric(pd.to_numeric(values, errors="raise").astype(float))
-    return pd.DataFrame(columns)
+    result = pd.DataFrame(columns)
+    result.attrs[MISSING_MARKS_ATTR] = marks
+    return result
 
 
 def _tidy_numeric(values: pd.Series) -> pd.Series:
@@ -370,6 +484,7 @@ def _normalize(frame: pd.DataFrame) -> pd.DataFrame:
         out[name] = column
     result = pd.DataFrame(out)
     result.index = pd.RangeIndex(len(result))
+    result.attrs[MISSING_MARKS_ATTR] = dict(frame.attrs.get(MISSING_MARKS_ATTR, {}))
     return result
 
 
@@ -401,10 +516,7 @@ def read_table_and_hash(path: str | os.PathLike, *, format: str | None = None,
     digest = sha256_bytes(data)
     name_format, _ = _format_from_name(path.name)
     if data[:2] == _GZIP_MAGIC:
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise DatasetError(f"cannot decompress gzip file {label!r}: {exc}") from None
+        data = _gunzip(data, label, max_bytes)
         if not data.strip():
             raise DatasetError(f"file {label!r} is empty (nothing inside the gzip stream)")
     fmt = format or ("parquet" if data[:4] == _PARQUET_MAGIC else None) or name_format \
@@ -412,7 +524,7 @@ def read_table_and_hash(path: str | os.PathLike, *, format: str | None = None,
     if fmt == "csv":
         frame = _read_csv(data, label, sep)
     elif fmt == "parquet":
-        frame = _read_parquet(data, label)
+        frame = _read_parquet(data, label, max_bytes)
     else:
         frame = _read_arff(data, label)
     frame = _normalize(frame)

@@ -20,9 +20,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from encbench.data.readers import MISSING_MARKS_ATTR
+
 logger = logging.getLogger(__name__)
 
 _MAX_LISTED = 10
+#: a categorical column with at least this share of distinct values is flagged as ID-like ...
+ID_SHARE = 0.5
+#: ... in a table of at least this many rows (with fewer the share says little)
+ID_MIN_ROWS = 20
 
 
 @dataclass(frozen=True)
@@ -164,6 +170,13 @@ def prepare(frame: pd.DataFrame, target: str | None, positive_class=None,
     errors: list[str] = []
     warnings: list[str] = []
     where = _where(source)
+    marks = frame.attrs.get(MISSING_MARKS_ATTR) or {}
+    if marks:  # the load report: '?' cells became missing values, said, never silent
+        total = sum(marks.values())
+        shown = ", ".join(f"{c!r} ({n})" for c, n in list(marks.items())[:_MAX_LISTED])
+        more = f", ... ({len(marks) - _MAX_LISTED} more columns)" if len(marks) > _MAX_LISTED else ""
+        warnings.append(f"read {total} '?' cells of {where} as missing values (OpenML/UCI "
+                        f"convention, quoted or not): {shown}{more}")
     columns = [str(c) for c in frame.columns]
     frame = frame.copy()
     frame.columns = columns
@@ -317,9 +330,18 @@ def prepare(frame: pd.DataFrame, target: str | None, positive_class=None,
         for c in features:
             column = frame[c]
             integer = pd.api.types.is_integer_dtype(column.dtype)
-            if (c in cat_cols or integer) and column.nunique(dropna=True) == n_rows:
+            distinct = column.nunique(dropna=True) if (c in cat_cols or integer) else 0
+            if distinct == n_rows:
                 warnings.append(f"column {c!r} looks like an ID: all {n_rows} values are "
                                 f"unique, so encoders cannot learn from it; consider dropping it")
+                suspects.append(c)
+            elif c in cat_cols and n_rows >= ID_MIN_ROWS and distinct >= ID_SHARE * n_rows:
+                # OpenML marks such columns (row ids, timestamps) as ignored attributes and its
+                # loader drops them; a local copy keeps them, so they are flagged instead.
+                warnings.append(
+                    f"column {c!r} looks like an ID: {distinct} distinct values in {n_rows} rows "
+                    f"({100 * distinct // n_rows}%), so encoders can hardly learn from it; consider "
+                    f"dropping it (command line: --drop-columns {c})")
                 suspects.append(c)
         if y_text is not None and len(classes) == 2:
             y_values = y_text.to_numpy(dtype=object)

@@ -97,38 +97,120 @@ def _ensure_published(db_path: Path) -> None:
             import_published(writer)
 
 
+def _without_columns(spec: str, drop: list[str], db_path: Path):
+    """A file dataset minus ``drop``: (staged derived Parquet upload, load options).
+
+    The same mechanism as the app's "Columns to leave out": the run uses a derived copy of
+    the file (its own content hash, hence its own dataset key, so results on the full file and
+    on the reduced one never mix). The copy is staged privately; it is stored beside the
+    database only once the run is accepted.
+    """
+    from encbench.data import DatasetError, parse_dataset_spec, read_table
+    from encbench.uploads import stage_upload
+
+    parsed = parse_dataset_spec(spec)
+    if parsed.kind != "file":
+        raise ValueError(f"--drop-columns applies to files; {spec!r} is an {parsed.kind} dataset, "
+                         f"which uses the published columns")
+    path = Path(parsed.value)
+    frame = read_table(path)
+    unknown = [c for c in drop if c not in frame.columns]
+    if unknown:
+        columns = ", ".join(repr(str(c)) for c in list(frame.columns)[:50])
+        raise ValueError(f"--drop-columns names columns absent from file {path.name!r}: got "
+                         f"{', '.join(map(repr, unknown))}; its columns are {columns}")
+    import io
+
+    buffer = io.BytesIO()
+    frame.drop(columns=drop).to_parquet(buffer, index=False)
+    stem = path.name[:-3] if path.name.lower().endswith(".gz") else path.name
+    stem = stem.rsplit(".", 1)[0] if "." in stem else stem
+    staged = stage_upload(buffer.getvalue(), f"{stem}.parquet", max_bytes=None, db_path=db_path)
+    if not staged.ok:
+        raise DatasetError(staged.errors)
+    options = {"name": stem, "label": f"{path.name} without {', '.join(drop)}"}
+    if parsed.target:
+        options["target"] = parsed.target
+    if parsed.positive_class:
+        options["positive_class"] = parsed.positive_class
+    return staged, options
+
+
+def _build_grid(args, db_path: Path, *, final: bool):
+    """The grid of ``run`` (and the staged uploads to store when ``final``)."""
+    from encbench.data import DatasetError, parse_dataset_spec
+    from encbench.engine import Grid
+    from encbench.uploads import store_upload
+
+    datasets, options, staged_uploads = [], {}, []
+    drop = [c.strip() for c in (args.drop_columns or "").split(",") if c.strip()]
+    for spec in (d.strip() for d in args.datasets.split(",")):
+        if not spec:
+            continue
+        opts = {}
+        if drop:
+            staged, opts = _without_columns(spec, drop, db_path)
+            staged_uploads.append(staged)
+            spec = str(store_upload(staged, db_path)) if final else str(staged.path)
+        elif args.target is not None or args.positive is not None:
+            try:
+                kind = parse_dataset_spec(spec).kind
+            except DatasetError:
+                kind = "file"
+            if kind != "file":
+                raise ValueError(f"--target and --positive apply to files; {spec!r} is an {kind} "
+                                 f"dataset with its published target")
+        if args.target is not None:
+            opts["target"] = args.target
+        if args.positive is not None:
+            opts["positive_class"] = args.positive
+        datasets.append(spec)
+        if opts:
+            options[spec] = opts
+    return Grid(datasets=datasets, encoders=_names(args.encoders), models=_names(args.models),
+                scorings=_names(args.metrics), tuning=args.tuning, n_folds=args.folds,
+                timeout=args.timeout, label=args.label, dataset_options=options)
+
+
 def cmd_run(args) -> int:
-    from encbench.engine import Grid, plan, run_grid
+    from encbench.engine import plan, run_grid
+    from encbench.engine.runner import guard_memory
     from encbench.store import Reader, queries
 
-    grid = Grid(
-        datasets=[d for d in args.datasets.split(",") if d.strip()],
-        encoders=_names(args.encoders), models=_names(args.models), scorings=_names(args.metrics),
-        tuning=args.tuning, n_folds=args.folds, timeout=args.timeout, label=args.label,
-    )
     if args.workers < 0:
         raise ValueError(f"--workers must be 0 (in this process) or a positive number: got {args.workers}")
     if args.workers == 0 and args.timeout != 6000.0:
         log.warning("--workers 0 runs tasks in this process, where --timeout cannot be enforced")
     db_path = _db_path(args)
+    # Everything is validated before anything is created: no database, no stored file.
+    grid = _build_grid(args, db_path, final=False)
+    the_plan = plan(grid)
+    on_oversize = "skip" if args.skip_oversized else "refuse"
+    workers = 1 if args.scheduler else max(1, args.workers)
+    skip = guard_memory(the_plan, args.memory_budget, workers=workers, on_oversize=on_oversize)
     if args.dry_run:
-        the_plan = plan(grid)
         print(f"run {grid.run_id}: {len(the_plan.tasks)} tasks, {the_plan.n_expected} result rows")
         for spec, ds in the_plan.datasets.items():
             print(f"  {spec}: key {ds.key}, {ds.name}, {ds.n_rows} rows, {ds.n_categorical} categorical "
                   f"of {ds.n_features} features, positive class {ds.positive_class!r}")
+        for reason in skip.values():
+            print(f"  {reason}")
         return 0
+    if args.drop_columns:
+        grid = _build_grid(args, db_path, final=True)  # the derived files, stored beside the database
+        the_plan = None
     _ensure_published(db_path)
     progress = _tqdm_progress() if sys.stderr.isatty() else None
     try:
+        options = dict(db_path=db_path, workers=args.workers, scheduler=args.scheduler,
+                       memory_budget=args.memory_budget, on_oversize=on_oversize, prepared=the_plan)
         if progress is None:  # not a terminal: one log line per task
-            run_id = run_grid(grid, db_path=db_path, workers=args.workers, scheduler=args.scheduler)
+            run_id = run_grid(grid, **options)
         else:
             from tqdm.contrib.logging import logging_redirect_tqdm
 
             with logging_redirect_tqdm():  # log lines above the bar, not through it
-                run_id = run_grid(grid, db_path=db_path, workers=args.workers,
-                                  scheduler=args.scheduler, progress=progress)
+                run_id = run_grid(grid, progress=progress, **options)
     except KeyboardInterrupt:
         print(f"\ninterrupted: run {grid.run_id} is marked cancelled; the same command resumes it",
               file=sys.stderr)
@@ -244,6 +326,17 @@ def add_commands(sub) -> None:
     run.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786 (instead of local workers)")
     run.add_argument("--db", help="database file (default: $ENCBENCH_DB or db/encbench.duckdb)")
     run.add_argument("--label", help="a name for the run, shown in the app")
+    run.add_argument("--target", help="target column of the file datasets (for names containing ':')")
+    run.add_argument("--positive", help="positive class of the file datasets (default: the second in sorted order)")
+    run.add_argument("--drop-columns", metavar="COLUMNS",
+                     help="comma-separated columns of the file datasets to leave out (e.g. ID-like ones; "
+                          "the run uses a copy of the file without them)")
+    run.add_argument("--memory-budget", metavar="SIZE",
+                     help="memory one task may use: a size (4GB) or a share of this machine (50%%), split "
+                          "between workers; default $ENCBENCH_MEMORY_BUDGET or 50%%")
+    run.add_argument("--skip-oversized", action="store_true",
+                     help="record encoders over the memory budget as failed with the reason, instead of "
+                          "refusing the run")
     run.add_argument("--dry-run", action="store_true", help="load and validate the datasets, print the plan, run nothing")
     run.set_defaults(func=cmd_run)
 

@@ -71,6 +71,7 @@ class Request:
     payload: dict = field(default_factory=dict)
     outcome: str | None = None      # done requests: done, failed or cancelled
     error: str | None = None        # done requests that failed: why
+    waiting: dict | None = None     # active requests held up (e.g. the database is busy): why, since
 
     @property
     def run_id(self) -> str | None:
@@ -129,7 +130,7 @@ class RunQueue:
             bad.with_suffix(".error").write_text(f"unreadable request {path.name!r}: {exc}")
             return None
         return Request(path, data["kind"], data["request_id"], data["created_at"], data.get("payload", {}),
-                       data.get("outcome"), data.get("error"))
+                       data.get("outcome"), data.get("error"), data.get("waiting"))
 
     def _list(self, sub: str) -> list[Request]:
         requests = []
@@ -168,6 +169,27 @@ class RunQueue:
         _atomic_write_json(self.root / "done" / request.path.name, data)
         with contextlib.suppress(FileNotFoundError):
             request.path.unlink()
+
+    def set_waiting(self, request: Request, reason: str | None, *, attempt: int = 0,
+                    retry_in: float | None = None) -> Request:
+        """Record on an active request why it waits (``None``: it no longer waits).
+
+        The request file is rewritten atomically with a ``waiting`` entry (reason, since, attempt,
+        next retry), which the Runs page shows as the status "waiting for the database".
+        """
+        waiting = None
+        if reason is not None:
+            since = (request.waiting or {}).get("since", time.time())
+            waiting = {"reason": reason, "since": since, "attempt": attempt,
+                       "retry_at": None if retry_in is None else time.time() + retry_in}
+        data = {"kind": request.kind, "request_id": request.request_id, "created_at": request.created_at,
+                "payload": request.payload}
+        if waiting is not None:
+            data["waiting"] = waiting
+        if request.path.exists():
+            _atomic_write_json(request.path, data)
+        return Request(request.path, request.kind, request.request_id, request.created_at,
+                       request.payload, waiting=waiting)
 
     def complete(self, request: Request, *, outcome: str = "done", error: str | None = None) -> None:
         """Record the outcome of an active request and move it to ``done/``."""

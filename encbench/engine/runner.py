@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from encbench.engine.executors import make_executor
 from encbench.engine.grid import PROTOCOL_VERSION, Grid, Plan, plan
-from encbench.engine.protocol import Payload
+from encbench.engine.protocol import Payload, unfinished_rows
 from encbench.store import Writer, queries
 
 log = logging.getLogger(__name__)
@@ -132,9 +132,45 @@ def _duration(seconds: float) -> str:
     return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
 
 
+ON_OVERSIZE = ("refuse", "skip")
+
+
+def guard_memory(the_plan: Plan, memory_budget=None, *, workers: int = 1,
+                 on_oversize: str = "refuse") -> dict[tuple[str, str], str]:
+    """Check every (dataset, encoder) of a plan against the memory budget, before any work.
+
+    Returns ``{(dataset key, encoder): reason}`` of those to skip (``on_oversize='skip'``);
+    with ``'refuse'`` (the default) raises instead, so nothing is written.
+
+    Raises
+    ------
+    ValueError
+        Listing each encoder, dataset, column and its number of levels, with the estimate, the
+        budget and what to do.
+    """
+    from encbench.engine.budget import check_plan, parse_budget
+
+    if on_oversize not in ON_OVERSIZE:
+        raise ValueError(f"on_oversize must be one of {', '.join(ON_OVERSIZE)}: got {on_oversize!r}")
+    budget = parse_budget(memory_budget, concurrent=max(1, workers))
+    found = check_plan(the_plan, budget)
+    if not found:
+        return {}
+    if on_oversize == "skip":
+        return {(item.dataset, item.encoder): f"skipped by the memory guard: {item.reason}" for item in found}
+    reasons = "\n".join(f"- {item.reason}" for item in found)
+    names = ",".join(dict.fromkeys(item.encoder for item in found))
+    raise ValueError(
+        f"{len(found)} encoder/dataset pair(s) would exceed the memory budget; nothing was run:\n"
+        f"{reasons}\nLeave these encoders out (--encoders without {names}), drop the column "
+        f"(--drop-columns), raise the budget (--memory-budget, e.g. 80%), or skip them with a "
+        f"recorded reason (--skip-oversized)")
+
+
 def run_grid(grid: Grid, db_path=None, workers: int = 1, scheduler=None,
              progress: ProgressCallback | None = None, should_stop: Callable[[], bool] | None = None,
-             *, publish_every: float = PUBLISH_EVERY) -> str:
+             *, publish_every: float = PUBLISH_EVERY, memory_budget=None,
+             on_oversize: str = "refuse", prepared: Plan | None = None) -> str:
     """Run (or resume) a grid and write every result into the results store.
 
     Parameters
@@ -161,6 +197,15 @@ def run_grid(grid: Grid, db_path=None, workers: int = 1, scheduler=None,
         already written are kept.
     publish_every : float
         Seconds between read snapshots during the run (one is always published at the end).
+    memory_budget : int or str, optional
+        Memory one task may use (bytes, ``"4GB"`` or a share of the machine ``"50%"``, split
+        between ``workers``); default ``$ENCBENCH_MEMORY_BUDGET`` or half the machine's memory.
+        Checked before anything runs (see :mod:`encbench.engine.budget`).
+    on_oversize : {'refuse', 'skip'}
+        What to do with an encoder whose task would exceed the budget on a dataset: refuse the
+        run (ValueError, nothing written), or record its results as failed with the reason.
+    prepared : Plan, optional
+        ``plan(grid)`` if the caller computed it already (not loaded twice).
 
     Returns
     -------
@@ -178,13 +223,18 @@ def run_grid(grid: Grid, db_path=None, workers: int = 1, scheduler=None,
     with failed or timed-out rows is run again (for the models that lack a result), and the
     primary key of ``results`` guarantees that nothing is duplicated.
     """
-    the_plan = plan(grid)
-    run_id = grid.run_id
+    the_plan = prepared if prepared is not None else plan(grid)
+    if the_plan.grid != grid:
+        raise ValueError(f"the prepared plan is for another grid: got run {the_plan.grid.run_id}, "
+                         f"expected {grid.run_id}")
+    skip = guard_memory(the_plan, memory_budget, workers=1 if scheduler is not None else max(1, workers),
+                        on_oversize=on_oversize)
     report = progress or _log_progress
     executor = make_executor(workers, scheduler)
     executor.start()  # e.g. an unreachable scheduler fails here, before anything is written
     try:
-        return _run(the_plan, executor, open_writer(db_path), report, should_stop, publish_every)
+        return _run(the_plan, executor, open_writer(db_path), report, should_stop, publish_every,
+                    skip)
     finally:
         executor.close()
 
@@ -195,7 +245,8 @@ def open_writer(db_path) -> Writer:
     return Writer(db_path)
 
 
-def _run(the_plan: Plan, executor, writer: Writer, report, should_stop, publish_every: float) -> str:
+def _run(the_plan: Plan, executor, writer: Writer, report, should_stop, publish_every: float,
+         skip: dict | None = None) -> str:
     grid = the_plan.grid
     run_id = grid.run_id
     with writer:
@@ -208,6 +259,13 @@ def _run(the_plan: Plan, executor, writer: Writer, report, should_stop, publish_
         todo = the_plan.pending(writer.finished_keys(run_id))
         total = len(the_plan.tasks)
         skipped = total - len(todo)
+        if skip:  # over the memory budget: recorded as failed with the reason, never run
+            guarded = [t for t in todo if (t.dataset, t.encoder) in skip]
+            for task in guarded:
+                writer.write_results([dict(row, run_id=run_id) for row in unfinished_rows(
+                    task, "failed", skip[(task.dataset, task.encoder)])])
+            todo = [t for t in todo if (t.dataset, t.encoder) not in skip]
+            skipped += len(guarded)
         writer.publish()
         log.info("run %s: %d tasks to run (%d finished before) on %s executor", run_id, len(todo),
                  skipped, executor.name)

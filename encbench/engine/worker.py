@@ -21,19 +21,66 @@ from encbench.engine.queue import Request, RunQueue, upload_dir
 log = logging.getLogger(__name__)
 
 
+#: seconds between attempts to open a busy database: doubling from the first, capped at the last.
+BUSY_BACKOFF = (1.0, 30.0)
+WAITING_FOR_DATABASE = "waiting for the database"
+
+
+def _until_database_free(queue: RunQueue, request: Request, attempt, *, run_id: str | None = None,
+                         sleep=time.sleep) -> str | None:
+    """Call ``attempt()`` until the database is free; never fail a request because it is busy.
+
+    While another process (e.g. a command-line run) holds the database, the request is marked
+    "waiting for the database" and retried with exponential backoff. Returns ``attempt()``'s
+    value, or "cancelled" if the run is cancelled while waiting.
+    """
+    from encbench.store.writer import DatabaseBusy
+
+    first, cap = BUSY_BACKOFF
+    tries = 0
+    while True:
+        try:
+            outcome = attempt()
+        except DatabaseBusy as exc:
+            tries += 1
+            delay = min(cap, first * 2 ** (tries - 1))
+            if tries == 1:
+                log.info("request %s: %s; retrying until it is free", request.request_id, exc)
+            request = queue.set_waiting(request, f"{WAITING_FOR_DATABASE}: {exc}", attempt=tries,
+                                        retry_in=delay)
+            waited = 0.0
+            while waited < delay:  # a cancel while waiting ends the wait at once
+                if run_id is not None and queue.is_cancelled(run_id):
+                    queue.set_waiting(request, None)
+                    return "cancelled"
+                step = min(0.5, delay - waited)
+                sleep(step)
+                waited += step
+            continue
+        if tries:
+            queue.set_waiting(request, None)
+        return outcome
+
+
 def _handle_run(queue: RunQueue, request: Request) -> str:
     from encbench.engine import Grid, run_grid  # the engine imports heavy ML libraries
 
     grid = Grid(**request.payload["grid"])
     if queue.is_cancelled(grid.run_id):
         return "cancelled"
-    run_grid(
-        grid,
-        db_path=queue.db_path,
-        workers=int(request.payload.get("workers", 1)),
-        should_stop=lambda: queue.is_cancelled(grid.run_id),
-    )
-    return "cancelled" if queue.is_cancelled(grid.run_id) else "done"
+    budget = request.payload.get("memory_budget")
+
+    def attempt() -> str:
+        run_grid(
+            grid,
+            db_path=queue.db_path,
+            workers=int(request.payload.get("workers", 1)),
+            should_stop=lambda: queue.is_cancelled(grid.run_id),
+            memory_budget=budget,
+        )
+        return "cancelled" if queue.is_cancelled(grid.run_id) else "done"
+
+    return _until_database_free(queue, request, attempt, run_id=grid.run_id)
 
 
 def delete_run(db_path: Path | str, run_id: str) -> tuple[int, int]:
@@ -60,7 +107,7 @@ def delete_run(db_path: Path | str, run_id: str) -> tuple[int, int]:
 
 def _handle_delete(queue: RunQueue, request: Request) -> str:
     run_id = request.payload["run_id"]
-    delete_run(queue.db_path, run_id)
+    _until_database_free(queue, request, lambda: delete_run(queue.db_path, run_id))
     queue.clear_cancel(run_id)
     return "done"
 

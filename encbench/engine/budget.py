@@ -1,0 +1,160 @@
+"""Memory guard: estimate each task's memory before a run and refuse (or skip) what cannot fit.
+
+Encoders whose output grows with the number of levels (OH and Sum: one column per level; Bin:
+one per binary digit) turn a small file with a high-cardinality column into a dense matrix of
+rows x levels float64 values: 20,000 levels on 30,000 rows took 9.15 GB with OH (issue 12).
+:func:`check_plan` estimates each (dataset, encoder) before anything runs or is written and
+names the column, its number of levels, the estimate and the budget.
+
+The estimate is deliberately simple: ``rows x output columns x 8 bytes x COPIES``, where the
+output columns come from the encoder configuration (registry parameters) and the number of
+levels of each categorical column, and ``COPIES`` = 2 accounts for the encoder's frame plus the
+ColumnTransformer's stacked array (calibrated on that measurement: the estimate for it is
+9.6 GB). The model's own working memory is not counted.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import os
+import re
+from dataclasses import dataclass
+
+log = logging.getLogger(__name__)
+
+#: bytes of one encoded cell (float64) ...
+CELL_BYTES = 8
+#: ... times the dense copies a task holds at once (encoder output + stacked array).
+COPIES = 2
+#: default budget: this share of the machine's physical memory, split between concurrent tasks.
+DEFAULT_SHARE = 0.5
+#: environment variable overriding the default budget (same syntax as ``--memory-budget``).
+BUDGET_ENV = "ENCBENCH_MEMORY_BUDGET"
+
+_UNITS = {"": 1, "b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
+          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
+
+def physical_memory() -> int:
+    """Bytes of physical memory of this machine (0 if unknown)."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
+def parse_budget(value, *, concurrent: int = 1) -> int:
+    """A per-task memory budget in bytes.
+
+    Parameters
+    ----------
+    value : int, float, str or None
+        Bytes (``8e9``), a size (``"4GB"``, ``"512 MiB"``), or a share of the machine's memory
+        (``"50%"``), shared by the concurrent tasks. None: ``$ENCBENCH_MEMORY_BUDGET``, else
+        :data:`DEFAULT_SHARE` of the machine's memory.
+    concurrent : int
+        Tasks running at the same time (local workers); a share is divided between them.
+    """
+    if value is None:
+        value = os.environ.get(BUDGET_ENV) or f"{DEFAULT_SHARE:.0%}"
+    concurrent = max(1, int(concurrent))
+    if isinstance(value, bool):
+        raise ValueError(f"memory budget must be bytes, a size like '4GB' or a share like '50%': got {value!r}")
+    if isinstance(value, (int, float)):
+        if not value > 0:
+            raise ValueError(f"memory budget must be positive: got {value!r}")
+        return int(value)
+    text = str(value).strip().lower().replace(" ", "")
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)(%|[kmgt]i?b|b)?", text)
+    if not match:
+        raise ValueError(f"memory budget must be bytes, a size like '4GB' or a share like '50%': got {value!r}")
+    number, unit = float(match.group(1)), match.group(2) or ""
+    if unit == "%":
+        if not 0 < number <= 100:
+            raise ValueError(f"memory budget share must be in (0, 100]%: got {value!r}")
+        total = physical_memory()
+        if not total:
+            raise ValueError(f"cannot read this machine's memory size for a share budget: got {value!r}; give a size")
+        return int(total * number / 100 / concurrent)
+    if not number > 0:
+        raise ValueError(f"memory budget must be positive: got {value!r}")
+    return int(number * _UNITS[unit])
+
+
+def size_text(n_bytes: float) -> str:
+    """``'9.6 GB'``, ``'120 MB'``: decimal units as shown to users."""
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n_bytes >= scale:
+            return f"{n_bytes / scale:.1f} {unit}"
+    return f"{int(n_bytes)} bytes"
+
+
+def output_columns(encoder: str, levels: int) -> int:
+    """Encoded columns one categorical column with ``levels`` levels becomes under ``encoder``.
+
+    Read from the registry's configuration: OH one per level; Sum one per level (L-1 contrasts
+    plus the intercept); Bin the binary digits of the ordinal id; MH ``n_components``; BlowUp one
+    per fold (``n_splits``); every other encoder one (Drop: one in total, counted as one here).
+    """
+    from encbench.encoders import REGISTRY
+
+    spec = REGISTRY[encoder]
+    levels = max(1, int(levels))
+    if encoder in ("OH", "Sum"):
+        return levels
+    if encoder == "Bin":
+        return math.ceil(math.log2(levels + 1)) + 1
+    if encoder.startswith("BU"):
+        return int(spec.params.get("n_splits", 1))
+    if "n_components" in spec.params:
+        return int(spec.params["n_components"])
+    return 1
+
+
+@dataclass(frozen=True)
+class Oversize:
+    """One (dataset, encoder) whose task would exceed the memory budget."""
+
+    dataset: str
+    spec: str
+    encoder: str
+    column: str
+    levels: int
+    rows: int
+    estimate: int
+    budget: int
+
+    @property
+    def reason(self) -> str:
+        return (f"encoder {self.encoder} on dataset {self.spec!r}: column {self.column!r} has "
+                f"{self.levels:,} levels on {self.rows:,} rows, so one task would need about "
+                f"{size_text(self.estimate)} (dense output), over the memory budget of "
+                f"{size_text(self.budget)} per task")
+
+
+def estimate_task_bytes(encoder: str, n_rows: int, levels: dict[str, int], n_numerical: int) -> tuple[int, str | None]:
+    """(bytes, widest column) one task of ``encoder`` needs for the encoded data (estimate)."""
+    widths = {c: output_columns(encoder, n) for c, n in levels.items()}
+    if encoder == "Drop":
+        total = 1
+    else:
+        total = sum(widths.values())
+    total += n_numerical
+    widest = max(widths, key=widths.get) if widths else None
+    return int(n_rows * total * CELL_BYTES * COPIES), widest
+
+
+def check_plan(the_plan, budget: int) -> list[Oversize]:
+    """Every (dataset, encoder) of a plan whose task estimate exceeds ``budget`` bytes."""
+    found = []
+    for spec, ds in the_plan.datasets.items():
+        levels = {c: int(ds.X[c].nunique(dropna=True)) for c in ds.categorical}
+        n_numerical = ds.n_features - ds.n_categorical
+        for encoder in the_plan.grid.encoders:
+            estimate, widest = estimate_task_bytes(encoder, ds.n_rows, levels, n_numerical)
+            if estimate > budget:
+                found.append(Oversize(ds.key, spec, encoder, str(widest), levels.get(widest, 0),
+                                      ds.n_rows, estimate, budget))
+    for item in found:
+        log.warning("memory guard: %s", item.reason)
+    return found
