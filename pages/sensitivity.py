@@ -98,7 +98,11 @@ for factor, value in fixed.items():
         used = used[used[factor] == value]
 prov = common.provenance("sensitivity", filters, used, version)
 
-left, right = st.columns(2)
+# Side by side while both maps fit half the page; stacked (each at full width, legend visible)
+# for many labels: with all 11 strategies two maps overflowed their columns.
+SIDE_BY_SIDE_MAX = 6
+n_labels = len(result["jaccard"].columns)
+left, right = st.columns(2) if n_labels <= SIDE_BY_SIDE_MAX else (st.container(), st.container())
 with left:
     common.show_chart(plots.similarity_heatmap(result["jaccard"], measure="Jaccard", domain=(0.0, 1.0),
                                                title=f"Jaccard of best sets as {VARY_LABELS[vary]} varies"),

@@ -151,3 +151,29 @@ def test_a_local_run_on_a_copy_of_a_published_dataset_leaves_the_default_overvie
         expect(page.get_by_text(re.compile(r"^2 experiments of this selection have both"))).to_be_visible()
         page.screenshot(path=str(tmp_path / "published-vs-local.png"), full_page=True)
         assert page.locator("[data-testid='stException']").count() == 0
+
+
+def test_sensitivity_heatmaps_with_all_strategies_stay_on_the_page(server):
+    """Issue 11: with all 11 strategies the two heatmaps overflowed their columns (legend hidden)."""
+    from playwright.sync_api import expect
+
+    from encbench import stats
+
+    query = "&".join(["vary=strategy", "fix_model=LogReg", "fix_tuning=no", "fix_metric=AUC"]
+                     + [f"strategies={s}" for s in stats.STRATEGIES])
+    with browser_page(height=2400, timeout_ms=120_000) as page:
+        page.goto(f"{server}/sensitivity?{query}")
+        charts = page.locator("[data-testid='stVegaLiteChart']")
+        expect(charts).to_have_count(2, timeout=120_000)
+        page.wait_for_timeout(1500)
+        width = page.viewport_size["width"]
+        main = page.locator("[data-testid='stMainBlockContainer']").bounding_box()
+        for i in range(2):
+            chart = charts.nth(i)
+            drawn = chart.locator("svg, canvas").first.bounding_box()   # legend included
+            column = chart.locator("xpath=ancestor::div[@data-testid='stColumn']")
+            room = column.first.bounding_box() if column.count() else main
+            right = min(width, room["x"] + room["width"], main["x"] + main["width"])
+            assert drawn["x"] + drawn["width"] <= right + 1, (i, drawn, room)
+            assert drawn["x"] >= room["x"] - 1, (i, drawn, room)
+        page.screenshot(path="/tmp/sensitivity-11.png", full_page=True)
