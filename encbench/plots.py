@@ -334,6 +334,13 @@ def rank_intervals_chart(intervals: pd.DataFrame, *, title: str = "") -> alt.Cha
                                     autosize=FIT_X)
 
 
+#: Colours of line series (e.g. one per strategy): each has at least 3:1 contrast on white (WCAG
+#: for graphics). Streamlit's default theme gives the second series a pale blue (#83c9ff, 1.8:1)
+#: that nearly vanishes on white (issue 11), so series charts set their palette themselves.
+SERIES_COLORS: tuple[str, ...] = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#c2185b",
+                                  "#616161", "#9a6b00", "#00796b", "#393b79", "#e65100")
+
+
 def replicability_chart(data: pd.DataFrame, *, x: str = "sample_size", y: str = "mean",
                         low: str = "low", high: str = "high", measure: str = "measure",
                         color: str | None = None, title: str = "") -> alt.Chart:
@@ -347,7 +354,8 @@ def replicability_chart(data: pd.DataFrame, *, x: str = "sample_size", y: str = 
     """
     columns = [x, y, low, high, measure] + ([color] if color else [])
     _require(data, columns, "replicability_chart")
-    enc_color = {"color": alt.Color(f"{color}:N", title=color)} if color else {}
+    enc_color = {"color": alt.Color(f"{color}:N", title=color,
+                                    scale=alt.Scale(range=list(SERIES_COLORS)))} if color else {}
     base = alt.Chart(data).encode(x=alt.X(f"{x}:Q", title="datasets per sample"), **enc_color)
     band = base.mark_area(opacity=0.25).encode(
         y=alt.Y(f"{low}:Q", title="mean similarity", scale=alt.Scale(domain=[-0.2, 1.0])),

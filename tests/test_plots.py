@@ -165,3 +165,24 @@ def test_cd_label_sits_on_its_own_row_above_the_tick_labels():
                if "y" in layer.get("encoding", {}) and "scale" in layer["encoding"]["y"]]
     assert domains and min(d[0] for d in domains) <= rows[0]["y"] - 0.5    # the row is drawn, not clipped
     assert not ticks or all(r["y"] > rows[0]["y"] for r in ticks)
+
+
+def _contrast_on_white(hex_colour: str) -> float:
+    def channel(c: float) -> float:
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5))
+    lum = 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b)
+    return 1.05 / (lum + 0.05)
+
+
+def test_replicability_lines_use_a_palette_visible_on_white():
+    """Issue 11: one replicability line was a near-invisible pale blue (Streamlit's #83c9ff)."""
+    data = pd.DataFrame({"sample_size": [5, 10] * 2, "mean": [0.5, 0.6] * 2, "low": 0.4, "high": 0.7,
+                         "measure": "rho", "strategy": ["R-M", "R-M", "Q-M", "Q-M"]})
+    spec = plots.replicability_chart(data, color="strategy").to_dict()
+    colour = spec["spec"]["layer"][0]["encoding"]["color"]
+    assert colour["scale"]["range"] == list(plots.SERIES_COLORS)
+    assert len(plots.SERIES_COLORS) >= 11                      # one per strategy
+    assert min(_contrast_on_white(c) for c in plots.SERIES_COLORS) >= 3.0
+    assert _contrast_on_white("#83c9ff") < 3.0                  # what the test guards against
