@@ -110,8 +110,8 @@ def _without_columns(spec: str, drop: list[str], db_path: Path):
 
     parsed = parse_dataset_spec(spec)
     if parsed.kind != "file":
-        raise ValueError(f"--drop-columns applies to files; {spec!r} is an {parsed.kind} dataset, "
-                         f"which uses the published columns")
+        raise ValueError(f"--drop-columns applies to files; {spec!r} is an OpenML or bundled "
+                         f"dataset, which uses the published columns")
     path = Path(parsed.value)
     frame = read_table(path)
     unknown = [c for c in drop if c not in frame.columns]
@@ -158,8 +158,8 @@ def _build_grid(args, db_path: Path, *, final: bool):
             except DatasetError:
                 kind = "file"
             if kind != "file":
-                raise ValueError(f"--target and --positive apply to files; {spec!r} is an {kind} "
-                                 f"dataset with its published target")
+                raise ValueError(f"--target and --positive apply to files; {spec!r} is an OpenML or "
+                                 f"bundled dataset, which has its published target")
         if args.target is not None:
             opts["target"] = args.target
         if args.positive is not None:
@@ -245,9 +245,26 @@ def _dataset_keys(runs: pd.DataFrame, run_id: str) -> list[str]:
     return [entry["key"] for entry in resolved.values()]
 
 
+def _refresh_snapshot(db_path: Path) -> None:
+    """Publish a fresh read snapshot unless a live writer holds the database.
+
+    A killed run leaves committed rows that its last snapshot does not show (``runs`` would say
+    n_ok 0); briefly becoming the writer publishes them. A live writer publishes by itself every
+    few seconds, so a busy database is left alone.
+    """
+    from encbench.store import Writer
+    from encbench.store.writer import DatabaseBusy
+
+    try:
+        with Writer(db_path):
+            pass
+    except DatabaseBusy:
+        log.debug("%s is being written by another process; reading its latest snapshot", db_path)
+
+
 def cmd_runs(args) -> int:
     from encbench.runs import effective_status
-    from encbench.store import Reader, SnapshotMissing, Writer, queries
+    from encbench.store import Reader, queries
 
     db_path = _db_path(args)
     if not db_path.exists():
@@ -259,13 +276,8 @@ def cmd_runs(args) -> int:
         removed, uploads = delete_run(db_path, args.delete)
         print(f"deleted run {args.delete}: {removed} result rows, {uploads} uploaded datasets")
         return 0
-    try:
-        reader = Reader(db_path)
-    except SnapshotMissing:
-        # No snapshot yet: publish one (this process is then briefly the writer).
-        with Writer(db_path):
-            pass
-        reader = Reader(db_path)
+    _refresh_snapshot(db_path)
+    reader = Reader(db_path)
     with reader:
         if args.errors:
             known = queries.list_runs(reader)["run_id"].tolist()

@@ -319,6 +319,103 @@ def run_on_dask_worker(task: Task, payload: Payload, timeout: float) -> tuple[li
     return rows, time.monotonic() - start, f"{socket.gethostname()}:{os.getpid()}"
 
 
+#: modules a Dask worker (and the scheduler, which unpickles the task graph) must import.
+CLUSTER_MODULES = ("encbench", "numpy", "pandas", "sklearn", "scipy", "category_encoders", "lightgbm",
+                   "skrub", "skopt")
+
+
+def _make_probe():
+    """A function describing the environment it runs in (pickled by value: it must run even
+    where ``encbench`` cannot be imported, to say so)."""
+
+    def probe(modules):
+        import hashlib
+        import importlib
+        import pathlib
+        import platform
+        import sys
+
+        found = {}
+        for name in modules:
+            try:
+                module = importlib.import_module(name)
+            except Exception as exc:  # noqa: BLE001 - reported, not raised
+                found[name] = {"error": f"{type(exc).__name__}: {exc}"}
+                continue
+            found[name] = {"version": str(getattr(module, "__version__", "?"))}
+            if name == "encbench":  # same version string, other code? compare the sources
+                digest = hashlib.sha256()
+                root = pathlib.Path(module.__file__).parent
+                for path in sorted(root.rglob("*.py")):
+                    digest.update(str(path.relative_to(root)).encode())
+                    digest.update(path.read_bytes())
+                found[name]["sources"] = digest.hexdigest()[:16]
+        return {"python": platform.python_version(), "executable": sys.executable, "modules": found}
+
+    return probe
+
+
+def environment_problems(local: dict, remote: Mapping[str, dict]) -> tuple[list[str], list[str]]:
+    """Compare probe results of cluster processes with this process's: (errors, warnings).
+
+    Errors: a module that does not import, another encbench (version or sources), another Python
+    minor version (pickles may not load). Warnings: other versions of the other libraries.
+    """
+    errors, warnings = [], []
+    py = ".".join(local["python"].split(".")[:2])
+    for where, info in remote.items():
+        if isinstance(info, BaseException) or not isinstance(info, Mapping):
+            errors.append(f"{where}: the environment check failed: {info!r}")
+            continue
+        if ".".join(info["python"].split(".")[:2]) != py:
+            errors.append(f"{where}: Python {info['python']} ({info['executable']}), this process "
+                          f"runs {local['python']}")
+        for name, mine in local["modules"].items():
+            theirs = info["modules"].get(name, {"error": "not checked"})
+            if "error" in theirs:
+                errors.append(f"{where}: cannot import {name} ({theirs['error']}) in {info['executable']}")
+            elif name == "encbench" and (theirs["version"], theirs.get("sources")) != (
+                    mine["version"], mine.get("sources")):
+                errors.append(f"{where}: encbench {theirs['version']} (sources {theirs.get('sources')}), "
+                              f"this process has {mine['version']} (sources {mine.get('sources')})")
+            elif theirs["version"] != mine["version"]:
+                warnings.append(f"{where}: {name} {theirs['version']}, this process has {mine['version']}")
+    return errors, warnings
+
+
+def check_cluster(client, *, wait_for_workers: float = 10.0) -> None:
+    """Stop before any task is sent if the cluster cannot run encbench's tasks.
+
+    Every worker and the scheduler run a small probe; a process that cannot import encbench or
+    a library it needs, or holds another encbench, makes this raise one ValueError listing
+    what is missing where and how to install it. Other library versions are logged warnings.
+    """
+    probe = _make_probe()
+    local = probe(CLUSTER_MODULES)
+    try:
+        client.wait_for_workers(1, timeout=wait_for_workers)
+    except (TimeoutError, OSError) as exc:
+        raise ValueError(f"the Dask scheduler has no workers (waited {wait_for_workers:g} s): {exc}; "
+                         f"start some with `dask worker <scheduler address>`") from None
+    remote = dict(client.run(probe, CLUSTER_MODULES, on_error="return"))
+    remote = {f"worker {addr}": info for addr, info in remote.items()}
+    try:
+        remote["scheduler"] = client.run_on_scheduler(probe, CLUSTER_MODULES)
+    except Exception as exc:  # noqa: BLE001 - reported with the rest
+        remote["scheduler"] = exc
+    errors, warnings = environment_problems(local, remote)
+    for message in warnings:
+        log.warning("Dask cluster: %s", message)
+    if errors:
+        listed = "\n".join(f"- {e}" for e in errors)
+        raise ValueError(
+            f"the Dask cluster cannot run encbench tasks ({len(errors)} problems):\n{listed}\n"
+            f"Install the same encbench in every worker's and the scheduler's environment, e.g. "
+            f"`pip install -r {_PACKAGE_ROOT / 'requirements.txt'}` and `pip install -e "
+            f"{_PACKAGE_ROOT}` (or put {_PACKAGE_ROOT} on their PYTHONPATH), with Python "
+            f"{local['python']}; then restart the workers")
+
+
 class DaskExecutor:
     """Submit tasks to a Dask distributed cluster; results stream back as they complete.
 
@@ -329,8 +426,9 @@ class DaskExecutor:
 
     Notes
     -----
-    Each dataset is sent to every worker once (``scatter(broadcast=True)``); the workers need
-    ``encbench`` importable (same version as the caller).
+    Each dataset is sent to every worker once (``scatter(broadcast=True)``); the workers and the
+    scheduler need ``encbench`` importable (same version and sources as the caller), which
+    :meth:`start` checks (:func:`check_cluster`) before any task is sent.
     """
 
     name = "dask"
@@ -354,6 +452,11 @@ class DaskExecutor:
             self._own = True
         else:
             self.client = self.scheduler
+        try:
+            check_cluster(self.client)
+        except BaseException:
+            self.close()
+            raise
 
     def close(self) -> None:
         if self._own and self.client is not None:

@@ -105,6 +105,27 @@ def _copy_from_fd(source_fd: int, destination_fd: int) -> None:
         offset += copied
 
 
+def _snapshot_tmp_pattern(db_path: Path | str) -> str:
+    return f".{snapshot_path(db_path).name}.*.tmp"
+
+
+def remove_stale_snapshot_tmp(db_path: Path | str) -> int:
+    """Remove temporary snapshot copies a killed publish left behind; return how many.
+
+    Only the process holding the write lock may call this: it alone publishes, so no copy
+    is in flight. Each left-over file is a full copy of the database (megabytes).
+    """
+    db_path = Path(db_path)
+    removed = 0
+    for path in db_path.parent.glob(_snapshot_tmp_pattern(db_path)):
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+            removed += 1
+    if removed:
+        log.info("removed %d temporary snapshot files left by an interrupted publish", removed)
+    return removed
+
+
 def publish_snapshot(con: duckdb.DuckDBPyConnection, db_path: Path | str, source_fd: int) -> Path:
     """Publish a read-only snapshot of the writer's database file atomically.
 

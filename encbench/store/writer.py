@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-from encbench.store.db import apply_migrations, default_db_path, publish_snapshot
+from encbench.store.db import apply_migrations, default_db_path, publish_snapshot, remove_stale_snapshot_tmp
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +81,8 @@ class Writer:
                 f"queue worker); wait for it to finish or use another database: {exc}") from None
         # Held open until close(): the snapshot copy reads through it (see publish_snapshot).
         self._fd = os.open(self.path, os.O_RDONLY) if str(self.path) != ":memory:" else None
+        if self._fd is not None:
+            remove_stale_snapshot_tmp(self.path)  # we hold the write lock: no publish in flight
         apply_migrations(self.con)
 
     # -- lifecycle ---------------------------------------------------------------------------

@@ -1,0 +1,432 @@
+"""Hostile inputs (issue 12): every bad file or option gets a message naming it, and nothing is written.
+
+One table holds every case. Each case is tried through the command line (``run`` with a database
+path that does not exist yet: the path must still not exist afterwards) and, for file problems,
+through the app's upload staging (``stage_upload``: errors come back as messages, never as
+exceptions, and the rejected file is not kept). Further tests below cover what is not a refusal:
+classic-Mac files read correctly, the memory guard's skip mode, a busy database, snapshot
+left-overs, the staging directory, and the peak memory of the gzip bomb and of the
+high-cardinality case.
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import time
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from encbench.cli import main
+from encbench.data import read_table
+from encbench.engine.queue import RunQueue
+from encbench.uploads import staging_dir, stage_upload
+
+REPO = Path(__file__).resolve().parents[1]
+RNG_SEED = 12
+
+
+# -- case files --------------------------------------------------------------------------------
+def _good_frame(n: int = 60) -> pd.DataFrame:
+    rng = np.random.default_rng(RNG_SEED)
+    return pd.DataFrame({"colour": rng.choice(["red", "green", "blue"], n),
+                         "size": rng.integers(1, 10, n),
+                         "label": np.tile(["no", "yes"], n // 2)})
+
+
+def _csv(frame: pd.DataFrame) -> bytes:
+    return frame.to_csv(index=False).encode()
+
+
+def _gzip_stream(header: bytes, line: bytes, total: int) -> bytes:
+    """A gzip file expanding to about ``total`` bytes, built without holding them."""
+    out = io.BytesIO()
+    with gzip.GzipFile(fileobj=out, mode="wb", compresslevel=9, mtime=0) as gz:
+        gz.write(header)
+        block = line * (1_000_000 // len(line))
+        for _ in range(total // len(block)):
+            gz.write(block)
+    return out.getvalue()
+
+
+def _bomb() -> bytes:  # 1 MB-class upload expanding past the 200 MB limit
+    return _gzip_stream(b"colour,size,label\n", b"red,1,yes\nblue,2,no\n", 210_000_000)
+
+
+def _garbage() -> bytes:  # random bytes, none of them NUL
+    rng = np.random.default_rng(RNG_SEED)
+    return bytes(rng.integers(1, 256, 20_000, dtype=np.uint8))
+
+
+def _parquet(frame: pd.DataFrame) -> bytes:
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer, index=False)
+    return buffer.getvalue()
+
+
+def _high_cardinality() -> bytes:  # issue 12.3: 20,000 levels on 30,000 rows (415 KB)
+    rng = np.random.default_rng(RNG_SEED)
+    levels = np.concatenate([np.arange(20_000), rng.integers(0, 20_000, 10_000)])
+    return _csv(pd.DataFrame({"lvl": [f"L{i}" for i in rng.permutation(levels)],
+                              "label": np.tile(["no", "yes"], 15_000)}))
+
+
+ARFF_NO_RELATION = b"@attribute a {x,y}\n@data\nx\n"
+ARFF_LATIN1 = "@relation r\n@attribute a {K\u00f6ln,Bonn}\n@attribute label {no,yes}\n@data\nK\u00f6ln,no\n".encode("latin-1")
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    filename: str
+    content: object                      # bytes or a callable returning bytes
+    message: str                         # regex the error must match (CLI and upload)
+    target: str | None = "label"
+    args: tuple = ()                     # extra `run` options
+    upload: bool = True                  # a file problem the upload staging must report too
+    upload_message: str | None = None    # if the upload's message differs (its own size limit)
+    dataset: str | None = None           # --datasets value instead of the file
+
+    def data(self) -> bytes:
+        return self.content() if callable(self.content) else self.content
+
+
+CASES = [
+    # issue 12: the five that went wrong
+    Case("gzip bomb", "bomb.csv.gz", _bomb, r"'bomb\.csv\.gz' expands to more than 200 MB when decompressed"),
+    Case("binary garbage without NUL", "garbage.csv", _garbage,
+         r"cannot parse CSV file 'garbage\.csv': gave up at line \d+: binary data \(\d+ control bytes"),
+    Case("high cardinality over the memory budget", "hicard.csv", _high_cardinality,
+         r"encoder OH on dataset .*hicard\.csv:label': column 'lvl' has 20,000 levels on 30,000 rows, "
+         r"so one task would need about 9\.6 GB .* over the memory budget of 2\.0 GB",
+         args=("--memory-budget", "2GB"), upload=False),
+    Case("parquet list column", "lists.parquet",
+         lambda: _parquet(pd.DataFrame({"tags": [["a", "b"], ["c"]] * 20, "label": ["no", "yes"] * 20})),
+         r"'lists\.parquet' has columns holding lists, structs or maps: 'tags' \(list<element: string>\)"),
+    Case("dropping a column the file lacks", "good.csv", lambda: _csv(_good_frame()),
+         r"--drop-columns names columns absent from file 'good\.csv': got 'nope'; its columns are "
+         r"'colour', 'size', 'label'", args=("--drop-columns", "nope"), upload=False),
+    Case("--target on a bundled dataset", "unused.csv", b"a\n1\n",
+         r"--target and --positive apply to files; 'bundled:tic-tac-toe' is an OpenML or bundled dataset",
+         target=None, args=("--target", "x"), upload=False, dataset="bundled:tic-tac-toe"),
+    # the earlier bad inputs (handled before; kept so they stay handled)
+    Case("NUL bytes", "nul.csv", b"a,b,label\n1,\x00,2\n", r"binary data \(a NUL byte\)"),
+    Case("empty file", "empty.csv", b"", r"'empty\.csv' is empty", upload_message=r"'empty\.csv' is empty"),
+    Case("blank lines only", "blank.csv", b"\n \n\n", r"'blank\.csv' is empty \(only blank lines\)"),
+    Case("header only", "header.csv", b"colour,size,label\n", r"'header\.csv' has a header but no data rows"),
+    Case("ragged row", "ragged.csv", b"colour,size,label\nred,1,no\nred,1,no,extra,more\n",
+         r"gave up at line 3: expected 3 fields as in the header, found 5"),
+    Case("unclosed quote", "quote.csv", b'colour,size,label\nred,1,no\n"blue,2,yes\n',
+         r"gave up at line 3: a quoted field opened on this line is never closed"),
+    Case("duplicate column names", "dups.csv", b"a,a,label\n1,2,no\n", r"duplicate column names: 'a'"),
+    Case("corrupt gzip", "cut.csv.gz", lambda: gzip.compress(b"a,b\n1,2\n" * 50)[:20],
+         r"cannot decompress gzip file 'cut\.csv\.gz'"),
+    Case("corrupt parquet", "bad.parquet", b"PAR1" + b"\x01" * 64, r"cannot read Parquet file 'bad\.parquet'"),
+    Case("ARFF without @relation", "norel.arff", ARFF_NO_RELATION, r"no @relation header, this is not an ARFF file"),
+    Case("ARFF not UTF-8", "latin.arff", ARFF_LATIN1, r"'latin\.arff': gave up at line 2: not UTF-8 text"),
+    Case("missing target", "good.csv", lambda: _csv(_good_frame()),
+         r"target column 'lable' not in file 'good\.csv' \(did you mean 'label'\?\)", target="lable",
+         upload=False),
+    Case("three classes", "three.csv", lambda: _csv(_good_frame().assign(label=list("abc") * 20)),
+         r"target column 'label' has 3 classes, the benchmark needs exactly 2", upload=False),
+    Case("too few rows of a class", "rare.csv",
+         lambda: _csv(_good_frame().assign(label=["no"] * 55 + ["yes"] * 5)),
+         r"class 'yes' of target 'label' has 5 rows; 5-fold cross-validation needs at least 10",
+         upload=False),
+    Case("no categorical column", "numbers.csv", lambda: _csv(_good_frame().drop(columns="colour")),
+         r"no categorical column", upload=False),
+    Case("unknown encoder", "good.csv", lambda: _csv(_good_frame()), r"unknown encoder: got 'OneHot'",
+         args=("--encoders", "OneHot"), upload=False),
+    Case("negative workers", "good.csv", lambda: _csv(_good_frame()),
+         r"--workers must be 0 \(in this process\) or a positive number: got -1", args=("--workers", "-1"),
+         upload=False),
+    Case("bad memory budget", "good.csv", lambda: _csv(_good_frame()),
+         r"memory budget must be bytes, a size like '4GB' or a share like '50%': got 'lots'",
+         args=("--memory-budget", "lots"), upload=False),
+]
+
+
+def _tree(path: Path) -> set[str]:
+    return {str(p.relative_to(path)) for p in path.rglob("*")} if path.exists() else set()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_hostile_input_is_refused_with_a_message_and_nothing_written(case, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("ENCBENCH_MEMORY_BUDGET", raising=False)
+    data = case.data()
+    source = tmp_path / "in" / case.filename
+    source.parent.mkdir()
+    source.write_bytes(data)
+    db = tmp_path / "new" / "encbench.duckdb"
+    staged_before = _tree(staging_dir())
+
+    dataset = case.dataset or (f"{source}:{case.target}" if case.target else str(source))
+    code = main(["run", "--datasets", dataset, "--db", str(db), "--encoders", "OH", "--models", "LogReg",
+                 "--metrics", "AUC", "--workers", "1", *case.args])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert re.search(case.message, err), err
+    assert "Traceback" not in err
+    assert not db.parent.exists()                     # no database, no uploads/, no queue/
+    assert _tree(staging_dir()) == staged_before      # no staged copy left behind
+
+    if case.upload:
+        staged = stage_upload(data, case.filename, db_path=db)
+        assert not staged.ok and staged.frame is None and staged.path is None
+        assert re.search(case.upload_message or case.message, "\n".join(staged.errors)), staged.errors
+        assert not db.parent.exists()
+        assert _tree(staging_dir()) == staged_before  # the rejected upload is not kept
+
+
+# -- not refusals, but hardening all the same ------------------------------------------------------
+def test_classic_mac_line_ends_are_read_like_unix_ones(tmp_path):
+    frame = _good_frame()
+    unix = frame.to_csv(index=False)
+    (tmp_path / "mac.csv").write_bytes(unix.replace("\n", "\r").encode())
+    (tmp_path / "unix.csv").write_bytes(unix.encode())
+    pd.testing.assert_frame_equal(read_table(tmp_path / "mac.csv"), read_table(tmp_path / "unix.csv"))
+    staged = stage_upload(unix.replace("\n", "\r").encode(), "mac.csv", db_path=tmp_path / "db" / "e.duckdb")
+    assert staged.ok and staged.frame.shape == (60, 3)
+
+
+def test_a_target_with_a_colon_is_named_with_the_target_option(tmp_path, capsys):
+    frame = _good_frame().rename(columns={"label": "y:1"})
+    path = tmp_path / "colon.csv"
+    path.write_bytes(_csv(frame))
+    db = tmp_path / "new" / "encbench.duckdb"
+    assert main(["run", "--datasets", str(path), "--target", "y:1", "--positive", "no", "--encoders", "OH",
+                 "--models", "LogReg", "--metrics", "AUC", "--db", str(db), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "60 rows, 1 categorical of 2 features, positive class 'no'" in out
+    assert not db.parent.exists()
+
+
+def test_memory_guard_skip_mode_records_the_reason_and_runs_the_rest(tmp_path):
+    from encbench.engine import Grid, run_grid
+    from encbench.store import Writer
+
+    frame = _good_frame().assign(code=[f"c{i % 40}" for i in range(60)])
+    path = tmp_path / "codes.csv"
+    path.write_bytes(_csv(frame))
+    db = tmp_path / "db" / "encbench.duckdb"
+    grid = Grid(datasets=[f"{path}:label"], encoders=["OH", "Ord"], models=["LogReg"], scorings=["AUC"],
+                n_folds=2)
+    # OH: 60 rows x (3 + 40 + 1) columns x 16 B = 42 kB; Ord: 60 x 3 x 16 B = 2.9 kB
+    with pytest.raises(ValueError, match=r"column 'code' has 40 levels on 60 rows.*budget of 10\.0 kB"):
+        run_grid(grid, db_path=db, workers=0, memory_budget="10kB")
+    assert not db.exists()
+    run_id = run_grid(grid, db_path=db, workers=0, memory_budget="10kB", on_oversize="skip")
+    with Writer(db, publish=False) as writer:
+        rows = writer.query("SELECT encoder, status, error FROM results WHERE run_id = ? ORDER BY encoder, fold",
+                            [run_id])
+    assert rows["status"].tolist() == ["failed", "failed", "ok", "ok"]
+    assert rows["error"].iloc[0].startswith("skipped by the memory guard: encoder OH on dataset")
+    assert "column 'code' has 40 levels on 60 rows" in rows["error"].iloc[0]
+
+
+def test_the_worker_waits_for_a_busy_database_and_then_runs(private_db, tmp_path):
+    """Issue 12.5: a run queued while a command-line run holds the database is not lost."""
+    from encbench.engine import worker
+    from encbench.runs import WAITING, progress_table
+    from encbench.store import Writer
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from encbench.store import Writer; "
+         "w = Writer(sys.argv[1]); print('held', flush=True); time.sleep(3); w.close()", str(private_db)],
+        env=dict(os.environ, PYTHONPATH=str(REPO)), stdout=subprocess.PIPE, text=True)
+    queue = RunQueue(private_db)
+    queue.submit("run", {"run_id": "local-test", "grid": {"datasets": ["x"], "label": "mine"}})
+    request = queue.claim_next()
+    seen = []
+
+    def attempt():
+        with Writer(private_db, publish=False):
+            return "done"
+
+    def sleep(seconds):
+        (active,) = queue.active()
+        seen.append(active.waiting)
+        time.sleep(seconds)
+
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        assert worker._until_database_free(queue, request, attempt, run_id="local-test", sleep=sleep) == "done"
+    finally:
+        holder.kill()
+        holder.wait()
+    assert seen and seen[0]["reason"].startswith(f"{WAITING}: the database")
+    assert seen[-1]["attempt"] >= 2                           # retried with backoff
+    (active,) = queue.active()
+    assert active.waiting is None                            # cleared once it got through
+    # while it waits, the Runs page shows it as waiting (not failed, not lost)
+    waiting = queue.set_waiting(active, f"{WAITING}: busy", attempt=1, retry_in=1.0)
+    table = progress_table(pd.DataFrame(columns=["run_id"]), active=[waiting], worker_running=True)
+    assert table["status"].tolist() == [WAITING]
+
+
+def test_a_cancel_ends_the_wait_for_a_busy_database(tmp_path):
+    from encbench.engine import worker
+    from encbench.store.writer import DatabaseBusy
+
+    queue = RunQueue(tmp_path / "e.duckdb")
+    queue.submit("run", {"run_id": "local-x", "grid": {}})
+    request = queue.claim_next()
+
+    def busy():
+        raise DatabaseBusy("the database is in use")
+
+    queue.cancel("local-x")
+    assert worker._until_database_free(queue, request, busy, run_id="local-x", sleep=lambda s: None) == "cancelled"
+
+
+def test_stale_snapshot_copies_are_removed_when_a_writer_starts(tmp_path):
+    from encbench.store import Writer
+
+    db = tmp_path / "e.duckdb"
+    with Writer(db):
+        pass
+    stale = tmp_path / ".e.read.duckdb.k1ll3d.tmp"
+    stale.write_bytes(b"x" * 1000)
+    other = tmp_path / ".unrelated.tmp"
+    other.write_bytes(b"keep")
+    with Writer(db, publish=False):
+        assert not stale.exists()
+    assert other.exists()
+    ignored = subprocess.run(["git", "check-ignore", "-q", "db/.encbench.read.duckdb.abc123.tmp"], cwd=REPO)
+    assert ignored.returncode == 0
+
+
+def test_runs_shows_rows_a_killed_run_committed(tmp_path, capsys):
+    """Issue 12.7: after a kill the snapshot lags; `runs` refreshes it first."""
+    from encbench.store import Writer
+
+    db = tmp_path / "e.duckdb"
+    with Writer(db):
+        pass
+    code = ("import os, sys; from encbench.store import Writer; w = Writer(sys.argv[1], publish=False); "
+            "w.ensure_run('local-k', origin='local', n_expected=2, status='running'); "
+            "w.write_results([dict(run_id='local-k', dataset='31', encoder='OH', model='DT', tuning='no', "
+            "scoring='AUC', fold=0, n_folds=5, cv_score=0.5, time=0.1, status='ok', error=None)]); os._exit(9)")
+    killed = subprocess.run([sys.executable, "-c", code, str(db)], env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert killed.returncode == 9
+    assert main(["runs", "--db", str(db)]) == 0
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if "local-k" in ln)
+    assert re.search(r"local-k\s+local\s+\S+\s+1\s+0\s+0\s+2", line), line
+
+
+def test_staging_is_private_and_old_files_expire(tmp_path):
+    from encbench.uploads import expire_staged
+
+    staged = stage_upload(_csv(_good_frame()), "fine.csv", db_path=tmp_path / "e.duckdb")
+    folder = staging_dir()
+    assert staged.path.parent == folder and str(os.getuid()) in folder.name
+    assert folder.stat().st_mode & 0o777 == 0o700
+    old = time.time() - 3 * 24 * 3600
+    os.utime(staged.path, (old, old))
+    assert expire_staged() >= 1 and not staged.path.exists()
+
+
+def test_question_marks_are_missing_and_reported_and_id_like_columns_flagged(tmp_path, capsys):
+    """Issue 10.9 on a cylinder-bands-like file: 429 distinct cylinder numbers in 540 rows."""
+    from encbench.data import load_dataset
+
+    rng = np.random.default_rng(RNG_SEED)
+    numbers = np.concatenate([np.arange(429), rng.integers(0, 429, 111)])
+    frame = pd.DataFrame({"cylinder_number": [f"X{i}" for i in rng.permutation(numbers)],
+                          "ink": rng.choice(["a", "b", "?"], 540),
+                          "press": rng.integers(0, 5, 540),
+                          "band type": np.tile(["band", "noband"], 270)})
+    text = frame.to_csv(index=False).replace(",?,", ",'?',", 3)   # quoted the OpenML way, three times
+    path = tmp_path / "bands.csv"
+    path.write_text(text)
+    n_marks = int((frame["ink"] == "?").sum())
+    ds = load_dataset(path, target="band type")
+    assert ds.X["ink"].isna().sum() == n_marks and "?" not in set(ds.X["ink"].dropna())
+    assert f"read {n_marks} '?' cells of file 'bands.csv' as missing values (OpenML/UCI convention, " \
+           f"quoted or not): 'ink' ({n_marks})" in ds.warnings
+    assert "column 'cylinder_number' looks like an ID: 429 distinct values in 540 rows (79%), so encoders " \
+           "can hardly learn from it; consider dropping it (command line: --drop-columns cylinder_number)" \
+           in ds.warnings
+    assert ds.report.suspect_columns == ["cylinder_number"]
+    # ... and the command line can leave it out: the run uses a copy without it (its own key)
+    db = tmp_path / "new" / "encbench.duckdb"
+    assert main(["run", "--datasets", str(path), "--target", "band type", "--drop-columns", "cylinder_number",
+                 "--encoders", "OH", "--models", "LogReg", "--metrics", "AUC", "--db", str(db), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "540 rows, 1 categorical of 2 features" in out and ds.key not in out
+    assert not db.parent.exists()
+
+
+def test_arff_quoted_question_marks_are_missing(tmp_path):
+    path = tmp_path / "q.arff"
+    path.write_text("@relation q\n@attribute a {x,y,'?'}\n@attribute b numeric\n@data\nx,1\n'?',?\ny,2\n")
+    frame = read_table(path)
+    assert frame["a"].isna().tolist() == [False, True, False] and frame["b"].isna().sum() == 1
+    assert frame.attrs["encbench_missing_marks"] == {"a": 1, "b": 1}
+
+
+def test_dask_environment_check_names_what_is_missing_where():
+    from encbench.engine.executors import environment_problems
+
+    local = {"python": "3.11.7", "executable": "/venv/bin/python",
+             "modules": {"encbench": {"version": "0.1.0", "sources": "abc"}, "sklearn": {"version": "1.9.1"}}}
+    remote = {
+        "worker tcp://10.0.0.2:1": {"python": "3.11.2", "executable": "/usr/bin/python3",
+                                    "modules": {"encbench": {"error": "ModuleNotFoundError: No module named 'encbench'"},
+                                                "sklearn": {"version": "1.9.0"}}},
+        "worker tcp://10.0.0.3:1": {"python": "3.12.1", "executable": "/opt/py",
+                                    "modules": {"encbench": {"version": "0.1.0", "sources": "def"},
+                                                "sklearn": {"version": "1.9.1"}}},
+        "scheduler": OSError("connection closed"),
+    }
+    errors, warnings = environment_problems(local, remote)
+    assert errors == [
+        "worker tcp://10.0.0.2:1: cannot import encbench (ModuleNotFoundError: No module named 'encbench') "
+        "in /usr/bin/python3",
+        "worker tcp://10.0.0.3:1: Python 3.12.1 (/opt/py), this process runs 3.11.7",
+        "worker tcp://10.0.0.3:1: encbench 0.1.0 (sources def), this process has 0.1.0 (sources abc)",
+        "scheduler: the environment check failed: OSError('connection closed')",
+    ]
+    assert warnings == ["worker tcp://10.0.0.2:1: sklearn 1.9.0, this process has 1.9.1"]
+
+
+# -- peak memory (issue 12: quote it) --------------------------------------------------------------
+def _peak_rss_mb(code: str, *args: str) -> tuple[float, str]:
+    """Run ``code`` in a fresh interpreter; return (its peak RSS in MB, its stderr)."""
+    wrapper = (code + "\nimport resource, sys\n"
+               "print('PEAK', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", wrapper, *args], env=dict(os.environ, PYTHONPATH=str(REPO)),
+                          capture_output=True, text=True, timeout=600)
+    peak_kb = int(re.search(r"PEAK (\d+)", done.stderr).group(1))
+    return peak_kb / 1024, done.stderr
+
+
+def test_peak_memory_of_the_gzip_bomb_and_the_high_cardinality_case(tmp_path):
+    bomb = tmp_path / "bomb.csv.gz"
+    bomb.write_bytes(_bomb())
+    peak, err = _peak_rss_mb(
+        "import sys\nfrom encbench.data import DatasetError, read_table\n"
+        "try:\n    read_table(sys.argv[1])\nexcept DatasetError as exc:\n    print(exc, file=sys.stderr)\n",
+        str(bomb))
+    assert "expands to more than 200 MB" in err
+    assert peak < 700, peak          # was 8.3 GB; bounded by the 200 MB limit now
+    hicard = tmp_path / "hicard.csv"
+    hicard.write_bytes(_high_cardinality())
+    peak, err = _peak_rss_mb(
+        "import sys\nfrom encbench.cli import main\n"
+        "main(['run', '--datasets', sys.argv[1] + ':label', '--encoders', 'OH', '--models', 'LogReg', "
+        "'--db', sys.argv[2], '--workers', '2', '--memory-budget', '8GB'])\n",
+        str(hicard), str(tmp_path / "new" / "e.duckdb"))
+    assert "column 'lvl' has 20,000 levels on 30,000 rows" in err
+    assert peak < 700, peak          # was 9.15 GB (one worker) and 258 s; refused before running now
+    sys.stderr.write(f"\npeak RSS: refused run {peak:.0f} MB\n")
