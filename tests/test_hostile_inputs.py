@@ -430,3 +430,25 @@ def test_peak_memory_of_the_gzip_bomb_and_the_high_cardinality_case(tmp_path):
     assert "column 'lvl' has 20,000 levels on 30,000 rows" in err
     assert peak < 700, peak          # was 9.15 GB (one worker) and 258 s; refused before running now
     sys.stderr.write(f"\npeak RSS: refused run {peak:.0f} MB\n")
+
+
+def test_memory_budget_syntax_and_encoder_widths(monkeypatch):
+    from encbench.engine.budget import estimate_task_bytes, output_columns, parse_budget, physical_memory
+
+    monkeypatch.delenv("ENCBENCH_MEMORY_BUDGET", raising=False)
+    assert parse_budget("4GB") == 4_000_000_000 and parse_budget("512 MiB") == 512 * 2**20
+    assert parse_budget(1e9) == 1_000_000_000
+    assert parse_budget(None, concurrent=2) == int(physical_memory() * 0.5 / 2)
+    monkeypatch.setenv("ENCBENCH_MEMORY_BUDGET", "3GB")
+    assert parse_budget(None, concurrent=4) == 3_000_000_000     # a size is per task already
+    for bad in ("0GB", "-1", "150%", "lots", True):
+        with pytest.raises(ValueError, match="memory budget"):
+            parse_budget(bad)
+    assert [output_columns(e, 1000) for e in ("OH", "Sum", "Bin", "MT", "BUMT_5", "CVGLMM_10")] == \
+        [1000, 1000, 11, 1, 5, 1]
+    from encbench.encoders import REGISTRY
+
+    assert output_columns("MH", 1000) == REGISTRY["MH"].params.get("n_components", 1)
+    # issue 12.3's case: 9.15 GB measured; the estimate (2 dense float64 copies) is 9.6 GB
+    assert estimate_task_bytes("OH", 30_000, {"lvl": 20_000}, 0) == (9_600_000_000, "lvl")
+    assert estimate_task_bytes("Drop", 100, {"a": 50, "b": 70}, 2)[0] == 100 * 3 * 16

@@ -553,7 +553,9 @@ def read_table(path: str | os.PathLike, *, format: str | None = None, sep: str |
     sep : str, optional
         CSV separator; by default the most frequent of ``, ; TAB |`` in the header line.
     max_bytes : int or None
-        Refuse files larger than this (bytes as stored; default 200 MB); None for no limit.
+        Refuse files larger than this (default 200 MB), as stored and once decompressed (gzip
+        output is capped while streaming; for Parquet the row groups' uncompressed size);
+        None for no limit.
     label : str, optional
         Name of the file in messages (default: the file's base name), e.g. the name a user
         uploaded it under.
@@ -562,12 +564,15 @@ def read_table(path: str | os.PathLike, *, format: str | None = None, sep: str |
     -------
     pandas.DataFrame
         Columns in file order. Text-like columns have the ``str`` dtype with NaN for missing;
-        numeric columns are int64 or float64. ``'?'`` and empty cells are missing.
+        numeric columns are int64 or float64. ``'?'`` (quoted or not) and empty cells are
+        missing; ``frame.attrs[MISSING_MARKS_ATTR]`` counts the '?' cells per column (the load
+        report that validation turns into a warning). CR, LF and CR LF line ends are all read.
 
     Raises
     ------
     DatasetError
-        Missing, empty, over-size, binary or unparseable file (the message names the file and,
+        Missing, empty, over-size (also once decompressed), binary or unparseable file, a
+        Parquet column of lists/structs/maps (the message names the file and,
         for CSV/ARFF, the line where parsing gave up; :attr:`DatasetError.line` holds it),
         duplicate column names, a header without data rows.
     """
