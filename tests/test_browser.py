@@ -177,3 +177,18 @@ def test_sensitivity_heatmaps_with_all_strategies_stay_on_the_page(server):
             assert drawn["x"] + drawn["width"] <= right + 1, (i, drawn, room)
             assert drawn["x"] >= room["x"] - 1, (i, drawn, room)
         page.screenshot(path="/tmp/sensitivity-11.png", full_page=True)
+
+
+def test_overview_tables_fit_without_a_horizontal_scroll(server):
+    """Issue 11: columns of the Overview tables were off-screen (the grids scrolled sideways)."""
+    from playwright.sync_api import expect
+
+    with browser_page(height=2400, timeout_ms=60_000) as page:
+        page.goto(server)
+        frames = page.locator("[data-testid='stDataFrame']")
+        expect(frames.nth(2)).to_be_visible(timeout=60_000)     # headline, per metric, runs
+        page.wait_for_timeout(1000)
+        for i in range(3):
+            widths = frames.nth(i).evaluate(
+                "el => { const s = el.querySelector('.dvn-scroller'); return [s.scrollWidth, s.clientWidth]; }")
+            assert widths[0] <= widths[1] + 1, (i, widths)
