@@ -91,10 +91,10 @@ def test_registry_families_and_supervision_follow_the_paper():
     assert sorted(sum(FAMILIES.values(), ())) == sorted(NAMES)
     assert {n for n in NAMES if not REGISTRY[n].supervised} == {
         "Drop", "OH", "Ord", "Bin", "Count", "Sum", "MH"}
-    assert REGISTRY["CVGLMM_10"].params == {"encoder": "GLMM", "n_splits": 10}
-    assert REGISTRY["ME_0.1"].params == {"m": 0.1}
-    assert REGISTRY["PBMT_0.01"].params == {"threshold": 0.01}
-    assert REGISTRY["DMT_5"].params == {"n_bins": 5}
+    assert REGISTRY["CVGLMM_10"].params == {"encoder": "GLMM", "n_splits": 10, "random_state": 1444}
+    assert REGISTRY["ME_0.1"].params == {"m": 0.1, "unknown_value": -1.0}
+    assert REGISTRY["PBMT_0.01"].params == {"threshold": 0.01, "unknown_value": -1.0}
+    assert REGISTRY["DMT_5"].params == {"n_bins": 5, "unknown_value": -1.0}
 
 
 def test_make_encoder_rejects_unknown_names():
@@ -111,7 +111,10 @@ def test_make_encoder_builds_fresh_configured_instances():
     assert type(a.encoder).__name__ == "GLMMEncoder"
     assert make_encoder("ME_10").m == 10.0
     assert make_encoder("PBMT_0.001").threshold == 0.001
-    assert make_encoder("CB", random_state=7).random_state == 7
+    assert make_encoder("CB").shuffle is False  # the study's row order
+    # the wrappers' folds default to the study's seed
+    assert make_encoder("BUMT_5").random_state == 1444
+    assert make_encoder("CVMT_2").encoder.unknown_value == -1.0
 
 
 # -- shared behaviour, each encoder through the registry -------------------------------------
@@ -233,7 +236,7 @@ def test_numpy_input_and_dtype_independence(name):
     array_encoder = make_encoder(name, random_state=0).fit(X.to_numpy(dtype=object), y)
     out = array_encoder.transform(_test_frame().to_numpy(dtype=object))
     np.testing.assert_allclose(out.to_numpy(), expected)
-    assert all(c.startswith(("x0", "x1", "x2", "intercept")) for c in out.columns)
+    assert all(c.startswith(("x0", "x1", "x2", "intercept", "drop")) for c in out.columns)
     # get_feature_names_out(input_features) renames like a scikit-learn transformer
     renamed = array_encoder.get_feature_names_out(["colour", "size", "city"])
     assert list(renamed) == list(reference.get_feature_names_out())

@@ -106,13 +106,15 @@ def test_matches_a_dense_naive_reml(seed):
     np.testing.assert_allclose(got["a"].to_numpy()[-1], expected_mu, atol=2e-6)
 
 
-def test_one_level_and_constant_target_give_the_mean():
+def test_one_level_gives_zero_and_constant_target_the_mean():
+    # a single-level column: 0 for every value, unseen included (the study's RGLMMEncoder)
     frame = pd.DataFrame({"one": ["a"] * 10, "two": list("ababababab")})
     y = np.array([1, 0, 0, 1, 1, 1, 0, 1, 1, 1])
     out = GLMMEncoder().fit(frame, y).transform(pd.DataFrame({"one": ["a", "z"], "two": ["a", "b"]}))
-    np.testing.assert_allclose(out["one"], [0.7, 0.7])
+    np.testing.assert_allclose(out["one"], [0.0, 0.0])
     constant = GLMMEncoder().fit(frame, np.ones(10)).transform(frame)
-    np.testing.assert_allclose(constant.to_numpy(), 1.0)
+    np.testing.assert_allclose(constant["two"].to_numpy(), 1.0)  # constant target: the mean
+    np.testing.assert_allclose(constant["one"].to_numpy(), 0.0)
 
 
 def test_boundary_optimum_gives_every_level_the_overall_mean():

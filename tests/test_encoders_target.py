@@ -12,6 +12,7 @@ from encbench.encoders import (
     CatBoostEncoder, DiscretizedMeanTargetEncoder, MeanEstimateEncoder, MeanTargetEncoder,
     PreBinnedMeanTargetEncoder, WoEEncoder,
 )
+from encbench.encoders import make_encoder
 from encbench.encoders.target import discretize, ordered_statistics, prebin_levels
 
 # a: x -> y = 1, 0 ; y -> 1, 1, 0 ; z -> 1 (seen once). prior = 4/6.
@@ -192,9 +193,10 @@ DMT_Y = np.array([0, 0, 0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 1, 1, 1, 1, 0, 1, 1])
 @pytest.mark.parametrize(
     "n_bins, expected",
     [
-        (2, [0.0, 0.0, 0.5, 0.5, 0.5, 0.0]),
-        (5, [0.0, 0.2, 0.4, 0.8, 0.8, 0.4]),  # 0.8 sits on a boundary: lower bound 0.8
-        (10, [0.0, 0.2, 0.5, 0.8, 0.9, 0.4]),  # the maximum belongs to the last interval
+        # MT: A 0, B 0.25, C 0.5, D 0.8, E 1.0; prior 9/19 = 0.474 (unseen, "prior" default)
+        (2, [0.0, 0.0, 0.5, 0.5, 1.0, 0.0]),
+        (5, [0.0, 0.2, 0.4, 0.8, 1.0, 0.4]),  # 0.8 sits on a boundary: lower bound 0.8
+        (10, [0.0, 0.2, 0.5, 0.8, 1.0, 0.4]),  # the maximum keeps its own value (the study's)
     ],
 )
 def test_discretized_mean_target_lower_bounds(n_bins, expected):
@@ -203,17 +205,50 @@ def test_discretized_mean_target_lower_bounds(n_bins, expected):
     np.testing.assert_allclose(out, expected, atol=1e-12)
 
 
+def test_dmt_follows_the_study_minmaxbins_rule_and_unseen_is_minus_one():
+    # Study (Discretized(how="minmaxbins")): v -> m + (M - m) floor(n (v - m) / (M - m)) / n.
+    # MT values 0.2, 0.3, 0.6 (m = 0.2, M = 0.6), n = 2: 0.3 -> floor(0.5) = 0 -> 0.2;
+    # 0.6 -> floor(2) / 2 = 1 -> 0.6 (the maximum is not merged into [0.4, 0.6)).
+    X = pd.DataFrame({"a": ["p"] * 5 + ["q"] * 10 + ["r"] * 5})
+    y = np.array([1, 0, 0, 0, 0] + [1, 1, 1, 0, 0, 0, 0, 0, 0, 0] + [1, 1, 1, 0, 0])
+    encoder = make_encoder("DMT_2").fit(X, y)
+    out = encoder.transform(pd.DataFrame({"a": ["p", "q", "r", "new"]}))["a"].to_numpy()
+    np.testing.assert_allclose(out, [0.2, 0.2, 0.6, -1.0], atol=1e-12)
+    # m == M: every level becomes 1.0 (not the common value), unseen stays -1
+    same = make_encoder("DMT_5").fit(pd.DataFrame({"a": list("aabb")}), np.array([1, 0, 1, 0]))
+    np.testing.assert_array_equal(
+        same.transform(pd.DataFrame({"a": ["a", "b", "c"]}))["a"].to_numpy(), [1.0, 1.0, -1.0])
+
+
 def test_discretize_against_a_naive_reference():
     rng = np.random.default_rng(2)
     values = rng.random(500)
     low, high, n = values.min(), values.max(), 7
     width = (high - low) / n
-    naive = np.array([low + min(int((v - low) // width), n - 1) * width for v in values])
-    got = discretize(values, low, high, n)
-    # away from boundaries the two agree exactly
+    naive = np.array([high if v == high else low + int((v - low) // width) * width
+                      for v in values])
+    got = discretize(values, n)
+    # away from boundaries the two agree (up to rounding)
     np.testing.assert_allclose(got, naive, atol=1e-12)
-    assert set(np.round(got, 12)) <= set(np.round(low + np.arange(n) * width, 12))
-    np.testing.assert_array_equal(discretize(np.array([0.3, 0.3]), 0.3, 0.3, 5), [0.3, 0.3])
+    assert got[values.argmax()] == high and got[values.argmin()] == low
+    assert len(set(np.round(got, 12))) <= n + 1
+    np.testing.assert_array_equal(discretize(np.array([0.3, 0.3]), 5), [1.0, 1.0])
+
+
+def test_study_target_encoders_encode_unseen_levels_as_minus_one():
+    # The study's own target encoders (Encoder base class default=-1): MT, ME, PBMT, GLMM.
+    X = pd.DataFrame({"a": list("aabbb")})
+    y = np.array([1, 0, 1, 1, 0])
+    test = pd.DataFrame({"a": ["a", "zzz"]})
+    for name in ("MT", "ME_1", "PBMT_0.01", "GLMM", "DMT_5"):
+        out = make_encoder(name).fit(X, y).transform(test)["a"].to_numpy()
+        assert out[1] == -1.0, name
+        assert out[0] != -1.0, name
+    # the library default stays the prior: mean(y) = 0.6
+    assert MeanTargetEncoder().fit(X, y).transform(test)["a"].iloc[1] == pytest.approx(0.6)
+    assert MeanTargetEncoder(unknown_value=0.0).fit(X, y).transform(test)["a"].iloc[1] == 0.0
+    with pytest.raises(ValueError, match="unknown_value"):
+        MeanTargetEncoder(unknown_value="median").fit(X, y)
 
 
 # -- CatBoost ------------------------------------------------------------------------------
@@ -233,7 +268,7 @@ def _naive_ordered_encoding(codes, y, order, a, prior):
 def test_catboost_ordered_statistics_on_its_permutation():
     frame = pd.DataFrame({"a": ["x", "x", "x", "y"]})
     y = np.array([1, 0, 1, 1])
-    encoder = CatBoostEncoder(random_state=4)
+    encoder = CatBoostEncoder(shuffle=True, random_state=4)
     out = encoder.fit_transform(frame, y)["a"].to_numpy()
     order = encoder.permutation_
     assert sorted(order) == [0, 1, 2, 3]
@@ -253,7 +288,7 @@ def test_catboost_matches_naive_loop_and_category_encoders_on_permuted_rows():
     rng = np.random.default_rng(8)
     frame = pd.DataFrame({"a": rng.choice(list("abcdefg"), 300), "b": rng.choice(["u", "v"], 300)})
     y = rng.integers(0, 2, 300)
-    encoder = CatBoostEncoder(random_state=np.random.RandomState(123))
+    encoder = CatBoostEncoder(shuffle=True, random_state=np.random.RandomState(123))
     out = encoder.fit_transform(frame, y)
     order = encoder.permutation_
     prior = y.mean()
@@ -267,11 +302,27 @@ def test_catboost_matches_naive_loop_and_category_encoders_on_permuted_rows():
     np.testing.assert_allclose(out.to_numpy()[order], reference.to_numpy(dtype=float))
 
 
+def test_registry_cb_follows_the_row_order_as_the_study():
+    # category_encoders' CatBoostEncoder (the study's CB) in the data's row order, by hand:
+    # prior = 3/5; rows x, x, y, x, y with y = 1, 0, 1, 1, 0
+    frame = pd.DataFrame({"a": ["x", "x", "y", "x", "y"]})
+    y = np.array([1, 0, 1, 1, 0])
+    prior = 0.6
+    out = make_encoder("CB").fit_transform(frame, y)["a"].to_numpy()
+    expected = [prior / 1, (1 + prior) / 2, prior / 1, (1 + 0 + prior) / 3, (1 + prior) / 2]
+    np.testing.assert_allclose(out, expected)
+    ce = pytest.importorskip("category_encoders")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reference = ce.CatBoostEncoder().fit_transform(frame, pd.Series(y))
+    np.testing.assert_allclose(out, reference["a"].to_numpy(dtype=float))
+
+
 def test_catboost_with_the_plus_one_over_plus_two_variant():
     # (a_ij + 1) / (b_ij + 2) of the CatBoost benchmarks: a = 2, prior = 0.5
     frame = pd.DataFrame({"a": ["x", "x", "y"]})
     y = np.array([1, 1, 0])
-    encoder = CatBoostEncoder(a=2, prior=0.5, random_state=0)
+    encoder = CatBoostEncoder(a=2, prior=0.5, shuffle=True, random_state=0)
     out = encoder.fit_transform(frame, y)["a"].to_numpy()
     first, second = [r for r in encoder.permutation_ if r != 2]
     np.testing.assert_allclose(out[[first, second, 2]], [1 / 2, 2 / 3, 1 / 2])
@@ -282,7 +333,7 @@ def test_catboost_with_the_plus_one_over_plus_two_variant():
 def test_catboost_fit_transform_differs_from_fit_then_transform():
     frame = pd.DataFrame({"a": ["x"] * 10})
     y = np.arange(10) % 2
-    encoder = CatBoostEncoder(random_state=0)
+    encoder = CatBoostEncoder(shuffle=True, random_state=0)
     ordered = encoder.fit_transform(frame, y)
     full = encoder.transform(frame)
     assert ordered["a"].nunique() > 1 and full["a"].nunique() == 1

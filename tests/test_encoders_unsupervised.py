@@ -17,10 +17,11 @@ X = pd.DataFrame({"a": ["x", "y", "x", "z", "x", "y"], "b": ["p", "p", "q", "p",
 TEST = pd.DataFrame({"a": ["z", "new", np.nan], "b": ["q", "p", "r"]}, index=[7, 8, 9])
 
 
-def test_drop_is_constant_one():
+def test_drop_is_one_constant_column_whatever_the_number_of_inputs():
+    # the study's DropEncoder: a single column of ones in total (not one per input column)
     out = DropEncoder().fit(X).transform(TEST)
-    assert list(out.columns) == ["a", "b"]
-    assert (out.to_numpy() == 1.0).all()
+    assert list(out.columns) == ["drop"]
+    assert out.shape == (len(TEST), 1) and (out.to_numpy() == 1.0).all()
 
 
 def test_one_hot_hand_computed():

@@ -85,10 +85,17 @@ def test_folds_fall_back_to_plain_k_fold_and_cap_k():
     assert len(folds) == 5
     folds = make_folds(np.array([0, 1, 1]), 10, 0)
     assert len(folds) == 3
-    # a class with fewer rows than folds: plain K-fold, no warning
-    with np.testing.assert_no_warnings():
-        folds = make_folds(np.array([0] * 20 + [1] * 2), 5, 0)
+    # a class with fewer rows than folds: still stratified (as the study's StratifiedKFold)
+    y = np.array([0] * 20 + [1] * 2)
+    folds = make_folds(y, 5, 0)
     assert len(folds) == 5
+    assert sum(int(y[held].sum() > 0) for _, held in folds) == 2  # the 2 positives spread
+    # stratified with the study's seed: the same folds as StratifiedKFold(shuffle=True, 1444)
+    from sklearn.model_selection import StratifiedKFold
+    y = np.array([0, 1] * 15)
+    expected = StratifiedKFold(5, shuffle=True, random_state=1444).split(np.zeros((30, 1)), y)
+    for (train, held), (e_train, e_held) in zip(make_folds(y, 5, 1444), expected):
+        np.testing.assert_array_equal(held, e_held)
     with pytest.raises(ValueError, match="n_splits"):
         make_folds(np.ones(10), 1, 0)
     with pytest.raises(ValueError, match="at least 2 rows"):
@@ -101,8 +108,8 @@ def test_cv_with_a_class_missing_from_a_fold_and_unseen_levels_in_folds():
     out = make_encoder("CVGLMM_10", random_state=0).fit_transform(X, y)
     assert not out.isna().any().any()
     out = make_encoder("CVMT_5", random_state=0).fit_transform(X, y)
-    # r1, r2, r3 are each seen once: out of fold they are unseen -> the fold's prior
-    assert out["a"].iloc[:3].between(0, 1).all()
+    # r1, r2, r3 are each seen once: out of fold they are unseen -> -1 (the study's default)
+    np.testing.assert_array_equal(out["a"].iloc[:3].to_numpy(), [-1.0, -1.0, -1.0])
 
 
 def test_wrappers_validate_their_encoder_and_report_it():

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -32,7 +33,31 @@ def test_migrations_from_empty_create_contract_tables():
     assert {"datasets", "runs", "results", "scores", "schema_migrations"} <= tables
     cols = [r[0] for r in con.execute("SELECT column_name FROM information_schema.columns "
                                       "WHERE table_name = 'scores' ORDER BY ordinal_position").fetchall()]
-    assert cols == ["dataset", "model", "tuning", "scoring", "encoder", "cv_score", "time", "origin", "run_id"]
+    assert cols == ["dataset", "model", "tuning", "scoring", "encoder", "cv_score", "time", "origin",
+                    "run_id", "encode_time"]
+
+
+def _fold_rows(run_id, values, order, encode=None):
+    return [{"run_id": run_id, "dataset": "d", "encoder": "OH", "model": "DT", "tuning": "no",
+             "scoring": "Acc", "fold": f, "n_folds": len(values), "cv_score": values[f],
+             "time": 1.0 + f, "status": "ok", "error": None,
+             "encode_time": None if encode is None else encode[f]} for f in order]
+
+
+def test_scores_are_bit_reproducible_whatever_the_row_order(tmp_path):
+    # avg() over a hash aggregate adds folds in arrival order: two identical runs could differ
+    # by 2e-16 and tie differently. The view sums in fold order: the same float as Python's.
+    rng = np.random.default_rng(12)
+    values = list(rng.random(5) * 1e-3 + 0.1)
+    expected = (((values[0] + values[1]) + values[2]) + values[3]) + values[4]
+    with Writer(tmp_path / "r.duckdb") as writer:
+        for run_id, order in (("a", [0, 1, 2, 3, 4]), ("b", [4, 2, 0, 3, 1]), ("c", [3, 1, 4, 0, 2])):
+            writer.ensure_run(run_id, origin="local")
+            writer.write_results(_fold_rows(run_id, values, order, encode=[0.5, 1.0, 1.5, 2.0, 2.5]))
+        got = writer.query("SELECT run_id, cv_score, encode_time FROM scores ORDER BY run_id")
+    assert got["cv_score"].tolist() == [expected / 5] * 3  # bit for bit, every run
+    assert got["cv_score"].iloc[0] == float(np.mean(values))
+    assert got["encode_time"].tolist() == [1.5] * 3  # mean per fold of the encoding time
 
 
 def test_migrations_rerun_is_a_no_op(tmp_path):
@@ -92,6 +117,17 @@ def test_published_import_keeps_every_value(published_reader):
     assert not db.duplicated(["dataset", "model", "tuning", "scoring", "encoder"]).any()
     pd.testing.assert_series_equal(file["cv_score"].reset_index(drop=True),
                                    db["cv_score"].reset_index(drop=True), check_names=False)
+
+
+def test_published_time_is_the_encoding_time(published_reader):
+    # The published time is the mean per fold of the training-fold encoding (DESIGN 5): it is
+    # the encode_time of published rows, comparable with a local encode_time.
+    frame = published_reader.query(
+        "SELECT time, encode_time FROM scores WHERE origin = 'published'")
+    assert len(frame) == 61812
+    both = frame.dropna()
+    assert len(both) > 40000 and (both["time"] == both["encode_time"]).all()
+    assert frame["encode_time"].isna().sum() == frame["time"].isna().sum()
 
 
 def test_published_import_is_idempotent(mem_writer):
@@ -305,3 +341,28 @@ def test_load_scores_names_unknown_filter_values(published_reader):
     raw = load_published_results()
     expected = raw[(raw.dataset == "31") & (raw.model == "LogReg") & (raw.tuning == "no") & (raw.scoring == "AUC")]
     assert len(by_int) == len(expected) > 0 and set(by_int["dataset"]) == {"31"}
+
+
+def test_local_run_on_a_copy_keeps_the_published_dataset_row(mem_writer):
+    """Issue 11: a run on a copy of a published dataset overwrote its row (source, name)."""
+    mem_writer.upsert_dataset({"dataset": "470", "name": "profb", "source": "openml", "openml_id": 470})
+    mem_writer.upsert_dataset({"dataset": "470", "name": "my profb copy.csv", "source": "upload",
+                               "openml_id": 470, "n_rows": 672, "target": "Home/Away",
+                               "positive_class": "at_home", "sha256": "a" * 64})
+    row = mem_writer.query("SELECT * FROM datasets WHERE dataset = '470'").iloc[0]
+    assert (row["source"], row["name"], row["openml_id"]) == ("openml", "profb", 470)
+    assert row["n_rows"] == 672 and row["target"] == "Home/Away"     # what was unknown is filled
+    assert row["sha256"] is None                                     # a copy's file is not the key's
+    mem_writer.upsert_dataset({"dataset": "470", "name": "profb", "source": "bundled",
+                               "openml_id": 470, "n_rows": 672, "sha256": "b" * 64})
+    mem_writer.upsert_dataset({"dataset": "470", "name": "profb", "source": "bundled",
+                               "openml_id": 470, "n_rows": 999, "sha256": "c" * 64})
+    row = mem_writer.query("SELECT * FROM datasets WHERE dataset = '470'").iloc[0]
+    assert (row["source"], row["n_rows"], row["sha256"]) == ("openml", 672, "b" * 64)
+
+
+def test_local_dataset_rows_are_still_updated(mem_writer):
+    mem_writer.upsert_dataset({"dataset": "file:abc", "name": "mine", "source": "upload", "n_rows": 5})
+    mem_writer.upsert_dataset({"dataset": "file:abc", "name": "mine v2", "source": "upload", "n_rows": 6})
+    row = mem_writer.query("SELECT * FROM datasets WHERE dataset = 'file:abc'").iloc[0]
+    assert (row["name"], row["n_rows"]) == ("mine v2", 6)

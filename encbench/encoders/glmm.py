@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._base import TableEncoder
-from .target import level_stats
+from .target import check_unknown_value, level_stats
 
 __all__ = ["GLMMEncoder", "OneWayREML", "one_way_reml"]
 
@@ -162,22 +162,31 @@ class GLMMEncoder(TableEncoder):
     on the 0/1 target and each level is encoded by the fixed intercept plus its predicted random
     effect (lme4's ``coef``): the level mean shrunk towards the intercept by
     ``n_l g / (1 + n_l g)``, ``g = sigma_b^2 / sigma^2`` (see :mod:`encbench.encoders.glmm`).
-    Matches ``lme4::lmer`` to 1e-5. Unseen levels (and missing values when fit saw none) get the
-    fixed intercept. A column with one level, a constant target or one row per level is
-    encoded by the overall mean (``g = 0``).
+    Matches ``lme4::lmer`` to 1e-5. Unseen levels (and missing values when fit saw none) get
+    ``unknown_value``. A column with a constant target or one row per level is encoded by the
+    overall mean (``g = 0``). A column with a single level carries no information; as in the
+    study's code, all its values (unseen ones included) are encoded as 0.
 
     ``fit_transform`` equals ``fit(X, y).transform(X)`` (use ``CrossValidatedEncoder`` for
     out-of-fold encodings).
+
+    Parameters
+    ----------
+    unknown_value : "prior" or float, default="prior"
+        Encoding of levels not seen in fit: ``"prior"`` is the fixed intercept (the model's
+        prediction for a new level); the study's code used ``-1``, which the registry's
+        configuration reproduces.
 
     Fitted attributes: ``reml_`` (:class:`OneWayREML`: ``ratio`` and ``intercept`` per column).
     """
 
     _supervised = True
 
-    def __init__(self):
-        pass
+    def __init__(self, *, unknown_value="prior"):
+        self.unknown_value = unknown_value
 
     def _fit_tables(self, codes, y):
+        check_unknown_value(self.unknown_value, type(self).__name__)
         per_level = []
         ssw = np.empty(len(codes))
         for j, column_codes in enumerate(codes):
@@ -192,8 +201,15 @@ class GLMMEncoder(TableEncoder):
             ssw,
         )
         self.prior_ = float(np.mean(y))
-        self.tables_ = [
-            np.append(self.reml_.encode(j, counts, means), self.reml_.intercept[j])[:, None]
-            for j, (counts, means) in enumerate(per_level)
-        ]
+        tables = []
+        for j, (counts, means) in enumerate(per_level):
+            if len(counts) == 1:
+                table = np.zeros(2)  # a single level: 0 for everything, as the study
+            else:
+                unknown = self.reml_.intercept[j]
+                if not isinstance(self.unknown_value, str):
+                    unknown = float(self.unknown_value)
+                table = np.append(self.reml_.encode(j, counts, means), unknown)
+            tables.append(table[:, None])
+        self.tables_ = tables
         self.output_spec_ = [(j, None) for j in range(len(codes))]

@@ -22,7 +22,7 @@ from .unsupervised import (
 )
 from .wrappers import BlowUpEncoder, CrossValidatedEncoder
 
-__all__ = ["EncoderSpec", "REGISTRY", "FAMILIES", "make_encoder"]
+__all__ = ["EncoderSpec", "REGISTRY", "FAMILIES", "STUDY_SEED", "STUDY_UNKNOWN", "make_encoder"]
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,8 @@ class EncoderSpec:
     description : str
         One line for the app.
     factory : callable
-        ``factory(random_state=...)`` returns a new configured, unfitted encoder.
+        ``factory(random_state=...)`` returns a new configured, unfitted encoder (None: the
+        study's seed).
     """
 
     name: str
@@ -52,19 +53,34 @@ class EncoderSpec:
     description: str
     factory: Callable[..., Any] = field(repr=False, compare=False)
 
-    def make(self, random_state=0):
+    def make(self, random_state=None):
         """A new configured, unfitted encoder (same as ``make_encoder(self.name, ...)``)."""
         return self.factory(random_state=random_state)
 
 
-def _build(cls, params, random_state=0, seeded=False, inner=None):
-    """Instantiate ``cls(**params)``; seeded classes get ``random_state``, wrappers an inner."""
+#: The study's seed of the CV and BlowUp wrappers' ``StratifiedKFold(shuffle=True)``
+#: (``random_state=1444`` in its ``CVRegularized`` and ``CVBlowUp``).
+STUDY_SEED = 1444
+
+#: How the study's own target encoders (MT, ME, PBMT, DMT, GLMM; its ``Encoder`` base class
+#: ``default=-1``) encode a level absent from the data they were fitted on.
+STUDY_UNKNOWN = -1.0
+
+
+def _build(cls, params, random_state=None, seeded=False, inner=None):
+    """Instantiate ``cls(**params)``; seeded classes get ``random_state`` (None: the study's
+    seed), wrappers a new inner encoder built by ``inner()``."""
     kwargs = dict(params)
     if inner is not None:
         kwargs["encoder"] = inner()
     if seeded:
-        kwargs["random_state"] = random_state
+        kwargs["random_state"] = STUDY_SEED if random_state is None else random_state
     return cls(**kwargs)
+
+
+def _study(cls, **params):
+    """A factory of the study's configuration of one of its own target encoders."""
+    return partial(cls, unknown_value=STUDY_UNKNOWN, **params)
 
 
 _specs: list[EncoderSpec] = []
@@ -95,38 +111,40 @@ _add("Sum", "contrast", False, "Sum contrasts: L-1 columns summing to zero, plus
 _add("MH", "similarity", False, "Min-Hash of the level's character n-grams (30 components).",
      MinHashEncoder, {"n_components": 30, "ngram_range": (2, 4)})
 _add("MT", "simple target", True, "Mean-Target: mean of y over the level's rows.",
-     MeanTargetEncoder)
+     MeanTargetEncoder, {"unknown_value": STUDY_UNKNOWN})
 _add("WoE", "simple target", True, "Weight of Evidence: regularised log P(l|y=1)/P(l|y=0).",
      WoEEncoder, {"regularization": 1.0})
 _add("GLMM", "smoothing", True,
      "Mixed model y ~ 1 + (1|A) by REML: level mean shrunk to the intercept (as lme4::lmer).",
-     GLMMEncoder)
+     GLMMEncoder, {"unknown_value": STUDY_UNKNOWN})
 _add("CB", "data-constraining", True,
-     "CatBoost: ordered target statistics over a random permutation of training rows.",
-     CatBoostEncoder, {"a": 1.0}, seeded=True)
+     "CatBoost: ordered target statistics of the training rows, in their order in the data.",
+     CatBoostEncoder, {"a": 1.0, "shuffle": False})
 for _m in (0.1, 1, 10):
     _add(f"ME_{_m}", "smoothing", True,
          f"Mean-Estimate: MT blended with the prior, strength m = {_m}.",
-         MeanEstimateEncoder, {"m": float(_m)})
+         MeanEstimateEncoder, {"m": float(_m), "unknown_value": STUDY_UNKNOWN})
 for _n in (2, 5, 10):
     _add(f"DMT_{_n}", "binning", True,
          f"Discretized MT: lower bound of the MT value's interval, {_n} equal intervals.",
-         DiscretizedMeanTargetEncoder, {"n_bins": _n})
+         DiscretizedMeanTargetEncoder, {"n_bins": _n, "unknown_value": STUDY_UNKNOWN})
 for _t in (0.001, 0.01, 0.1):
     _add(f"PBMT_{_t}", "binning", True,
          f"Pre-Binned MT: rare levels binned until each bin holds >= {_t:g} of rows, then MT.",
-         PreBinnedMeanTargetEncoder, {"threshold": _t})
-for _inner_name, _inner in (("MT", MeanTargetEncoder), ("GLMM", GLMMEncoder)):
+         PreBinnedMeanTargetEncoder, {"threshold": _t, "unknown_value": STUDY_UNKNOWN})
+for _inner_name, _inner in (("MT", _study(MeanTargetEncoder)), ("GLMM", _study(GLMMEncoder))):
     for _k in (2, 5, 10):
         _add(f"CV{_inner_name}_{_k}", "data-constraining", True,
              f"Cross-validated {_inner_name}: training rows encoded out-of-fold, {_k} folds.",
              CrossValidatedEncoder, {"n_splits": _k},
-             shown={"encoder": _inner_name, "n_splits": _k}, seeded=True, inner=_inner)
+             shown={"encoder": _inner_name, "n_splits": _k, "random_state": STUDY_SEED},
+             seeded=True, inner=_inner)
     for _k in (2, 5, 10):
         _add(f"BU{_inner_name}_{_k}", "data-constraining", True,
              f"BlowUp {_inner_name}: {_k} fold-wise {_inner_name} encodings side by side.",
              BlowUpEncoder, {"n_splits": _k},
-             shown={"encoder": _inner_name, "n_splits": _k}, seeded=True, inner=_inner)
+             shown={"encoder": _inner_name, "n_splits": _k, "random_state": STUDY_SEED},
+             seeded=True, inner=_inner)
 
 _by_name = {spec.name: spec for spec in _specs}
 assert set(_by_name) == set(ENCODERS) and len(_specs) == len(ENCODERS), sorted(
@@ -150,16 +168,17 @@ FAMILIES: MappingProxyType = MappingProxyType(
 assert sum(len(v) for v in FAMILIES.values()) == len(REGISTRY)
 
 
-def make_encoder(name: str, random_state=0):
+def make_encoder(name: str, random_state=None):
     """A configured, unfitted encoder for the canonical name ``name``.
 
     Parameters
     ----------
     name : str
         One of :data:`encbench.vocab.ENCODERS`, e.g. ``"CVMT_5"``.
-    random_state : int, RandomState or None, default=0
-        Seed of the randomised encoders (CB's permutation, CV/BU fold assignment); ignored by
-        the deterministic ones. The default makes runs reproducible.
+    random_state : int, RandomState or None, default=None
+        Seed of the CV/BU wrappers' fold assignment; None means the study's seed
+        (:data:`STUDY_SEED`), which reproduces the published numbers. Ignored by the other
+        encoders (CB follows the row order, as the study's).
 
     Raises
     ------

@@ -25,31 +25,55 @@ def level_stats(codes: np.ndarray, n_levels: int, y: np.ndarray) -> tuple[np.nda
     return counts, sums
 
 
+def check_unknown_value(value, owner: str):
+    """Validate an ``unknown_value`` parameter: ``"prior"`` or a finite number."""
+    if isinstance(value, str) and value == "prior":
+        return value
+    if isinstance(value, numbers.Real) and not isinstance(value, bool) and np.isfinite(value):
+        return float(value)
+    raise ValueError(f"{owner}: unknown_value must be 'prior' or a finite number, got {value!r}")
+
+
 class _SupervisedTableEncoder(TableEncoder):
     _supervised = True
 
     def _fit_tables(self, codes, y):
+        check_unknown_value(getattr(self, "unknown_value", "prior"), type(self).__name__)
         self.prior_ = self._prior(y)
         super()._fit_tables(codes, y)
 
     def _prior(self, y) -> float:
         return float(np.mean(y))
 
+    def _unknown(self, prior: float | None = None) -> float:
+        """Encoding of a level not seen in fit: the prior, or the fixed ``unknown_value``."""
+        value = getattr(self, "unknown_value", "prior")
+        if isinstance(value, str):
+            return self.prior_ if prior is None else prior
+        return float(value)
+
 
 class MeanTargetEncoder(_SupervisedTableEncoder):
     """Mean-Target (MT): each level is encoded by the mean of y over its training rows.
 
-    Unseen levels (and missing values when fit saw none) get the prior ``mean(y)``.
+    Unseen levels (and missing values when fit saw none) get ``unknown_value``.
     ``fit_transform`` equals ``fit(X, y).transform(X)``: training rows see their own target
     (use ``CrossValidatedEncoder`` for out-of-fold encodings).
+
+    Parameters
+    ----------
+    unknown_value : "prior" or float, default="prior"
+        Encoding of levels not seen in fit (and of missing values when fit saw none):
+        ``"prior"`` is ``mean(y)`` of the training data; the study's own target encoders used
+        ``-1`` (its ``Encoder`` base class), which the registry's configuration reproduces.
     """
 
-    def __init__(self):
-        pass
+    def __init__(self, *, unknown_value="prior"):
+        self.unknown_value = unknown_value
 
     def _fit_column(self, codes, n_levels, y):
         counts, sums = level_stats(codes, n_levels, y)
-        return np.append(sums / counts, self.prior_)
+        return np.append(sums / counts, self._unknown())
 
 
 class WoEEncoder(_SupervisedTableEncoder):
@@ -96,23 +120,28 @@ class MeanEstimateEncoder(_SupervisedTableEncoder):
     """Mean-Estimate (ME_m): MT shrunk towards the prior with strength ``m``.
 
     ``ME(level) = (n_l * MT(level) + m * mean(y)) / (n_l + m)``. Unseen levels (and missing
-    values when fit saw none; n_l = 0) get the prior.
+    values when fit saw none) get ``unknown_value`` (the prior is the formula's value at n_l = 0).
 
     Parameters
     ----------
     m : float, default=1.0
         Regularisation strength (the study used 0.1, 1 and 10).
+    unknown_value : "prior" or float, default="prior"
+        Encoding of levels not seen in fit (and of missing values when fit saw none):
+        ``"prior"`` is ``mean(y)`` of the training data; the study's own target encoders used
+        ``-1`` (its ``Encoder`` base class), which the registry's configuration reproduces.
     """
 
-    def __init__(self, *, m=1.0):
+    def __init__(self, *, m=1.0, unknown_value="prior"):
         self.m = m
+        self.unknown_value = unknown_value
 
     def _fit_column(self, codes, n_levels, y):
         m = float(self.m)
         if not m >= 0:
             raise ValueError(f"m must be >= 0, got {self.m!r}")
         counts, sums = level_stats(codes, n_levels, y)
-        return np.append((sums + m * self.prior_) / (counts + m), self.prior_)
+        return np.append((sums + m * self.prior_) / (counts + m), self._unknown())
 
 
 _SHARE_TOLERANCE = 1e-10  # shares within 1e-10 of the threshold count as reaching it (study)
@@ -196,16 +225,21 @@ class PreBinnedMeanTargetEncoder(_SupervisedTableEncoder):
 
     Levels are grouped by :func:`prebin_levels` so that every bin holds at least a fraction
     ``threshold`` of the training rows; each level is encoded by the mean of y over its bin.
-    Unseen levels (and missing values when fit saw none) get the prior ``mean(y)``.
+    Unseen levels (and missing values when fit saw none) get ``unknown_value``.
 
     Parameters
     ----------
     threshold : float, default=0.01
         Minimum relative frequency of a bin (the study used 0.001, 0.01, 0.1).
+    unknown_value : "prior" or float, default="prior"
+        Encoding of levels not seen in fit (and of missing values when fit saw none):
+        ``"prior"`` is ``mean(y)`` of the training data; the study's own target encoders used
+        ``-1`` (its ``Encoder`` base class), which the registry's configuration reproduces.
     """
 
-    def __init__(self, *, threshold=0.01):
+    def __init__(self, *, threshold=0.01, unknown_value="prior"):
         self.threshold = threshold
+        self.unknown_value = unknown_value
 
     def _fit_column(self, codes, n_levels, y):
         t = float(self.threshold)
@@ -217,70 +251,90 @@ class PreBinnedMeanTargetEncoder(_SupervisedTableEncoder):
         bin_counts = np.bincount(bins, weights=counts, minlength=n_bins)
         bin_sums = np.bincount(bins, weights=sums, minlength=n_bins)
         self.bins_.append(bins)
-        return np.append((bin_sums / bin_counts)[bins], self.prior_)
+        return np.append((bin_sums / bin_counts)[bins], self._unknown())
 
     def _fit_tables(self, codes, y):
         self.bins_ = []
         super()._fit_tables(codes, y)
 
 
-def discretize(values: np.ndarray, low: float, high: float, n_bins: int) -> np.ndarray:
-    """Lower bound of the equal-width interval of ``[low, high]`` that holds each value.
+def discretize(values: np.ndarray, n_bins: int) -> np.ndarray:
+    """The study's ``minmaxbins`` discretisation of a column's level encodings.
 
-    ``[low, high]`` is split into ``n_bins`` intervals ``[low + i w, low + (i+1) w)`` with
-    ``w = (high - low) / n_bins``; ``high`` belongs to the last interval. Values on a boundary
-    (up to rounding) belong to the interval that starts there.
+    With ``m`` and ``M`` the smallest and largest value: ``v -> m + (M - m) * floor(n (v - m) /
+    (M - m)) / n``, i.e. each value falls to the lower bound of its interval of ``[m, M]`` cut
+    into ``n_bins`` equal intervals, **except the maximum, which keeps its own value** ``M``
+    (``floor(n) / n = 1``): it is not merged into the last interval. If all values are equal
+    (``m == M``) every value becomes 1.0. The operations are those of the study's code
+    (``Discretized(how="minmaxbins")``), in the same order, so the floats are identical.
     """
     values = np.asarray(values, dtype=float)
-    if not high > low:
-        return np.full(values.shape, low)
-    width = (high - low) / n_bins
-    index = np.floor((values - low) / width + 1e-9)
-    index = np.clip(index, 0, n_bins - 1)
-    return low + index * width
+    low, high = values.min(), values.max()
+    if low == high:
+        return np.ones_like(values)
+    scaled = (values - low) / (high - low)
+    scaled = np.floor(n_bins * scaled) / n_bins
+    return (high - low) * scaled + low
 
 
 class DiscretizedMeanTargetEncoder(_SupervisedTableEncoder):
     """Discretized Mean-Target (DMT_n): MT, then equal-width discretisation of the MT values.
 
-    The range ``[min, max]`` of the levels' MT values is split into ``n_bins`` intervals of equal
-    length; each level is encoded by the lower bound of its interval (paper, section 3). If all
-    levels have the same MT, every level gets that value. Unseen levels (and missing values
-    when fit saw none) get the discretised prior (the lower bound of the interval holding
-    ``mean(y)``).
+    The range ``[m, M]`` of the levels' MT values is split into ``n_bins`` intervals of equal
+    length and each level is encoded by the lower bound of its interval (paper, section 3), as
+    the study's code does it (:func:`discretize`): the level(s) with the largest MT keep ``M``
+    (a value of their own), and if all levels have the same MT every level is encoded as 1.0.
+    Unseen levels (and missing values when fit saw none) get ``unknown_value``; with
+    ``"prior"``, the prior discretised on the training levels' grid (clipped to ``[m, M]``).
 
     Parameters
     ----------
     n_bins : int, default=5
         Number of intervals (the study used 2, 5, 10).
+    unknown_value : "prior" or float, default="prior"
+        Encoding of levels not seen in fit: ``"prior"`` (see above) or a fixed number; the
+        study's code used ``-1``, which the registry's configuration reproduces.
     """
 
-    def __init__(self, *, n_bins=5):
+    def __init__(self, *, n_bins=5, unknown_value="prior"):
         self.n_bins = n_bins
+        self.unknown_value = unknown_value
 
     def _fit_column(self, codes, n_levels, y):
         if not (isinstance(self.n_bins, numbers.Integral) and self.n_bins >= 1):
             raise ValueError(f"n_bins must be a positive integer, got {self.n_bins!r}")
         counts, sums = level_stats(codes, n_levels, y)
         means = sums / counts
-        low, high = float(means.min()), float(means.max())
-        return discretize(np.append(means, self.prior_), low, high, int(self.n_bins))
+        n_bins = int(self.n_bins)
+        encoded = discretize(means, n_bins)
+        low, high = means.min(), means.max()
+        if low == high:
+            prior = 1.0
+        else:
+            share = np.clip((self.prior_ - low) / (high - low), 0.0, 1.0)
+            prior = (high - low) * (np.floor(n_bins * share) / n_bins) + low
+        return np.append(encoded, self._unknown(prior))
 
 
 class CatBoostEncoder(_SupervisedTableEncoder):
     """CatBoost (CB) ordered target statistics.
 
-    ``fit_transform`` (training data) permutes the rows randomly (``random_state``) and encodes
-    each row **in that order** with the statistics of the earlier rows only::
+    ``fit_transform`` (training data) encodes each row with the statistics of the rows before
+    it only::
 
         CB(row) = (sum of y over earlier rows with the row's level + a * prior) / (count + a)
 
-    so a training row never sees its own target. ``transform`` (test data) uses all training
-    rows: ``(sum_l + a * prior) / (n_l + a)``; unseen levels (and missing values when fit saw
-    none) get the prior. Hence ``fit_transform(X, y)`` differs from ``fit(X, y).transform(X)``.
-    With ``a=1`` and ``prior = mean(y)`` (the defaults) this is category_encoders'
-    ``CatBoostEncoder`` (which the study used) applied after a random permutation; the
-    ``(sum + 1) / (count + 2)`` variant of the CatBoost benchmarks is ``a=2, prior=0.5``.
+    so a training row never sees its own target. "Earlier" is the **row order of the data**
+    (``shuffle=False``, the default): this is category_encoders' ``CatBoostEncoder``, which
+    the study used, so published CB numbers are reproduced, including on files sorted by the
+    target (where the first rows of a level only see one class). ``shuffle=True`` orders the
+    rows by a random permutation (``random_state``) first, as the CatBoost paper prescribes
+    (seeds/001, section 3.2) - the better choice for data sorted by anything.
+
+    ``transform`` (test data) uses all training rows: ``(sum_l + a * prior) / (n_l + a)``;
+    unseen levels (and missing values when fit saw none) get the prior. Hence
+    ``fit_transform(X, y)`` differs from ``fit(X, y).transform(X)``. The ``(sum + 1) /
+    (count + 2)`` variant of the CatBoost benchmarks is ``a=2, prior=0.5``.
 
     Parameters
     ----------
@@ -288,13 +342,16 @@ class CatBoostEncoder(_SupervisedTableEncoder):
         Weight of the prior (pseudo-count).
     prior : float or None, default=None
         The prior; None means ``mean(y)`` of the training data.
+    shuffle : bool, default=False
+        Order training rows by a random permutation instead of their order in the data.
     random_state : int, RandomState or None, default=None
-        Seed of the permutation used by ``fit_transform``.
+        Seed of the permutation (used only with ``shuffle=True``).
     """
 
-    def __init__(self, *, a=1.0, prior=None, random_state=None):
+    def __init__(self, *, a=1.0, prior=None, shuffle=False, random_state=None):
         self.a = a
         self.prior = prior
+        self.shuffle = shuffle
         self.random_state = random_state
 
     def _prior(self, y) -> float:
@@ -319,7 +376,10 @@ class CatBoostEncoder(_SupervisedTableEncoder):
         target = self._check_y(y, frame.shape[0])
         codes = self._fit_levels(frame)
         self._fit_tables(codes, target)
-        order = check_random_state(self.random_state).permutation(frame.shape[0])
+        if self.shuffle:
+            order = check_random_state(self.random_state).permutation(frame.shape[0])
+        else:
+            order = np.arange(frame.shape[0])
         self.permutation_ = order
         a = float(self.a)
         out = np.empty((frame.shape[0], len(codes)))

@@ -17,18 +17,23 @@ __all__ = [
 ]
 
 
-class DropEncoder(TableEncoder):
-    """Drop: every level, unseen and missing ones included, is encoded as 1.
+class DropEncoder(CategoricalEncoder):
+    """Drop: the categorical information is thrown away.
 
-    The study's baseline: the categorical information is thrown away. One constant column per
-    input column, named like it.
+    The study's baseline (its ``DropEncoder``): whatever the number of input columns, the
+    output is **one** constant column of ones, named ``drop``. (One constant column per input
+    column would change models that look at the number or scale of features, e.g. SVM's
+    ``gamma='scale'``, and so would not reproduce the published numbers.)
     """
 
     def __init__(self):
         pass
 
-    def _fit_column(self, codes, n_levels, y):
-        return np.ones(n_levels + 1)
+    def _fit(self, frame, y):
+        self.output_spec_ = [(-1, "drop")]
+
+    def _transform(self, frame):
+        return np.ones((frame.shape[0], 1))
 
 
 class OneHotEncoder(TableEncoder):

@@ -3,8 +3,10 @@
 ``CrossValidatedEncoder(encoder=MeanTargetEncoder(), n_splits=5)`` is CVMT_5;
 ``BlowUpEncoder(encoder=GLMMEncoder(), n_splits=2)`` is BUGLMM_2 (DESIGN.md section 6).
 
-Folds are stratified on y (shuffled with ``random_state``) when every class has at least
-``n_splits`` rows, plain shuffled K-fold otherwise (e.g. a training set with one class), and
+Folds are ``StratifiedKFold(n_splits, shuffle=True, random_state)`` on y, as the study's
+``CVRegularized`` and ``CVBlowUp`` (the registry passes the study's seed, 1444), whenever
+scikit-learn can stratify (some class has at least ``n_splits`` rows; a rarer class is then
+spread over fewer folds); plain shuffled K-fold otherwise (e.g. a tiny training set), and
 ``n_splits`` is capped at the number of rows.
 """
 from __future__ import annotations
@@ -37,7 +39,7 @@ def make_folds(y: np.ndarray, n_splits: int, random_state) -> list[tuple[np.ndar
     k = min(int(n_splits), n_rows)
     _, class_counts = np.unique(y, return_counts=True)
     is_labels = bool(np.all(np.equal(np.mod(y, 1), 0)))
-    if is_labels and class_counts.min() >= k:
+    if is_labels and class_counts.max() >= k:
         splitter = StratifiedKFold(n_splits=k, shuffle=True, random_state=random_state)
     else:
         splitter = KFold(n_splits=k, shuffle=True, random_state=random_state)

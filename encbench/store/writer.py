@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 
 RESULT_COLUMNS = (
     "run_id", "dataset", "encoder", "model", "tuning", "scoring", "fold", "n_folds",
-    "cv_score", "time", "status", "error",
+    "cv_score", "time", "status", "error", "encode_time",
 )
 RESULT_KEY = ("dataset", "encoder", "model", "tuning", "scoring", "fold")
 DATASET_COLUMNS = (
@@ -124,13 +124,30 @@ class Writer:
 
     # -- datasets ----------------------------------------------------------------------------
     def upsert_dataset(self, record: Mapping) -> None:
-        """Insert or update one ``datasets`` row (keys of :data:`DATASET_COLUMNS`)."""
+        """Insert or update one ``datasets`` row (keys of :data:`DATASET_COLUMNS`).
+
+        A published dataset's row (``source = 'openml'``) stays published: a local run on a copy
+        of it (stored under its OpenML id, source ``upload`` or ``bundled``) keeps the row's
+        source, name and OpenML id, and only fills columns the row does not have yet (rows,
+        features, target, ...). The hash of an uploaded copy is not recorded there: the copy is
+        another file of the same data, and a bundled/OpenML file must still match the key's hash.
+        """
         missing = [c for c in ("dataset", "name", "source") if record.get(c) is None]
         if missing:
             raise ValueError(f"dataset record lacks {missing!r}: got {dict(record)!r}")
-        values = [record.get(c) for c in DATASET_COLUMNS]
+        values = {c: record.get(c) for c in DATASET_COLUMNS}
         with self._transaction():
-            self._exec(_UPSERT_DATASET_SQL, values)
+            old = self.con.execute(
+                f"SELECT {', '.join(DATASET_COLUMNS)} FROM datasets WHERE dataset = ?",
+                [values["dataset"]]).fetchall()
+            if old and old[0][DATASET_COLUMNS.index("source")] == "openml":
+                kept, incoming = dict(zip(DATASET_COLUMNS, old[0])), values["source"]
+                for column in DATASET_COLUMNS:
+                    if column in ("source", "name", "openml_id") or kept[column] is not None:
+                        values[column] = kept[column]
+                    elif column == "sha256" and incoming == "upload":
+                        values[column] = None
+            self._exec(_UPSERT_DATASET_SQL, [values[c] for c in DATASET_COLUMNS])
 
     def dataset_sha256(self, dataset: str) -> str | None:
         rows = self._exec("SELECT sha256 FROM datasets WHERE dataset = ?", [dataset])
@@ -215,7 +232,7 @@ class Writer:
             return 0
         for column in RESULT_COLUMNS:
             if column not in frame.columns:
-                if column in ("error", "cv_score", "time"):
+                if column in ("error", "cv_score", "time", "encode_time"):
                     frame[column] = None
                 else:
                     raise ValueError(f"result rows lack column {column!r}")
