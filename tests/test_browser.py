@@ -10,8 +10,10 @@ import io
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
+from PIL import Image
 
 from browsertest import browser_page, needs_chromium, streamlit_server
 
@@ -192,3 +194,37 @@ def test_overview_tables_fit_without_a_horizontal_scroll(server):
             widths = frames.nth(i).evaluate(
                 "el => { const s = el.querySelector('.dvn-scroller'); return [s.scrollWidth, s.clientWidth]; }")
             assert widths[0] <= widths[1] + 1, (i, widths)
+
+
+def test_runs_table_fits_and_shows_whole_statuses(private_db, tmp_path):
+    """Issue 11: the Runs table scrolled sideways (1,205 px in a 938 px column) and its status
+    column was too narrow for "cancelled" (drawn as "cancellec")."""
+    from playwright.sync_api import expect
+
+    from encbench.store import Writer
+
+    with Writer(private_db) as writer:
+        writer.ensure_run("local-cancelled-0123456789ab", origin="local", label="my blogger copy.csv",
+                          config={"datasets": ["x.csv:pb"]}, n_expected=1_000, status="cancelled")
+        writer.set_run_status("local-cancelled-0123456789ab", "cancelled")
+    with streamlit_server(private_db, tmp_path, ENCBENCH_WORKER_IDLE_EXIT="0") as url, \
+            browser_page(height=1600, timeout_ms=60_000) as page:
+        page.goto(f"{url}/runs")
+        frame = page.locator("[data-testid='stDataFrame']").first
+        expect(frame).to_be_visible(timeout=60_000)
+        page.wait_for_timeout(1000)
+        widths = frame.evaluate(
+            "el => { const s = el.querySelector('.dvn-scroller'); return [s.scrollWidth, s.clientWidth]; }")
+        assert widths[0] <= widths[1] + 1, widths
+        # glide draws the grid on a canvas: find the column borders in a screenshot of the header
+        # (the light vertical lines) and measure the status text with the page's font
+        shot = np.asarray(Image.open(io.BytesIO(frame.screenshot())).convert("L")).astype(int)
+        line = shot[5]
+        borders = [x for x in range(1, len(line) - 1) if line[x] < line[x - 1] - 3 and line[x] < line[x + 1] - 3]
+        status_width = borders[1] - borders[0]                # label | status | progress ...
+        text = page.evaluate("""() => {
+            const ctx = document.createElement('canvas').getContext('2d');
+            ctx.font = '14px "Source Sans", sans-serif';
+            return Math.max(...['cancelled', 'interrupted'].map(t => ctx.measureText(t).width));
+        }""")
+        assert status_width >= text + 16, (borders, text)     # text plus the cell's padding
