@@ -138,6 +138,12 @@ def local_overview(db: str, version: tuple) -> dict[str, int]:
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
+def view_datasets(db: str, version: tuple, origins: tuple | None = ("published",)) -> list[str]:
+    """Datasets with results in a view of ``origins`` (filter options follow the view)."""
+    return sorted(queries.datasets_with_scores(get_reader(db), origins), key=dashboard.natural_key)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
 def datasets_table(db: str, version: tuple) -> pd.DataFrame:
     return queries.list_datasets(get_reader(db))
 

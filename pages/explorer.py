@@ -14,11 +14,12 @@ db, version = common.data_key()
 lv = common.levels(db, version)
 datasets_info = common.datasets_table(db, version)
 names = dict(zip(datasets_info["dataset"].astype(str), datasets_info["name"].astype(str)))
-all_datasets = sorted(lv["dataset"], key=dashboard.natural_key)
 
 with st.container(border=True):
     selected = common.factor_filters(lv, {"model": None, "tuning": ["no"], "scoring": ["AUC"]})
     choice, origins, prefer = common.origin_filter(lv)
+    # the picker offers the datasets of this view only (local-only uploads are not published ones)
+    all_datasets = common.view_datasets(db, version, origins)
     c1, c3 = st.columns([4, 1])
     with c1:
         families = common.multiselect("Encoder family", dashboard.family_names(), key="family",

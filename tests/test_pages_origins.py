@@ -116,3 +116,15 @@ def test_without_local_results_there_is_no_origin_control(published_db, monkeypa
     at = open_page("explorer")
     assert not [r for r in at.radio if r.key == "origin"]
     assert "Published vs local" not in [s.value for s in at.subheader]
+
+
+def test_explorer_dataset_picker_lists_the_datasets_of_the_view(mixed_db):
+    """Issue 11: in the published view the picker offered the local-only upload too."""
+    query = {"model": "LogReg", "tuning": "no", "metric": "AUC", "all_datasets": "false"}
+    published = open_page("explorer", query).multiselect(key="dataset").options
+    assert len(published) == 50 and not any(o.startswith("file:") for o in published)
+    assert "50: tic-tac-toe" in published
+    both = open_page("explorer", {**query, "origin": "both"}).multiselect(key="dataset").options
+    assert len(both) == 51 and "file:abc123: mine" in both
+    local = open_page("explorer", {**query, "origin": "local"}).multiselect(key="dataset").options
+    assert sorted(local) == ["50: tic-tac-toe", "file:abc123: mine"]

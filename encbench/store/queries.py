@@ -166,6 +166,15 @@ def factor_levels(source: Source) -> dict[str, list[str]]:
     return levels
 
 
+def datasets_with_scores(source: Source, origins: Sequence[str] | None = None) -> list[str]:
+    """Dataset keys with ``scores`` rows of ``origins`` (None: every origin), sorted as text."""
+    values = _as_list(origins)
+    _check_vocabulary("origins", values)
+    return source.query(
+        "SELECT DISTINCT dataset FROM scores WHERE ?::VARCHAR[] IS NULL OR list_contains(?::VARCHAR[], origin) "
+        "ORDER BY dataset", [values, values])["dataset"].astype(str).tolist()
+
+
 def list_datasets(source: Source) -> pd.DataFrame:
     """The ``datasets`` table with the number of ``scores`` rows per dataset."""
     return source.query(
