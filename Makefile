@@ -2,17 +2,21 @@
 PY ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell sha256sum requirements.txt | cut -c1-12)
+# Re-run the set-up whenever the pins or the package definition change.
+STAMP := $(VENV)/.installed-$(shell cat requirements.txt pyproject.toml setup.py | sha256sum | cut -c1-12)
 PORT ?= 8501
 HOST ?= 127.0.0.1
 
-.PHONY: run test setup db bench clean-db
+.PHONY: run test setup db bench clean-db wheel
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt
+$(STAMP): requirements.txt pyproject.toml setup.py
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements.txt
+	@# encbench itself, editable: the `encbench` command, importable from any directory (Dask
+	@# workers included); the build backend comes from requirements.txt, so no download here
+	$(BIN)/python -m pip install --disable-pip-version-check -q --no-deps --no-build-isolation -e .
 	@rm -f $(VENV)/.installed-*
 	@touch $(STAMP)
 
@@ -28,6 +32,10 @@ test: db
 
 bench: setup
 	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+wheel: setup
+	$(BIN)/python -m pip wheel --disable-pip-version-check -q --no-deps --no-build-isolation -w dist .
+	@rm -rf build
 
 clean-db:
 	rm -f db/encbench.duckdb db/encbench.duckdb.wal db/encbench.read.duckdb

@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pandas as pd
 
-BUNDLED_DIR = Path(__file__).resolve().parents[2] / "data" / "bundled"
+from encbench.resources import resource_dir
+
+BUNDLED_DIR = resource_dir("bundled")
 MANIFEST_FILE = BUNDLED_DIR / "MANIFEST.csv"
 
 

@@ -32,7 +32,9 @@ from pathlib import Path
 
 import pandas as pd
 
-FINGERPRINTS_FILE = Path(__file__).resolve().parents[2] / "db" / "seed" / "dataset_fingerprints.csv"
+from encbench.resources import resource_dir
+
+FINGERPRINTS_FILE = resource_dir("seed") / "dataset_fingerprints.csv"
 MISSING_MARKERS = frozenset({"", "?"})
 
 

@@ -22,12 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
+from encbench import resources
 from encbench.data.bundled import bundled_names
 from encbench.data.errors import DatasetError
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_CACHE_ROOT = Path(__file__).resolve().parents[2] / "db" / "cache"
+DEFAULT_CACHE_ROOT = resources.data_dir() / "cache"
 #: Seconds allowed for the reachability check of the OpenML server.
 CONNECT_TIMEOUT = 3.0
 
@@ -35,9 +36,9 @@ _CONFIG_LOCK = threading.RLock()
 
 
 def cache_root() -> Path:
-    """Root of encbench's caches: ``$ENCBENCH_CACHE`` if set, else ``db/cache``."""
-    env = os.environ.get("ENCBENCH_CACHE")
-    return Path(env).expanduser() if env else DEFAULT_CACHE_ROOT
+    """Root of encbench's caches: ``$ENCBENCH_CACHE`` if set, else ``db/cache`` in a checkout or
+    ``cache`` in the per-user data directory (:mod:`encbench.resources`)."""
+    return resources.default_cache_root()
 
 
 def openml_cache_dir() -> Path:

@@ -24,11 +24,11 @@ from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
-from pathlib import Path
 
 from encbench.engine.child import CACHE_SIZE
 from encbench.engine.grid import Task
 from encbench.engine.protocol import Payload, describe, run_task, unfinished_rows
+from encbench.resources import checkout_root, subprocess_cwd, subprocess_env
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,6 @@ log = logging.getLogger(__name__)
 TICK = 0.5
 #: seconds a new task process may take to import its libraries.
 STARTUP_TIMEOUT = 300.0
-_PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 _CHILD_MAIN = "import sys; from encbench.engine.child import main; sys.exit(main(sys.argv[1:]))"
 
 
@@ -55,12 +54,11 @@ def timeout_message(timeout: float) -> str:
 
 
 def _child_env() -> dict:
-    env = dict(os.environ)
+    env = subprocess_env()
     # One thread per task process, as the study ran (OMP/BLAS threads would oversubscribe the
     # cores the pool already uses, and thread counts can change floating-point results).
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
         env[var] = "1"
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_PACKAGE_ROOT), env.get("PYTHONPATH")]))
     return env
 
 
@@ -99,7 +97,7 @@ class TaskProcess:
                 [sys.executable, "-c", _CHILD_MAIN, str(to_child_r), str(from_child_w),
                  str(os.getpid()), "1" if self.die_with_parent else "0"],
                 pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL, env=_child_env(), cwd=str(_PACKAGE_ROOT),
+                stdout=subprocess.DEVNULL, env=_child_env(), cwd=subprocess_cwd(),
             )
         finally:
             os.close(to_child_r)
@@ -410,10 +408,23 @@ def check_cluster(client, *, wait_for_workers: float = 10.0) -> None:
         listed = "\n".join(f"- {e}" for e in errors)
         raise ValueError(
             f"the Dask cluster cannot run encbench tasks ({len(errors)} problems):\n{listed}\n"
-            f"Install the same encbench in every worker's and the scheduler's environment, e.g. "
-            f"`pip install -r {_PACKAGE_ROOT / 'requirements.txt'}` and `pip install -e "
-            f"{_PACKAGE_ROOT}` (or put {_PACKAGE_ROOT} on their PYTHONPATH), with Python "
-            f"{local['python']}; then restart the workers")
+            f"{install_hint(local['python'])}; then restart the scheduler and the workers "
+            f"(README: 'Run on a cluster')")
+
+
+def install_hint(python: str) -> str:
+    """How to put this encbench on a cluster node (a checkout's commands, or the wheel's)."""
+    root = checkout_root()
+    if root is not None:
+        how = (f"`pip install -r {root / 'requirements.txt'}` and `pip install --no-deps -e {root}` "
+               f"(or a wheel built by `pip wheel --no-deps {root}`)")
+    else:
+        from encbench import __version__
+
+        how = (f"`pip install encbench-{__version__}-py3-none-any.whl` (the wheel this process was "
+               f"installed from, built by `make wheel` in a checkout)")
+    return (f"Install the same encbench in every worker's and the scheduler's environment, with "
+            f"Python {python}: {how}")
 
 
 class DaskExecutor:

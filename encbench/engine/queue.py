@@ -28,7 +28,8 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from encbench.store.db import REPO_ROOT, default_db_path
+from encbench.resources import subprocess_cwd, subprocess_env
+from encbench.store.db import default_db_path
 
 KINDS = ("run", "delete")
 
@@ -232,13 +233,12 @@ class RunQueue:
             return False
         if idle_exit is None:
             idle_exit = float(os.environ.get("ENCBENCH_WORKER_IDLE_EXIT", "300"))
-        env = dict(os.environ, ENCBENCH_DB=str(self.db_path))
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+        env = subprocess_env(dict(os.environ, ENCBENCH_DB=str(self.db_path)))
         with open(self.log_path, "ab") as log:
             subprocess.Popen(
                 [sys.executable, "-m", "encbench", "worker", "--db", str(self.db_path),
                  "--idle-exit", str(idle_exit)],
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                cwd=str(REPO_ROOT), env=env, start_new_session=True,
+                cwd=subprocess_cwd(), env=env, start_new_session=True,
             )
         return True

@@ -17,17 +17,18 @@ from pathlib import Path
 
 import duckdb
 
+from encbench import resources
+
 log = logging.getLogger(__name__)
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-MIGRATIONS_DIR = REPO_ROOT / "db" / "migrations"
+MIGRATIONS_DIR = resources.resource_dir("migrations")
 _MIGRATION_NAME = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
 
 
 def default_db_path() -> Path:
-    """The results database: ``$ENCBENCH_DB`` if set, else ``db/encbench.duckdb`` in the repo."""
-    env = os.environ.get("ENCBENCH_DB")
-    return Path(env) if env else REPO_ROOT / "db" / "encbench.duckdb"
+    """The results database: ``$ENCBENCH_DB`` if set, else ``db/encbench.duckdb`` in a checkout
+    or ``encbench.duckdb`` in the per-user data directory (:mod:`encbench.resources`)."""
+    return resources.default_db_path()
 
 
 def snapshot_path(db_path: Path | str) -> Path:

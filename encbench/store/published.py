@@ -9,8 +9,9 @@ from pathlib import Path
 import pandas as pd
 
 from encbench import vocab
+from encbench.resources import resource_dir
 
-SEED_DIR = Path(__file__).resolve().parents[2] / "db" / "seed"
+SEED_DIR = resource_dir("seed")
 RESULTS_FILE = SEED_DIR / "matteucci2023_results.parquet"
 DATASETS_FILE = SEED_DIR / "datasets.csv"
 
