@@ -1,0 +1,160 @@
+"""A real Dask cluster: `dask scheduler` and `dask worker` processes, as the README starts them.
+
+Unlike tests/test_engine_dask.py (a LocalCluster inside the test process), the scheduler and the
+workers here are their own processes, started from another working directory without
+PYTHONPATH: they import encbench only because it is installed (``make`` installs it editable
+into .venv). The dataset of the run is a CSV named by a path relative to the client's working
+directory, which the workers' directory does not have: its rows can only reach them through
+Dask (the executor scatters the payloads), as on nodes that share no filesystem.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import sysconfig
+import time
+import venv
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from encbench.data import BUNDLED_DIR, read_table
+
+distributed = pytest.importorskip("distributed")
+
+BIN = Path(sys.executable).parent
+COORDINATES = "dataset, encoder, model, tuning, scoring, fold"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _clean_env() -> dict:
+    """This environment without PYTHONPATH or encbench settings: the package must be installed."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONPATH" and not k.startswith("ENCBENCH_")}
+
+
+@contextlib.contextmanager
+def dask_cluster(workdir: Path, worker_pythons: list[Path]):
+    """Start ``dask scheduler`` and one ``dask worker`` per given Python; yield the address."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    env = _clean_env()
+    procs = []
+    logs = []
+
+    def start(name, argv):
+        log = open(workdir / f"{name}.log", "wb")
+        logs.append(log)
+        procs.append(subprocess.Popen(argv, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                      stdin=subprocess.DEVNULL))
+
+    try:
+        start("scheduler", [str(BIN / "python"), "-m", "dask", "scheduler", "--host", "127.0.0.1",
+                            "--port", str(port), "--no-dashboard"])
+        for index, python in enumerate(worker_pythons):
+            start(f"worker{index}", [str(python), "-m", "dask", "worker", address, "--nthreads", "1",
+                                     "--no-dashboard", "--name", f"worker{index}",
+                                     "--local-directory", str(workdir / f"worker{index}")])
+        deadline = time.monotonic() + 90
+        while True:  # the scheduler needs a moment before it accepts clients
+            try:
+                with distributed.Client(address, timeout="5s", set_as_default=False) as client:
+                    client.wait_for_workers(len(worker_pythons), timeout=max(1.0, deadline - time.monotonic()))
+                break
+            except (OSError, TimeoutError):
+                if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
+                    raise RuntimeError("the Dask cluster did not start: " + "\n".join(
+                        (workdir / f).read_text(errors="replace")[-2000:] for f in os.listdir(workdir)
+                        if f.endswith(".log")))
+                time.sleep(0.5)
+        yield address
+    finally:
+        for proc in reversed(procs):  # workers first, then the scheduler
+            proc.terminate()
+        for proc in reversed(procs):
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        for log in logs:
+            log.close()
+
+
+def _encbench(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([str(BIN / "encbench"), *args], cwd=cwd, env=_clean_env(),
+                          capture_output=True, text=True, timeout=600)
+
+
+def _results(db: Path):
+    with duckdb.connect(str(db), read_only=True) as con:
+        return con.execute(f"SELECT {COORDINATES}, cv_score, status FROM results "
+                           f"WHERE fold >= 0 ORDER BY {COORDINATES}").df()  # not the published rows
+
+
+@pytest.mark.slow
+def test_a_real_cluster_gives_the_local_scores_bit_for_bit(tmp_path):
+    client_dir = tmp_path / "client"
+    client_dir.mkdir()
+    # a user's file, known only to the client (relative path, own working directory)
+    read_table(BUNDLED_DIR / "50_tic-tac-toe.arff").to_csv(client_dir / "tictactoe.csv", index=False)
+    grid = ["--datasets", "tictactoe.csv:Class,bundled:credit-g", "--encoders", "OH,CB,CVMT_2",
+            "--models", "LogReg,DT", "--metrics", "AUC,BAcc", "--folds", "2"]
+
+    local = _encbench("run", *grid, "--workers", "2", "--db", str(tmp_path / "local.duckdb"), cwd=client_dir)
+    assert local.returncode == 0, local.stderr
+    with dask_cluster(tmp_path / "cluster", [BIN / "python", BIN / "python"]) as address:
+        remote = _encbench("run", *grid, "--scheduler", address, "--db", str(tmp_path / "cluster.duckdb"),
+                           cwd=client_dir)
+    assert remote.returncode == 0, remote.stderr
+
+    ours, theirs = _results(tmp_path / "cluster.duckdb"), _results(tmp_path / "local.duckdb")
+    assert len(ours) == 2 * 3 * 2 * 2 * 2 and set(ours["status"]) == {"ok"}
+    assert ours.equals(theirs)                    # bit for bit
+
+
+def _env_without_encbench(where: Path) -> Path:
+    """A fresh virtual environment reaching this one's packages except the editable encbench.
+
+    A ``.pth`` line naming a directory adds it to ``sys.path`` without processing the ``.pth``
+    files inside it, so the editable install's import hook does not run there.
+    """
+    venv.create(where, with_pip=False)
+    python = where / "bin" / "python"
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    (Path(purelib) / "_encbench_test_deps.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    probe = subprocess.run([str(python), "-c", "import distributed, sklearn; import encbench"],
+                           cwd=where, env=_clean_env(), capture_output=True, text=True)
+    assert "No module named 'encbench'" in probe.stderr, probe.stderr
+    return python
+
+
+@pytest.mark.slow
+def test_a_worker_without_encbench_stops_the_run_with_one_message(tmp_path):
+    bare = _env_without_encbench(tmp_path / "bare-env")
+    client_dir = tmp_path / "client"
+    client_dir.mkdir()
+    db = tmp_path / "cluster.duckdb"
+    with dask_cluster(tmp_path / "cluster", [BIN / "python", bare]) as address:
+        with distributed.Client(address, set_as_default=False) as client:
+            bad = [addr for addr, info in client.scheduler_info()["workers"].items() if info["name"] == "worker1"]
+        done = _encbench("run", "--datasets", "bundled:tic-tac-toe", "--encoders", "OH", "--models", "LogReg",
+                         "--metrics", "AUC", "--folds", "2", "--scheduler", address, "--db", str(db),
+                         cwd=client_dir)
+    assert done.returncode == 2, done.stderr
+    assert "the Dask cluster cannot run encbench tasks (1 problems)" in done.stderr, done.stderr
+    assert (f"worker {bad[0]}: cannot import encbench (ModuleNotFoundError: No module named 'encbench') "
+            f"in {bare}") in done.stderr
+    assert "Install the same encbench in every worker's and the scheduler's environment" in done.stderr
+    if db.exists():                               # nothing ran: no local result rows
+        assert len(_results(db)) == 0
