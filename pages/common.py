@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
 from collections.abc import Callable, Sequence
 
 import pandas as pd
@@ -36,6 +37,55 @@ def guarded(func: Callable) -> Callable:
             log.exception("%s failed", func.__name__)
             st.error(f"This part of the page could not be shown: {type(exc).__name__}: {exc}")
     return wrapper
+
+
+class BackgroundJob:
+    """``func(*args, progress=..., should_stop=..., **kwargs)`` on a daemon thread.
+
+    Long computations run here so the page stays usable: the script run that starts the job
+    ends at once, a fragment polls :attr:`fraction` and offers :meth:`cancel`, and a later run
+    picks up :attr:`result` (or :attr:`error`). ``func`` reports ``progress(done, total)`` and
+    polls ``should_stop()``; it must not call Streamlit (it runs outside any script run).
+    """
+
+    def __init__(self, func: Callable, *args, **kwargs):
+        self.done, self.total = 0, 0
+        self.result, self.error = None, None
+        self._stop, self._finished = threading.Event(), threading.Event()
+        self._thread = threading.Thread(target=self._work, args=(func, args, kwargs), daemon=True,
+                                        name=f"encbench-{getattr(func, '__name__', 'job')}")
+        self._thread.start()
+
+    def _work(self, func: Callable, args: tuple, kwargs: dict) -> None:
+        try:
+            self.result = func(*args, progress=self._progress, should_stop=self._stop.is_set, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - handed to the page, which shows it
+            log.info("background job %s ended: %r", self._thread.name, exc)
+            self.error = exc
+        finally:
+            self._finished.set()
+
+    def _progress(self, done: int, total: int) -> None:
+        self.done, self.total = done, total
+
+    def cancel(self) -> None:
+        self._stop.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._stop.is_set()
+
+    @property
+    def finished(self) -> bool:
+        return self._finished.is_set()
+
+    @property
+    def fraction(self) -> float:
+        return min(self.done / self.total, 1.0) if self.total else 0.0
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the job ends (tests); True if it did within ``timeout`` seconds."""
+        return self._finished.wait(timeout)
 
 
 def ensure_routed() -> None:

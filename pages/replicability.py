@@ -76,25 +76,65 @@ def one_size(db: str, version: tuple, combo: tuple, strategy: str, size: int, n_
     return result.summary.assign(strategy=strategy), result.pairs.assign(strategy=strategy)
 
 
-jobs = [(s, size) for s in strategies for size in sizes]
-if "R-Kem" in strategies:
-    st.info(f"R-Kem solves an exact Kemeny problem for every sample: {2 * int(n_pairs) * len(sizes):,} "
-            "problems here, typically a few to a hundred milliseconds each, so expect a minute or "
-            "more. Fewer sample pairs make it faster; results are cached once computed.")
-bar = st.progress(0.0, text="Computing replicability...")
+KEM = "R-Kem"
+fast = [s for s in strategies if s != KEM]
+jobs = [(s, size) for s in fast for size in sizes]
 summaries, pairs = [], []
-for done, (strategy, size) in enumerate(jobs, start=1):
-    summary, pair_rows = one_size(db, version, (model, tuning, scoring), strategy, size, int(n_pairs),
-                                  tuple(sorted(params.items())), origins, prefer)
-    summaries.append(summary)
-    pairs.append(pair_rows)
-    bar.progress(done / len(jobs), text=f"{strategy}, {size} datasets per sample ({done}/{len(jobs)})")
-bar.empty()
+if jobs:
+    bar = st.progress(0.0, text="Computing replicability...")
+    for done, (strategy, size) in enumerate(jobs, start=1):
+        summary, pair_rows = one_size(db, version, (model, tuning, scoring), strategy, size, int(n_pairs),
+                                      tuple(sorted(params.items())), origins, prefer)
+        summaries.append(summary)
+        pairs.append(pair_rows)
+        bar.progress(done / len(jobs), text=f"{strategy}, {size} datasets per sample ({done}/{len(jobs)})")
+    bar.empty()
+
+if KEM in strategies:
+    # R-Kem solves an exact Kemeny problem per sample (2 x pairs x sizes of them): it runs on a
+    # background thread that spreads them over 2 processes, so the page stays usable; a
+    # fragment shows its progress and a Cancel button, and the result joins the figure when done.
+    kem_key = (db, version, model, tuning, scoring, tuple(sizes), int(n_pairs), origins, prefer)
+    kem_jobs = st.session_state.setdefault("replicability_kem", {})
+    for key in [k for k in kem_jobs if k != kem_key and not kem_jobs[k].finished]:
+        kem_jobs.pop(key).cancel()             # the view changed: stop work nobody will see
+    job = kem_jobs.get(kem_key)
+    if job is None:
+        job = kem_jobs[kem_key] = common.BackgroundJob(
+            stats.replicability, rows[["dataset", "encoder", "cv_score"]].copy(), sizes,
+            n_pairs=int(n_pairs), seed=0, strategy=KEM, n_jobs=2)
+    if job.finished and job.error is None:
+        summaries.append(job.result.summary.assign(strategy=KEM))
+        pairs.append(job.result.pairs.assign(strategy=KEM))
+    elif job.finished and isinstance(job.error, stats.ReplicabilityCancelled):
+        with st.container(horizontal=True, key="kem-cancelled"):
+            st.info("R-Kem was cancelled; the figure shows the other strategies.")
+            if st.button("Compute R-Kem", key="kem-restart"):
+                kem_jobs.pop(kem_key, None)
+                st.rerun()
+    elif job.finished:
+        st.error(f"R-Kem could not be computed: {type(job.error).__name__}: {job.error}")
+    else:
+        @st.fragment(run_every=0.5)
+        def _kem_progress(job: common.BackgroundJob) -> None:
+            if job.finished:
+                st.rerun()                      # the whole page: the figure gets the R-Kem line
+            with st.container(key="kem-progress"):
+                st.progress(job.fraction, text=f"R-Kem: {job.done:,} of {job.total or 2 * int(n_pairs) * len(sizes):,} "
+                                               "exact Kemeny problems solved (2 processes). The page stays "
+                                               "usable; the R-Kem line is added when they are done.")
+                if st.button("Cancel R-Kem", key="kem-cancel", disabled=job.cancelled):
+                    job.cancel()
+
+        _kem_progress(job)
+    if not summaries:
+        st.stop()
 
 summary = pd.concat(summaries, ignore_index=True)
-long = pd.concat([dashboard.replicability_long(summary[summary["strategy"] == s], s) for s in strategies],
+shown = [s for s in strategies if s in set(summary["strategy"])]   # R-Kem only once computed
+long = pd.concat([dashboard.replicability_long(summary[summary["strategy"] == s], s) for s in shown],
                  ignore_index=True)
-filters = {"model": model, "tuning": tuning, "metric": scoring, "strategy": strategies,
+filters = {"model": model, "tuning": tuning, "metric": scoring, "strategy": shown,
            "n_pairs": int(n_pairs), "sizes": sizes, **params, "seed": 0, "origin": choice,
            **({"prefer": prefer} if choice == "both" else {})}
 prov = common.provenance("replicability", filters, rows, version)

@@ -35,3 +35,32 @@ def test_messages_for_empty_choices():
     at = open_page("replicability")
     at.multiselect(key="strategy").set_value([]).run()
     assert "Select at least one aggregation strategy" in texts(at)
+
+
+def test_r_kem_runs_in_the_background_with_progress_and_joins_the_figure():
+    """Issue 11: R-Kem blocked the page; now a background job with progress and a cancel."""
+    at = open_page("replicability", {"strategy": ["R-M", "R-Kem"], "n_pairs": "10", "step": "10"})
+    # the page is usable at once: R-M is drawn, R-Kem shows its progress and a Cancel button
+    assert set(at.dataframe[0].value["strategy"]) == {"R-M"}
+    assert at.button(key="kem-cancel") is not None
+    job = next(iter(at.session_state["replicability_kem"].values()))
+    assert job.wait(120) and job.error is None
+    at.run()
+    summary = at.dataframe[0].value
+    assert set(summary["strategy"]) == {"R-M", "R-Kem"}
+    kem = summary[summary["strategy"] == "R-Kem"]
+    assert kem["sample_size"].tolist() == [10, 20, 25] and (kem["n_pairs"] == 10).all()
+
+
+def test_r_kem_can_be_cancelled_and_restarted():
+    at = open_page("replicability", {"strategy": ["R-Kem"], "n_pairs": "200", "step": "5"})
+    at.button(key="kem-cancel").click().run()
+    job = next(iter(at.session_state["replicability_kem"].values()))
+    assert job.cancelled and job.wait(60)
+    at.run()
+    assert "R-Kem was cancelled" in texts(at)
+    at.button(key="kem-restart").click().run()
+    job = next(iter(at.session_state["replicability_kem"].values()))
+    assert not job.cancelled
+    job.cancel()
+    job.wait(60)

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from encbench.stats import consensus, jaccard_best, replicability, spearman
+from encbench.stats import ReplicabilityCancelled, consensus, jaccard_best, replicability, spearman
 
 
 def _scores(seed: int, n_datasets: int = 16, n_encoders: int = 7) -> pd.DataFrame:
@@ -38,7 +38,7 @@ def test_summary_progress_and_determinism():
     calls = []
     result = replicability(frame, [2, 5, 10, 15], n_pairs=50, seed=0, strategy="R-M",
                            progress=lambda done, total: calls.append((done, total)))
-    assert calls == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    assert calls == [(100, 400), (200, 400), (300, 400), (400, 400)]   # samples ranked
     assert list(result.pairs.columns) == ["sample_size", "pair", "rho", "J"]
     assert len(result.pairs) == 200 and result.strategy == "R-M"
     summary = result.summary.set_index("sample_size")
@@ -67,3 +67,18 @@ def test_summary_progress_and_determinism():
 def test_errors(kwargs, match):
     with pytest.raises(ValueError, match=match):
         replicability(_scores(0), **kwargs)
+
+
+def test_r_kem_on_processes_matches_one_process_and_can_be_cancelled():
+    frame = _scores(3, n_datasets=16)
+    one = replicability(frame, [3, 5], n_pairs=6, seed=1, strategy="R-Kem")
+    calls = []
+    two = replicability(frame, [3, 5], n_pairs=6, seed=1, strategy="R-Kem", n_jobs=2,
+                        progress=lambda done, total: calls.append((done, total)))
+    pd.testing.assert_frame_equal(one.pairs, two.pairs)
+    pd.testing.assert_frame_equal(one.summary, two.summary)
+    assert calls[-1] == (24, 24) and all(t == 24 for _, t in calls)
+    with pytest.raises(ReplicabilityCancelled):
+        replicability(frame, [3, 5], n_pairs=6, seed=1, strategy="R-Kem", n_jobs=2, should_stop=lambda: True)
+    with pytest.raises(ReplicabilityCancelled):
+        replicability(frame, [3], n_pairs=6, strategy="R-M", should_stop=lambda: True)

@@ -59,7 +59,7 @@ Uncertainty, similarity, sensitivity, replicability
     ``vary`` in model, scoring, tuning, strategy; ``fixed`` pins the other factors. Result:
     ``vary, fixed, labels, rankings`` (encoder x label) and ``jaccard``, ``spearman`` (label x
     label DataFrames).
-``replicability(scores, sample_sizes, n_pairs=100, seed=0, strategy="R-M", progress=None, *, n_boot=1000, level=0.95, **params) -> ReplicabilityResult``
+``replicability(scores, sample_sizes, n_pairs=100, seed=0, strategy="R-M", progress=None, *, n_boot=1000, level=0.95, n_jobs=1, should_stop=None, **params) -> ReplicabilityResult``
     ``pairs`` (``sample_size, pair, rho, J``), ``summary`` (``sample_size, n_pairs, rho_mean,
     rho_low, rho_high, J_mean, J_low, J_high``, bootstrapped intervals of the means);
     ``progress(done, total)`` is called after each sample size.
@@ -88,7 +88,7 @@ from encbench.stats.impute import ImputationResult, impute_scores
 from encbench.stats.kemeny import KemenyResult, kemeny
 from encbench.stats.nemenyi import NemenyiResult, nemenyi
 from encbench.stats.rankings import dataset_ranks
-from encbench.stats.replicability import ReplicabilityResult, replicability
+from encbench.stats.replicability import ReplicabilityCancelled, ReplicabilityResult, replicability
 from encbench.stats.similarity import SensitivityResult, jaccard_best, sensitivity, spearman
 
 __all__ = [
@@ -100,6 +100,7 @@ __all__ = [
     "ImputationResult",
     "KemenyResult",
     "NemenyiResult",
+    "ReplicabilityCancelled",
     "ReplicabilityResult",
     "SensitivityResult",
     "block_design",

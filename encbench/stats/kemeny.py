@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 _INTEGRALITY_TOL = 1e-6
 _VIOLATION_TOL = 1e-6
 _MAX_ROWS_PER_ROUND = 4000
+_NEAR_SLACK = -0.5  # rows added before branch and bound (see solve_kemeny)
 
 
 @dataclass(frozen=True)
@@ -153,6 +154,28 @@ def _violated_triples(x: np.ndarray, limit: int) -> np.ndarray:
     return np.column_stack(np.unravel_index(flat, slack.shape))
 
 
+def _near_triples(x: np.ndarray, added: np.ndarray, slack_min: float) -> np.ndarray:
+    """Distinct triples ``(i, k, j)`` not in the model with ``x_ik + x_kj - x_ij - 1 > slack_min``."""
+    n = x.shape[0]
+    slack = x[:, :, None] + x[None, :, :] - x[:, None, :] - 1.0
+    idx = np.arange(n)
+    distinct = ((idx[:, None, None] != idx[None, :, None]) & (idx[None, :, None] != idx[None, None, :])
+                & (idx[:, None, None] != idx[None, None, :]))
+    return np.column_stack(np.nonzero((slack > slack_min) & distinct & ~added))
+
+
+def _add_transitivity_rows(highs, col: np.ndarray, triples: np.ndarray) -> None:
+    """Add ``X_ik + X_kj - X_ij <= 1`` for each row ``(i, k, j)`` of ``triples``."""
+    import highspy
+
+    i, k, j = triples[:, 0], triples[:, 1], triples[:, 2]
+    r = len(triples)
+    index = np.column_stack([col[i, k], col[k, j], col[i, j]]).ravel().astype(np.int32)
+    coef = np.tile(np.array([1.0, 1.0, -1.0]), r)
+    highs.addRows(r, np.full(r, -highspy.kHighsInf), np.ones(r), 3 * r,
+                  np.arange(0, 3 * r, 3, dtype=np.int32), index, coef)
+
+
 def solve_kemeny(c: np.ndarray, *, time_limit: float | None = None) -> tuple[np.ndarray, dict]:
     """Solve the Kemeny weak-order problem for the agreement matrix ``c`` exactly.
 
@@ -197,6 +220,7 @@ def solve_kemeny(c: np.ndarray, *, time_limit: float | None = None) -> tuple[np.
                   np.ones(2 * n_pairs))
     used_mip = False
     x = None
+    added = np.zeros((n, n, n), dtype=bool)  # transitivity rows (i, k, j) in the model
     while True:
         if time_limit is not None:
             remaining = time_limit - (time.perf_counter() - start)
@@ -223,17 +247,21 @@ def solve_kemeny(c: np.ndarray, *, time_limit: float | None = None) -> tuple[np.
             if np.all(np.abs(values - np.round(values)) <= _INTEGRALITY_TOL):
                 break
             # Fractional relaxation with every transitivity row satisfied: branch and bound.
+            # Before it, add the rows the relaxation nearly meets (slack above -1/2): integer
+            # solutions of the MIP otherwise violate them, and each violation costs another
+            # full MIP solve (one replicability sample took 3 MIP solves, 16 s; 1 solve, 3 s).
             used_mip = True
+            near = _near_triples(x, added, _NEAR_SLACK) if _NEAR_SLACK is not None else []
+            if len(near):
+                _add_transitivity_rows(highs, col, near)
+                added[near[:, 0], near[:, 1], near[:, 2]] = True
+                info["n_transitivity_rows"] += len(near)
             highs.changeColsIntegrality(m, np.arange(m, dtype=np.int32),
                                         np.full(m, int(highspy.HighsVarType.kInteger), dtype=np.uint8))
             continue
-        i, k, j = triples[:, 0], triples[:, 1], triples[:, 2]
-        r = len(triples)
-        index = np.column_stack([col[i, k], col[k, j], col[i, j]]).ravel().astype(np.int32)
-        coef = np.tile(np.array([1.0, 1.0, -1.0]), r)
-        highs.addRows(r, np.full(r, -highspy.kHighsInf), np.ones(r), 3 * r,
-                      np.arange(0, 3 * r, 3, dtype=np.int32), index, coef)
-        info["n_transitivity_rows"] += r
+        _add_transitivity_rows(highs, col, triples)
+        added[triples[:, 0], triples[:, 1], triples[:, 2]] = True
+        info["n_transitivity_rows"] += len(triples)
     if x is None:
         raise RuntimeError(f"Kemeny solve hit the time limit of {time_limit!r} s before any solution")
     if info["optimal"]:

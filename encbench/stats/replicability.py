@@ -13,10 +13,67 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from encbench.stats._cube import build_cube
+from encbench.stats._cube import Cube, build_cube
 from encbench.stats.bootstrap import check_level, check_positive_int
 from encbench.stats.consensus import check_params, check_strategies, rank_cube
 from encbench.stats.similarity import jaccard_rows, spearman_rows
+
+
+class ReplicabilityCancelled(Exception):
+    """Raised by :func:`replicability` when its ``should_stop`` callable returns True."""
+
+
+#: samples per task when R-Kem samples are solved on a process pool (small: a few samples need
+#: seconds of branch and bound, small tasks keep both workers busy until the end)
+_CHUNK = 8
+
+
+def _rank_samples(values: np.ndarray, encoders: np.ndarray, strategy: str, params: dict) -> np.ndarray:
+    """Consensus ranks ``(B, E)`` of ``B`` samples (``values`` is ``(B, S, E)``); a pool task."""
+    keys = pd.DataFrame(index=pd.RangeIndex(values.shape[0]))
+    cube = Cube(values, keys, np.arange(values.shape[1]), encoders)
+    return rank_cube(cube, [strategy], params)[strategy]
+
+
+def _rank_all(cube: Cube, draws: list[np.ndarray], strategy: str, params: dict, n_jobs: int,
+              report: Callable[[int], None], should_stop: Callable[[], bool] | None) -> list[np.ndarray]:
+    """Ranks of the samples of every sample size, on ``n_jobs`` processes (R-Kem) or inline."""
+    def stop() -> None:
+        if should_stop is not None and should_stop():
+            raise ReplicabilityCancelled("replicability computation cancelled")
+
+    if n_jobs <= 1 or strategy != "R-Kem":
+        out = []
+        for both in draws:
+            stop()
+            out.append(rank_cube(cube.take_datasets(both), [strategy], params)[strategy])
+            report(len(both))
+        return out
+    import concurrent.futures as cf
+    import multiprocessing
+
+    # spawn, not fork: the caller may be a threaded server (Streamlit), and forking a process
+    # that holds other threads' locks can deadlock the child
+    pool = cf.ProcessPoolExecutor(n_jobs, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        futures = {}
+        for d, both in enumerate(draws):
+            values = cube.values[0][both]
+            for start in range(0, len(both), _CHUNK):
+                task = pool.submit(_rank_samples, values[start:start + _CHUNK], cube.encoders, strategy, params)
+                futures[task] = (d, start)
+        parts: dict[tuple[int, int], np.ndarray] = {}
+        pending = set(futures)
+        while pending:
+            stop()
+            finished, pending = cf.wait(pending, timeout=0.2, return_when=cf.FIRST_COMPLETED)
+            for task in finished:
+                parts[futures[task]] = task.result()
+                report(len(parts[futures[task]]))
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    return [np.concatenate([parts[(d, start)] for start in range(0, len(both), _CHUNK)])
+            for d, both in enumerate(draws)]
 
 
 @dataclass(frozen=True)
@@ -60,6 +117,8 @@ def replicability(
     *,
     n_boot: int = 1000,
     level: float = 0.95,
+    n_jobs: int = 1,
+    should_stop: Callable[[], bool] | None = None,
     **params: object,
 ) -> ReplicabilityResult:
     """Rho- and J-replicability of a consensus for several sample sizes.
@@ -78,11 +137,19 @@ def replicability(
         Aggregation (see :func:`encbench.stats.consensus`); R-Kem solves ``2 * n_pairs`` exact
         problems per sample size.
     progress : callable, optional
-        Called as ``progress(done, total)`` after each sample size.
+        Called as ``progress(done, total)`` in samples ranked (``total = 2 * n_pairs`` per
+        sample size): after each sample size, and for R-Kem on several processes after each
+        task of a few samples.
     n_boot : int, default 1000
         Bootstrap resamples of the pair similarities for the intervals.
     level : float, default 0.95
         Coverage of the intervals.
+    n_jobs : int, default 1
+        Processes solving R-Kem's exact problems in parallel (other strategies are vectorised
+        and ignore it). The result does not depend on it.
+    should_stop : callable, optional
+        Polled while computing; when it returns True the computation stops with
+        :class:`ReplicabilityCancelled`.
     **params
         Strategy parameters.
 
@@ -116,13 +183,25 @@ def replicability(
             f"sample size {too_big[0]!r} needs {2 * too_big[0]} datasets for two disjoint samples: "
             f"got {n_datasets}"
         )
+    n_jobs = check_positive_int(n_jobs, "n_jobs")
     sampling, resampling = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
-    pair_rows, summary_rows = [], []
-    for done, size in enumerate(sizes, start=1):
+    # Draw every sample first (the same stream, in the same order, as one size at a time), so
+    # R-Kem's exact problems of all sizes can be spread over the processes together.
+    draws = []
+    for size in sizes:
         # Each row of `order` is a random permutation; its first 2s entries give the two samples.
         order = np.argsort(sampling.random((n_pairs, n_datasets)), axis=1)[:, : 2 * size]
-        both = np.concatenate([order[:, :size], order[:, size:]], axis=0)
-        ranks = rank_cube(cube.take_datasets(both), names, params)[strategy]
+        draws.append(np.concatenate([order[:, :size], order[:, size:]], axis=0))
+    total, done = 2 * n_pairs * len(sizes), [0]
+
+    def report(n: int) -> None:
+        done[0] += n
+        if progress is not None:
+            progress(done[0], total)
+
+    all_ranks = _rank_all(cube, draws, strategy, params, n_jobs, report, should_stop)
+    pair_rows, summary_rows = [], []
+    for size, ranks in zip(sizes, all_ranks):
         first, second = ranks[:n_pairs], ranks[n_pairs:]
         rho = spearman_rows(first, second)
         jac = jaccard_rows(first, second)
@@ -130,8 +209,6 @@ def replicability(
         rho_stats = _bootstrap_mean(rho, resampling, n_boot, level)
         j_stats = _bootstrap_mean(jac, resampling, n_boot, level)
         summary_rows.append((size, n_pairs, *rho_stats, *j_stats))
-        if progress is not None:
-            progress(done, len(sizes))
     summary = pd.DataFrame(summary_rows, columns=["sample_size", "n_pairs", "rho_mean", "rho_low",
                                                   "rho_high", "J_mean", "J_low", "J_high"])
     return ReplicabilityResult(pairs=pd.concat(pair_rows, ignore_index=True), summary=summary,
