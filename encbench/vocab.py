@@ -16,6 +16,8 @@ ENCODERS: tuple[str, ...] = (
 MODELS: tuple[str, ...] = ("DT", "LGBM", "SVM", "kNN", "LogReg")
 METRICS: tuple[str, ...] = ("BAcc", "F1", "Acc", "AUC")
 TUNINGS: tuple[str, ...] = ("no", "model", "full")
+#: outer evaluation schemes (issue 15): the published stratified folds, forward folds over time
+SPLITS: tuple[str, ...] = ("cv", "time")
 AGGREGATIONS: tuple[str, ...] = (
     "R-M", "R-Md", "R-B", "R-W", "Q-M", "Q-Md", "Q-RM", "Q-Th", "R-Nem", "R-Kem",
 )

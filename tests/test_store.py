@@ -34,7 +34,7 @@ def test_migrations_from_empty_create_contract_tables():
     cols = [r[0] for r in con.execute("SELECT column_name FROM information_schema.columns "
                                       "WHERE table_name = 'scores' ORDER BY ordinal_position").fetchall()]
     assert cols == ["dataset", "model", "tuning", "scoring", "encoder", "cv_score", "time", "origin",
-                    "run_id", "encode_time"]
+                    "run_id", "encode_time", "split"]
 
 
 def _fold_rows(run_id, values, order, encode=None):

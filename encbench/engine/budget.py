@@ -148,8 +148,11 @@ def check_plan(the_plan, budget: int) -> list[Oversize]:
     """Every (dataset, encoder) of a plan whose task estimate exceeds ``budget`` bytes."""
     found = []
     for spec, ds in the_plan.datasets.items():
-        levels = {c: int(ds.X[c].nunique(dropna=True)) for c in ds.categorical}
-        n_numerical = ds.n_features - ds.n_categorical
+        # a time split's time column orders the rows and is never encoded
+        time_column = getattr(the_plan.grid, "time_column", None)
+        levels = {c: int(ds.X[c].nunique(dropna=True)) for c in ds.categorical if c != time_column}
+        n_numerical = ds.n_features - ds.n_categorical - int(
+            time_column in ds.X.columns and time_column not in ds.categorical)
         for encoder in the_plan.grid.encoders:
             estimate, widest = estimate_task_bytes(encoder, ds.n_rows, levels, n_numerical)
             if estimate > budget:

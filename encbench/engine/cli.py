@@ -169,7 +169,8 @@ def _build_grid(args, db_path: Path, *, final: bool):
             options[spec] = opts
     return Grid(datasets=datasets, encoders=_names(args.encoders), models=_names(args.models),
                 scorings=_names(args.metrics), tuning=args.tuning, n_folds=args.folds,
-                timeout=args.timeout, label=args.label, dataset_options=options)
+                timeout=args.timeout, label=args.label, dataset_options=options,
+                split=getattr(args, "split", "cv"), gap=getattr(args, "gap", 0))
 
 
 def cmd_run(args) -> int:
@@ -330,7 +331,15 @@ def add_commands(sub) -> None:
     run.add_argument("--models", default="all", help=f"comma-separated of {' '.join(vocab.MODELS)}, or all")
     run.add_argument("--metrics", default="all", help=f"comma-separated of {' '.join(vocab.METRICS)}, or all")
     run.add_argument("--tuning", default="no", choices=vocab.TUNINGS, help="tuning strategy")
-    run.add_argument("--folds", type=int, default=5, help="outer stratified folds")
+    run.add_argument("--folds", type=int, default=5,
+                     help="outer folds: stratified (split cv) or forward in time (split time)")
+    run.add_argument("--split", default="cv", metavar="SCHEME",
+                     help="outer evaluation: cv (the published stratified folds, no shuffling) or "
+                          "time:COLUMN (expanding-window forward folds ordered by COLUMN: train on the "
+                          "past, test on the next block; COLUMN is not a feature, rows without a time "
+                          "are refused)")
+    run.add_argument("--gap", type=int, default=0,
+                     help="time split: training rows left out between each training part and its test block")
     run.add_argument("--workers", type=int, default=1,
                      help="local task processes (0: in this process, no timeout)")
     run.add_argument("--timeout", type=float, default=6000.0,

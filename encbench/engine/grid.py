@@ -11,10 +11,11 @@ import hashlib
 import json
 import logging
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from encbench import vocab
+from encbench.engine.splits import check_forward_folds, check_time_column, parse_split
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +126,12 @@ class Grid:
     dataset_options : mapping, optional
         Dataset reference -> extra keyword arguments of ``load_dataset`` (``target``,
         ``positive_class``, ``categorical``, ``name``, ``label``, ``format``, ``sep``).
+    split : str
+        Outer evaluation scheme (:mod:`encbench.engine.splits`): ``'cv'``, the published
+        stratified folds (default), or ``'time:COLUMN'``, ``n_folds`` forward folds ordered by
+        ``COLUMN`` (which is then not a feature).
+    gap : int
+        Forward folds only: training rows left out between each training part and its test block.
 
     Notes
     -----
@@ -143,6 +150,8 @@ class Grid:
     timeout: float = 6000.0
     label: str | None = None
     dataset_options: Mapping[str, Mapping] = field(default_factory=dict, hash=False)
+    split: str = "cv"
+    gap: int = 0
 
     def __post_init__(self):
         datasets = tuple(dict.fromkeys(_as_names(self.datasets, "datasets")))
@@ -171,6 +180,23 @@ class Grid:
         if self.label is not None and not isinstance(self.label, str):
             raise ValueError(f"label must be a string: got {self.label!r}")
         set_(self, "dataset_options", _normalise_options(self.dataset_options, datasets))
+        set_(self, "split", str(parse_split(self.split)))
+        gap = 0 if self.gap is None else self.gap
+        if isinstance(gap, bool) or not isinstance(gap, int) or gap < 0:
+            raise ValueError(f"gap must be a whole number of rows >= 0: got {self.gap!r}")
+        if gap and self.split_kind == "cv":
+            raise ValueError(f"gap applies to a time split only (split 'cv'): got gap={gap!r}")
+        set_(self, "gap", gap)
+
+    @property
+    def split_kind(self) -> str:
+        """``'cv'`` or ``'time'`` (the value of the ``split`` column of the results)."""
+        return parse_split(self.split).kind
+
+    @property
+    def time_column(self) -> str | None:
+        """The time column (``time:COLUMN`` or ``cv:COLUMN``: never a feature), else None."""
+        return parse_split(self.split).column
 
     # -- identity ----------------------------------------------------------------------------
     def identity(self) -> dict:
@@ -189,6 +215,8 @@ class Grid:
             "n_folds": self.n_folds,
             "dataset_options": self._identity_options(),
             "protocol": PROTOCOL_VERSION,
+            # only a non-default split enters: the run ids of published-protocol grids stay as they were
+            **({"split": self.split, "gap": self.gap} if self.split != "cv" else {}),
         }
 
     @property
@@ -211,6 +239,7 @@ class Grid:
             "models": list(self.models), "scorings": list(self.scorings), "tuning": self.tuning,
             "n_folds": self.n_folds, "timeout": self.timeout, "label": self.label,
             "dataset_options": self._options_dict(),
+            **({"split": self.split, "gap": self.gap} if self.split != "cv" else {}),
         }
 
     def load_options(self, spec: str) -> dict:
@@ -235,6 +264,12 @@ class Task:
     n_folds : int
     models, scorings : tuple of str
     tuning : str
+    split : {'cv', 'time'}
+        Outer evaluation scheme (:mod:`encbench.engine.splits`).
+    time_column : str or None
+        The column that orders the rows of a time split; with either split it is not a feature.
+    gap : int
+        Time split: training rows left out before each test block.
     """
 
     dataset: str
@@ -244,6 +279,9 @@ class Task:
     models: tuple[str, ...]
     scorings: tuple[str, ...]
     tuning: str
+    split: str = "cv"
+    time_column: str | None = None
+    gap: int = 0
 
     def keys(self) -> list[tuple]:
         """Result keys ``(dataset, encoder, model, tuning, scoring, fold)`` the task writes."""
@@ -290,8 +328,7 @@ class Plan:
                        for s in task.scorings)
             )
             if models:
-                todo.append(Task(task.dataset, task.encoder, task.fold, task.n_folds, models,
-                                 task.scorings, task.tuning))
+                todo.append(replace(task, models=models))
         return todo
 
 
@@ -322,6 +359,9 @@ def plan(grid: Grid) -> Plan:
             loaded[spec] = load_dataset(spec, n_folds=grid.n_folds, **grid.load_options(spec))
         except DatasetError as exc:
             errors.append(f"{spec}: {exc}")
+            continue
+        if grid.time_column is not None:
+            errors += [f"{spec}: {problem}" for problem in _time_split_problems(loaded[spec], grid)]
     if errors:
         headline = (f"{len(errors)} of {len(grid.datasets)} datasets cannot be used"
                     if len(errors) > 1 else None)
@@ -345,8 +385,23 @@ def plan(grid: Grid) -> Plan:
         datasets[spec] = ds
 
     tasks = tuple(
-        Task(ds.key, encoder, fold, grid.n_folds, grid.models, grid.scorings, grid.tuning)
+        Task(ds.key, encoder, fold, grid.n_folds, grid.models, grid.scorings, grid.tuning,
+             grid.split_kind, grid.time_column, grid.gap)
         for ds in datasets.values() for encoder in grid.encoders for fold in range(grid.n_folds)
     )
     n_expected = len(tasks) * len(grid.models) * len(grid.scorings)
     return Plan(grid=grid, datasets=datasets, tasks=tasks, n_expected=n_expected)
+
+
+def _time_split_problems(ds, grid: Grid) -> list[str]:
+    """Why ``grid.time_column`` cannot set the folds of a dataset (empty: it can)."""
+    if grid.split_kind == "cv":  # the column is only set aside: it must exist
+        if grid.time_column in ds.X.columns:
+            return []
+        return [f"time column {grid.time_column!r} is not a column of the data; columns: "
+                f"{', '.join(map(str, ds.X.columns))}"]
+    try:
+        times = check_time_column(ds.X, grid.time_column)
+    except ValueError as exc:
+        return [str(exc)]
+    return check_forward_folds(times, ds.y, grid.n_folds, gap=grid.gap)

@@ -196,13 +196,24 @@ def make_preprocessor(encoder: str, categorical, numerical):
     return ColumnTransformer(transformers, remainder="drop")
 
 
-def fold_indices(y: np.ndarray, n_folds: int, fold: int) -> tuple[np.ndarray, np.ndarray]:
-    """Train and test indices of outer fold ``fold``: ``StratifiedKFold(n_folds)``, no shuffling.
+def fold_indices(y: np.ndarray, n_folds: int, fold: int, *, split: str = "cv",
+                 times: np.ndarray | None = None, gap: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Train and test indices of outer fold ``fold``.
 
-    Without shuffling the folds follow the row order of the file, as published.
+    ``split='cv'`` (published): ``StratifiedKFold(n_folds)`` without shuffling, so the folds
+    follow the row order of the file. ``split='time'``: forward folds over ``times``
+    (:func:`encbench.engine.splits.forward_fold_indices`; ``gap`` training rows left out).
     """
     from sklearn.model_selection import StratifiedKFold
 
+    if split == "time":
+        from encbench.engine.splits import forward_fold_indices
+
+        if times is None:
+            raise ValueError("a time split needs the time of every row: got times=None")
+        return forward_fold_indices(times, n_folds, fold, gap=gap)
+    if split != "cv":
+        raise ValueError(f"split must be 'cv' or 'time': got {split!r}")
     if not 0 <= fold < n_folds:
         raise ValueError(f"fold must be in [0, {n_folds}): got {fold!r}")
     for index, split in enumerate(StratifiedKFold(n_splits=n_folds).split(np.zeros(len(y)), y)):
@@ -299,13 +310,23 @@ class _Fold:
 
     def __init__(self, task: Task, data: Payload):
         self.task = task
-        train, test = fold_indices(data.y, task.n_folds, task.fold)
-        self.X_train = data.X.iloc[train].reset_index(drop=True)
-        self.X_test = data.X.iloc[test].reset_index(drop=True)
+        X, categorical = data.X, list(data.categorical)
+        split, times, time_column = getattr(task, "split", "cv"), None, getattr(task, "time_column", None)
+        if split == "time":  # the time column orders the rows
+            from encbench.engine.splits import check_time_column
+
+            times = check_time_column(X, time_column)
+        if time_column is not None and time_column in X.columns:  # and is never a feature
+            X = X.drop(columns=[time_column])
+            categorical = [c for c in categorical if c != time_column]
+        train, test = fold_indices(data.y, task.n_folds, task.fold, split=split, times=times,
+                                   gap=getattr(task, "gap", 0))
+        self.X_train = X.iloc[train].reset_index(drop=True)
+        self.X_test = X.iloc[test].reset_index(drop=True)
         self.y_train, self.y_test = data.y[train], data.y[test]
-        self.categorical = list(data.categorical)
+        self.categorical = categorical
         cats = set(self.categorical)
-        self.numerical = [c for c in data.X.columns if c not in cats]
+        self.numerical = [c for c in X.columns if c not in cats]
         self._encoded = None
 
     def preprocessor(self):

@@ -262,7 +262,7 @@ def _run(the_plan: Plan, executor, writer: Writer, report, should_stop, publish_
         if skip:  # over the memory budget: recorded as failed with the reason, never run
             guarded = [t for t in todo if (t.dataset, t.encoder) in skip]
             for task in guarded:
-                writer.write_results([dict(row, run_id=run_id) for row in unfinished_rows(
+                writer.write_results([dict(row, run_id=run_id, split=grid.split_kind) for row in unfinished_rows(
                     task, "failed", skip[(task.dataset, task.encoder)])])
             todo = [t for t in todo if (t.dataset, t.encoder) not in skip]
             skipped += len(guarded)
@@ -281,7 +281,7 @@ def _run(the_plan: Plan, executor, writer: Writer, report, should_stop, publish_
         try:
             for outcome in stream:
                 if outcome is not None:
-                    rows = [dict(row, run_id=run_id) for row in outcome.rows]
+                    rows = [dict(row, run_id=run_id, split=grid.split_kind) for row in outcome.rows]
                     writer.write_results(rows)
                     done += 1
                     elapsed = time.monotonic() - started

@@ -28,7 +28,7 @@ def _as_list(values: Sequence[str] | str | int | None) -> list[str] | None:
 
 # Filters over a closed vocabulary: an unknown value is a mistake, not an empty selection.
 _VOCABULARY = {"models": vocab.MODELS, "tunings": vocab.TUNINGS, "scorings": vocab.METRICS,
-               "encoders": vocab.ENCODERS, "origins": ("published", "local")}
+               "encoders": vocab.ENCODERS, "origins": ("published", "local"), "splits": vocab.SPLITS}
 
 
 def _check_vocabulary(name: str, values: list[str] | None) -> None:
@@ -42,26 +42,26 @@ def _check_vocabulary(name: str, values: list[str] | None) -> None:
 
 # Each filter is "(?::VARCHAR[] IS NULL OR list_contains(?::VARCHAR[], column))" with the list bound
 # twice; the column names come from this allowlist, never from the caller.
-_SCORE_FILTERS = ("dataset", "model", "tuning", "scoring", "encoder", "origin", "run_id")
+_SCORE_FILTERS = ("dataset", "model", "tuning", "scoring", "encoder", "origin", "run_id", "split")
 _SCORES_SQL = (
-    "SELECT dataset, model, tuning, scoring, encoder, cv_score, time, origin, run_id FROM scores WHERE "
+    "SELECT dataset, model, tuning, scoring, encoder, cv_score, time, origin, run_id, split FROM scores WHERE "
     + " AND ".join(f"(?::VARCHAR[] IS NULL OR list_contains(?::VARCHAR[], {c}))" for c in _SCORE_FILTERS)
     + " ORDER BY model, tuning, scoring, dataset, encoder"
 )
 
 
 def load_scores(source: Source, *, datasets=None, models=None, tunings=None, scorings=None,
-                encoders=None, origins=None, run_ids=None) -> pd.DataFrame:
+                encoders=None, origins=None, run_ids=None, splits=None) -> pd.DataFrame:
     """Rows of the ``scores`` view (one per experiment and run), filtered.
 
-    Returns columns ``dataset, model, tuning, scoring, encoder, cv_score, time, origin, run_id``.
-    Values are canonical names (``encbench.vocab``); an unknown model, tuning, scoring, encoder or
-    origin raises ValueError. Datasets are keys (OpenML ids as text; an int is accepted).
+    Returns columns ``dataset, model, tuning, scoring, encoder, cv_score, time, origin, run_id,
+    split``. Values are canonical names (``encbench.vocab``); an unknown model, tuning, scoring,
+    encoder, origin or split raises ValueError. Datasets are keys (OpenML ids as text; an int is accepted).
     Use :func:`one_score_per_experiment` before ranking when several runs may hold the same
     experiment.
     """
     filters = {"datasets": datasets, "models": models, "tunings": tunings, "scorings": scorings,
-               "encoders": encoders, "origins": origins, "run_ids": run_ids}
+               "encoders": encoders, "origins": origins, "run_ids": run_ids, "splits": splits}
     params: list = []
     for name, values in filters.items():
         values = _as_list(values)
@@ -95,15 +95,17 @@ def one_score_per_experiment(scores: pd.DataFrame, prefer: str | None = None) ->
     """
     if prefer is not None and prefer not in PREFERENCES:
         raise ValueError(f"prefer must be one of {PREFERENCES} or None: got {prefer!r}")
-    if not scores.duplicated(_EXPERIMENT).any():
+    # the evaluation scheme is part of the experiment: a cv and a time score are never merged
+    experiment = _EXPERIMENT + ["split"] if "split" in scores.columns else _EXPERIMENT
+    if not scores.duplicated(experiment).any():
         return scores
     if prefer is not None and "origin" in scores.columns:
         has_preferred = (scores["origin"] == prefer).groupby(
-            [scores[k] for k in _EXPERIMENT], observed=True, sort=False).transform("any")
+            [scores[k] for k in experiment], observed=True, sort=False).transform("any")
         scores = scores[(scores["origin"] == prefer) | ~has_preferred.to_numpy()]
-        if not scores.duplicated(_EXPERIMENT).any():
+        if not scores.duplicated(experiment).any():
             return scores
-    return scores.groupby(_EXPERIMENT, as_index=False, observed=True, sort=False).agg(
+    return scores.groupby(experiment, as_index=False, observed=True, sort=False).agg(
         cv_score=("cv_score", "mean"), time=("time", "mean"),
         origin=("origin", lambda s: ",".join(sorted(set(s)))),
         run_id=("run_id", lambda s: ",".join(sorted(set(s)))),
@@ -147,7 +149,7 @@ def local_overview(source: Source) -> dict[str, int]:
 
 def counts_by(source: Source, column: str) -> pd.DataFrame:
     """Number of ``scores`` rows per origin and value of one factor column."""
-    allowed = ("dataset", "model", "tuning", "scoring", "encoder")
+    allowed = ("dataset", "model", "tuning", "scoring", "encoder", "split")
     if column not in allowed:
         raise ValueError(f"column must be one of {allowed}: got {column!r}")
     sql = (
@@ -160,7 +162,7 @@ def counts_by(source: Source, column: str) -> pd.DataFrame:
 def factor_levels(source: Source) -> dict[str, list[str]]:
     """Distinct values with results, per factor (for filter widgets)."""
     levels = {}
-    for column in ("dataset", "model", "tuning", "scoring", "encoder", "origin"):
+    for column in ("dataset", "model", "tuning", "scoring", "encoder", "origin", "split"):
         sql = f"SELECT DISTINCT {column} AS v FROM scores ORDER BY v"
         levels[column] = source.query(sql)["v"].astype(str).tolist()
     return levels

@@ -22,9 +22,11 @@ log = logging.getLogger(__name__)
 
 RESULT_COLUMNS = (
     "run_id", "dataset", "encoder", "model", "tuning", "scoring", "fold", "n_folds",
-    "cv_score", "time", "status", "error", "encode_time",
+    "cv_score", "time", "status", "error", "encode_time", "split",
 )
 RESULT_KEY = ("dataset", "encoder", "model", "tuning", "scoring", "fold")
+#: evaluation scheme of rows that do not say (the published protocol)
+DEFAULT_SPLIT = "cv"
 DATASET_COLUMNS = (
     "dataset", "name", "source", "openml_id", "n_rows", "n_features", "n_categorical",
     "target", "positive_class", "sha256",
@@ -37,7 +39,7 @@ _UPSERT_DATASET_SQL = (
     f"VALUES ({', '.join('?' for _ in DATASET_COLUMNS)}) ON CONFLICT (dataset) DO UPDATE SET "
     + ", ".join(f"{c} = excluded.{c}" for c in DATASET_COLUMNS[1:])
 )
-_KEY_SQL = ", ".join(("run_id",) + RESULT_KEY)
+_KEY_SQL = ", ".join(("run_id",) + RESULT_KEY + ("split",))  # the primary key's columns
 _DROP_UNFINISHED_SQL = (
     f"DELETE FROM results WHERE status <> 'ok' AND ({_KEY_SQL}) IN "
     f"(SELECT ({_KEY_SQL}) FROM incoming_results)"
@@ -234,12 +236,18 @@ class Writer:
             if column not in frame.columns:
                 if column in ("error", "cv_score", "time", "encode_time"):
                     frame[column] = None
+                elif column == "split":
+                    frame[column] = DEFAULT_SPLIT
                 else:
                     raise ValueError(f"result rows lack column {column!r}")
         frame = frame.loc[:, list(RESULT_COLUMNS)]
+        frame["split"] = frame["split"].where(frame["split"].notna(), DEFAULT_SPLIT)
         bad = set(frame["status"]) - {"ok", "failed", "timeout"}
         if bad:
             raise ValueError(f"result status must be ok, failed or timeout: got {sorted(bad)!r}")
+        bad = set(frame["split"]) - {"cv", "time"}
+        if bad:
+            raise ValueError(f"result split must be cv or time: got {sorted(map(str, bad))!r}")
         with self._transaction():
             self.con.register("incoming_results", frame)
             try:
