@@ -8,6 +8,8 @@ db info             what the database holds
 run ...             run a grid of experiments (see ``python -m encbench run --help``)
 runs                list runs with status and counts
 worker              drain the app's run queue (started by the app; one at a time)
+encoders            list the study's 32 encoders and the installed encoder plugins
+compare RUN_ID      where a run's custom encoder ranks among the published 32
 """
 from __future__ import annotations
 
@@ -100,6 +102,34 @@ def cmd_worker(args) -> int:
     return serve(_db_path(args), idle_exit=args.idle_exit)
 
 
+def cmd_encoders(args) -> int:
+    from encbench.custom import ENTRY_POINT_GROUP, plugins
+    from encbench.encoders import REGISTRY
+
+    print(f"the study's {len(REGISTRY)} encoders:")
+    for spec in REGISTRY.values():
+        print(f"  {spec.name:<11} {spec.family:<18} {spec.description}")
+    found = plugins()
+    print(f"\nplugins (entry points in group {ENTRY_POINT_GROUP!r}): {len(found) or 'none installed'}")
+    for plugin in found:
+        package = f"{plugin.package} {plugin.version}" if plugin.package else "?"
+        print(f"  {plugin.name:<11} {plugin.target}  ({package})")
+    print("\nany other encoder: --encoders module:attr or NAME=module:attr (python -m encbench run --help)")
+    return 0
+
+
+def cmd_compare(args) -> int:
+    from encbench import placement
+
+    db_path = _db_path(args)
+    if not db_path.exists():
+        raise ValueError(f"no database at {str(db_path)!r} (check --db / ENCBENCH_DB)")
+    strategies = [s.strip() for s in args.strategies.split(",")] if args.strategies else None
+    with Reader(db_path) as reader:
+        result = placement.place(reader, args.run_id, strategies=strategies, alpha=args.alpha)
+    return placement.print_report(result, out=args.out, alpha=args.alpha)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m encbench", description="Benchmark categorical encoders.")
     parser.add_argument("--version", action="version", version=f"encbench {__version__}")
@@ -124,6 +154,25 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument("--idle-exit", type=float, default=300.0,
                         help="exit after the queue has been empty this many seconds (default 300)")
     worker.set_defaults(func=cmd_worker)
+
+    encoders = sub.add_parser("encoders", help="list the study's encoders and installed encoder plugins")
+    encoders.set_defaults(func=cmd_encoders)
+
+    compare = sub.add_parser(
+        "compare", help="rank a run's custom encoder among the published 32",
+        description="Merge the custom encoder's scores of a run with the published scores of the same "
+                    "datasets, models, metrics and tuning (published scores count for the 32; the "
+                    "run's control encoders are only checked against them), then rank it under every "
+                    "aggregation strategy, per model and metric and pooled, and test it against the "
+                    "best published encoder (Wilcoxon signed-rank over datasets).")
+    compare.add_argument("run_id", metavar="RUN_ID", help="a run made with a custom encoder")
+    compare.add_argument("--db", help="database file (default: $ENCBENCH_DB or db/encbench.duckdb)")
+    compare.add_argument("--strategies", help="comma-separated aggregation strategies (default: all)")
+    compare.add_argument("--alpha", type=float, default=0.05, help="significance level of R-Nem and the CD diagram")
+    compare.add_argument("--out", metavar="DIR",
+                         help="write the rank table, Wilcoxon tests and control cells (CSV, LaTeX) and the "
+                              "pooled CD diagram (SVG) there, each with its provenance")
+    compare.set_defaults(func=cmd_compare)
 
     try:  # the engine adds its commands (run, runs) when it is installed
         from encbench.engine.cli import add_commands

@@ -98,7 +98,9 @@ def output_columns(encoder: str, levels: int) -> int:
     """
     from encbench.encoders import REGISTRY
 
-    spec = REGISTRY[encoder]
+    spec = REGISTRY.get(encoder)
+    if spec is None:  # a custom encoder: its width is unknown before it runs (counted as one)
+        return 1
     levels = max(1, int(levels))
     if encoder in ("OH", "Sum"):
         return levels

@@ -7,6 +7,7 @@ Examples
     python -m encbench run --datasets bundled:tic-tac-toe --encoders OH,MT,CB --models LogReg,DT --tuning no
     python -m encbench run --datasets bundled:credit-g,31,data.csv:target --workers 2 --timeout 600
     python -m encbench run --datasets bundled:adult --scheduler tcp://10.0.0.5:8786
+    python -m encbench run --datasets suite:matteucci2023 --encoders mypkg.encoders:FancyEncoder --models DT,LogReg
     python -m encbench runs
     python -m encbench runs --errors local-0123456789abcdef
 """
@@ -73,7 +74,8 @@ def _comparison(reader, run_id: str, grid, keys: list[str]) -> pd.DataFrame:
     """This run's scores next to the published ones for the same experiments."""
     from encbench.store import queries
 
-    scores = queries.load_scores(reader, datasets=keys, encoders=list(grid.encoders),
+    scores = queries.load_scores(reader, datasets=keys,
+                                 encoders=[e for e in grid.encoders if e in vocab.ENCODERS],
                                  models=list(grid.models), tunings=[grid.tuning],
                                  scorings=list(grid.scorings))
     ours = scores[scores["run_id"] == run_id]
@@ -167,10 +169,45 @@ def _build_grid(args, db_path: Path, *, final: bool):
         datasets.append(spec)
         if opts:
             options[spec] = opts
-    return Grid(datasets=datasets, encoders=_names(args.encoders), models=_names(args.models),
+    canonical, customs = _encoders(args)
+    return Grid(datasets=datasets, encoders=canonical, custom_encoders=customs, models=_names(args.models),
                 scorings=_names(args.metrics), tuning=args.tuning, n_folds=args.folds,
                 timeout=args.timeout, label=args.label, dataset_options=options,
                 split=getattr(args, "split", "cv"), gap=getattr(args, "gap", 0))
+
+
+def _encoders(args):
+    """(canonical names, custom encoders) of ``--encoders``, ``--encoder-params`` and ``--controls``.
+
+    With a custom encoder, the controls (default OH, MT) join the run: their local scores are
+    checked against the published ones by ``encbench compare``.
+    """
+    from encbench.custom import load_params, parse_encoders
+
+    canonical, customs = parse_encoders(getattr(args, "encoders", None),
+                                        load_params(getattr(args, "encoder_params", None)))
+    if not customs:
+        return canonical, ()
+    if (getattr(args, "encoders", None) or "").strip().lower() in ("", "all"):
+        canonical = ()
+    controls = getattr(args, "controls", "OH,MT") or ""
+    if controls.strip().lower() not in ("", "none"):
+        extra, more = parse_encoders(controls, default_all=False)
+        if more:
+            raise ValueError(f"--controls are encoders of the study: got {', '.join(c.name for c in more)}")
+        canonical = tuple(e for e in vocab.ENCODERS if e in set(canonical) | set(extra))
+    return canonical, customs
+
+
+def _custom_import_path(customs) -> None:
+    """Task processes import custom encoders: a module found in the current directory must be
+    found there too (they run from the checkout with their own PYTHONPATH)."""
+    import os
+
+    cwd = os.getcwd()
+    paths = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    if customs and cwd not in paths:
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [cwd, *paths]))
 
 
 def cmd_run(args) -> int:
@@ -178,6 +215,12 @@ def cmd_run(args) -> int:
     from encbench.engine.runner import guard_memory
     from encbench.store import Reader, queries
 
+    if "suite:" in (args.datasets or "").lower():
+        from encbench.suites import expand
+
+        args.datasets, selections = expand(args.datasets)
+        for selection in selections:
+            print(selection.message(), file=sys.stderr)
     if args.workers < 0:
         raise ValueError(f"--workers must be 0 (in this process) or a positive number: got {args.workers}")
     if args.workers == 0 and args.timeout != 6000.0:
@@ -185,6 +228,7 @@ def cmd_run(args) -> int:
     db_path = _db_path(args)
     # Everything is validated before anything is created: no database, no stored file.
     grid = _build_grid(args, db_path, final=False)
+    _custom_import_path(grid.custom_encoders)
     the_plan = plan(grid)
     on_oversize = "skip" if args.skip_oversized else "refuse"
     workers = 1 if args.scheduler else max(1, args.workers)
@@ -235,6 +279,8 @@ def cmd_run(args) -> int:
             print(shown.to_string(index=False))
             if len(table) > len(shown):
                 print(f"... {len(table) - len(shown)} more rows (see the app or the scores view)")
+    if grid.custom_encoders:
+        print(f"\nwhere the new encoder ranks: python -m encbench compare {run_id}")
     return 0
 
 
@@ -327,7 +373,16 @@ def add_commands(sub) -> None:
     )
     run.add_argument("--datasets", required=True,
                      help="comma-separated: bundled:<name>, an OpenML id, or path.csv:target[:positive]")
-    run.add_argument("--encoders", default="all", help=f"comma-separated, or all ({len(vocab.ENCODERS)})")
+    run.add_argument("--encoders", default="all",
+                     help=f"comma-separated, or all ({len(vocab.ENCODERS)}); besides the study's names: "
+                          f"your own encoder as module:attr (a class, factory or estimator; named attr) "
+                          f"or NAME=module:attr, or an installed plugin's name (python -m encbench encoders)")
+    run.add_argument("--encoder-params", metavar="JSON_OR_FILE",
+                     help='parameters of custom encoders: JSON such as \'{"FancyEncoder": {"alpha": 2}}\' '
+                          'or a .json/.toml file with one table per encoder')
+    run.add_argument("--controls", default="OH,MT",
+                     help="study encoders run beside a custom encoder, to check the local protocol "
+                          "against the published scores (none: no controls)")
     run.add_argument("--models", default="all", help=f"comma-separated of {' '.join(vocab.MODELS)}, or all")
     run.add_argument("--metrics", default="all", help=f"comma-separated of {' '.join(vocab.METRICS)}, or all")
     run.add_argument("--tuning", default="no", choices=vocab.TUNINGS, help="tuning strategy")

@@ -88,6 +88,29 @@ def _normalise_options(options, datasets: tuple[str, ...]) -> dict[str, dict]:
     return dict(sorted(frozen.items()))
 
 
+def _custom_encoders(value) -> dict[str, dict]:
+    """Custom encoders as name -> :meth:`encbench.custom.CustomEncoder.to_dict` (validated)."""
+    if not value:
+        return {}
+    from encbench.custom import CustomEncoder
+
+    if isinstance(value, Mapping):
+        items = [CustomEncoder.from_dict({"name": name, **dict(spec)}) if isinstance(spec, Mapping)
+                 else spec for name, spec in value.items()]
+    elif isinstance(value, Iterable) and not isinstance(value, str):
+        items = [CustomEncoder.from_dict(v) if isinstance(v, Mapping) else v for v in value]
+    else:
+        raise ValueError(f"custom_encoders must map names to import specs: got {value!r}")
+    out = {}
+    for spec in items:
+        if not isinstance(spec, CustomEncoder):
+            raise ValueError(f"custom_encoders must hold CustomEncoder or mappings: got {spec!r}")
+        if spec.name in out:
+            raise ValueError(f"two custom encoders are named {spec.name!r}: got {value!r}")
+        out[spec.name] = spec.to_dict()
+    return out
+
+
 def _dataset_identity(spec: str) -> str:
     """What a dataset reference resolves to, without loading it (for the run id)."""
     from encbench.data import DatasetError, find_bundled, parse_dataset_spec
@@ -132,6 +155,11 @@ class Grid:
         ``COLUMN`` (which is then not a feature).
     gap : int
         Forward folds only: training rows left out between each training part and its test block.
+    custom_encoders : mapping or sequence, optional
+        Encoders of your own (:mod:`encbench.custom`): name -> ``{"import": "module:attr",
+        "params": {...}}`` (or :class:`encbench.custom.CustomEncoder` objects). They run after
+        the canonical ``encoders``, which may then be empty; they enter the run id with their
+        import path, parameters and package version.
 
     Notes
     -----
@@ -152,6 +180,7 @@ class Grid:
     dataset_options: Mapping[str, Mapping] = field(default_factory=dict, hash=False)
     split: str = "cv"
     gap: int = 0
+    custom_encoders: Mapping[str, Mapping] = field(default_factory=dict, hash=False)
 
     def __post_init__(self):
         datasets = tuple(dict.fromkeys(_as_names(self.datasets, "datasets")))
@@ -159,12 +188,18 @@ class Grid:
             raise ValueError(f"a grid needs at least one dataset: got {self.datasets!r}")
         set_ = object.__setattr__
         set_(self, "datasets", datasets)
+        customs = _custom_encoders(self.custom_encoders)
+        set_(self, "custom_encoders", customs)
         # None means "all", as the defaults (JSON requests may carry explicit nulls)
         for attr, allowed, kind in (("encoders", vocab.ENCODERS, "encoder"),
                                     ("models", vocab.MODELS, "model"),
                                     ("scorings", vocab.METRICS, "scoring")):
             value = getattr(self, attr)
             names = allowed if value is None else _as_names(value, attr)
+            if attr == "encoders" and customs:  # custom encoders run after the canonical ones
+                names = tuple(n for n in names if n not in customs)
+                set_(self, attr, (_canonical(names, allowed, kind) if names else ()) + tuple(customs))
+                continue
             set_(self, attr, _canonical(names, allowed, kind))
         if self.tuning not in vocab.TUNINGS:
             raise ValueError(f"tuning must be one of {', '.join(vocab.TUNINGS)}: got {self.tuning!r}")
@@ -217,7 +252,16 @@ class Grid:
             "protocol": PROTOCOL_VERSION,
             # only a non-default split enters: the run ids of published-protocol grids stay as they were
             **({"split": self.split, "gap": self.gap} if self.split != "cv" else {}),
+            **({"custom_encoders": {name: {k: spec[k] for k in ("import", "params", "version")}
+                                    for name, spec in self.custom_encoders.items()}}
+               if self.custom_encoders else {}),
         }
+
+    def custom(self, name: str):
+        """The :class:`encbench.custom.CustomEncoder` of a custom encoder of the grid."""
+        from encbench.custom import CustomEncoder
+
+        return CustomEncoder.from_dict(self.custom_encoders[name])
 
     @property
     def run_id(self) -> str:
@@ -240,6 +284,8 @@ class Grid:
             "n_folds": self.n_folds, "timeout": self.timeout, "label": self.label,
             "dataset_options": self._options_dict(),
             **({"split": self.split, "gap": self.gap} if self.split != "cv" else {}),
+            **({"custom_encoders": {n: dict(c) for n, c in self.custom_encoders.items()}}
+               if self.custom_encoders else {}),
         }
 
     def load_options(self, spec: str) -> dict:
@@ -270,6 +316,9 @@ class Task:
         The column that orders the rows of a time split; with either split it is not a feature.
     gap : int
         Time split: training rows left out before each test block.
+    custom : str or None
+        A custom encoder's JSON spec (import path and parameters) that the task process builds;
+        None for the canonical encoders (built by ``make_encoder``).
     """
 
     dataset: str
@@ -282,6 +331,7 @@ class Task:
     split: str = "cv"
     time_column: str | None = None
     gap: int = 0
+    custom: str | None = None
 
     def keys(self) -> list[tuple]:
         """Result keys ``(dataset, encoder, model, tuning, scoring, fold)`` the task writes."""
@@ -348,7 +398,7 @@ def plan(grid: Grid) -> Plan:
     from encbench.data import DatasetError, load_dataset
     from encbench.encoders import REGISTRY
 
-    missing = [e for e in grid.encoders if e not in REGISTRY]
+    missing = [e for e in grid.encoders if e not in REGISTRY and e not in grid.custom_encoders]
     if missing:
         raise ValueError(f"encoders not in the registry: got {missing!r}")
 
@@ -383,10 +433,15 @@ def plan(grid: Grid) -> Plan:
             continue
         seen[ds.key] = spec
         datasets[spec] = ds
+    if grid.custom_encoders:  # fit/transform each on a sample before anything runs
+        from encbench.custom import check_on_datasets
 
+        check_on_datasets([grid.custom(n) for n in grid.custom_encoders], datasets.values())
+
+    customs = {n: grid.custom(n).to_json() for n in grid.custom_encoders}
     tasks = tuple(
         Task(ds.key, encoder, fold, grid.n_folds, grid.models, grid.scorings, grid.tuning,
-             grid.split_kind, grid.time_column, grid.gap)
+             grid.split_kind, grid.time_column, grid.gap, custom=customs.get(encoder))
         for ds in datasets.values() for encoder in grid.encoders for fold in range(grid.n_folds)
     )
     n_expected = len(tasks) * len(grid.models) * len(grid.scorings)

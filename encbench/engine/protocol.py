@@ -175,8 +175,12 @@ def bayes_n_iter(space: dict) -> int:
     return min(BAYES_MAX_ITER, size)
 
 
-def make_preprocessor(encoder: str, categorical, numerical):
-    """Categorical: impute most frequent, then encode; numerical: impute median, RobustScaler."""
+def make_preprocessor(encoder: str, categorical, numerical, custom: str | None = None):
+    """Categorical: impute most frequent, then encode; numerical: impute median, RobustScaler.
+
+    ``custom`` is a custom encoder's JSON spec (:mod:`encbench.custom`); the 32 canonical
+    encoders (``custom`` None) are built by ``make_encoder`` as always.
+    """
     from sklearn.compose import ColumnTransformer
     from sklearn.impute import SimpleImputer
     from sklearn.pipeline import Pipeline
@@ -187,13 +191,20 @@ def make_preprocessor(encoder: str, categorical, numerical):
     categorical_pipe = Pipeline([
         # pandas output keeps column names for the encoders
         ("impute", SimpleImputer(strategy="most_frequent").set_output(transform="pandas")),
-        ("encode", make_encoder(encoder, random_state=ENCODER_SEED)),
+        ("encode", make_encoder(encoder, random_state=ENCODER_SEED) if custom is None
+         else _custom_encoder(custom)),
     ])
     transformers = [("categorical", categorical_pipe, list(categorical))]
     if len(numerical):
         numerical_pipe = Pipeline([("impute", SimpleImputer(strategy="median")), ("scale", RobustScaler())])
         transformers.append(("numerical", numerical_pipe, list(numerical)))
     return ColumnTransformer(transformers, remainder="drop")
+
+
+def _custom_encoder(spec: str):
+    from encbench.custom import build_from_json
+
+    return build_from_json(spec)
 
 
 def fold_indices(y: np.ndarray, n_folds: int, fold: int, *, split: str = "cv",
@@ -330,7 +341,8 @@ class _Fold:
         self._encoded = None
 
     def preprocessor(self):
-        return make_preprocessor(self.task.encoder, self.categorical, self.numerical)
+        return make_preprocessor(self.task.encoder, self.categorical, self.numerical,
+                                 getattr(self.task, "custom", None))
 
     def encoded(self):
         """``(X_train_encoded, X_test_encoded, seconds)``; raises the encoder's exception."""

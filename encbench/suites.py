@@ -1,0 +1,145 @@
+"""Named dataset suites for ``--datasets suite:<name>`` (issue 14).
+
+``suite:matteucci2023``: the study's 50 OpenML datasets (``db/seed/datasets.csv``);
+``suite:matteucci2023-small``: the 30 of them the study used for full tuning (its smallest).
+Each dataset resolves to its bundled copy where one is shipped, else to OpenML through the
+``openml`` cache. Offline, the datasets that are neither bundled nor cached are reported as
+missing and the rest run.
+"""
+from __future__ import annotations
+
+import csv
+import functools
+import logging
+from dataclasses import dataclass
+
+from encbench.resources import resource_dir
+
+log = logging.getLogger(__name__)
+
+PREFIX = "suite:"
+SUITES = {
+    "matteucci2023": "the study's 50 OpenML datasets",
+    "matteucci2023-small": "the study's 30 smallest datasets (its full-tuning subset)",
+}
+
+
+@dataclass(frozen=True)
+class SuiteDataset:
+    openml_id: int
+    name: str
+    in_full_tuning: bool
+
+
+@dataclass(frozen=True)
+class SuiteSelection:
+    """A suite resolved on this machine.
+
+    Attributes
+    ----------
+    name : str
+    available : tuple of str
+        Dataset references to run (OpenML ids as text: they load the bundled copy when shipped).
+    sources : dict
+        Reference -> ``'bundled'``, ``'openml cache'`` or ``'openml'`` (to download).
+    missing : tuple of (int, str, str)
+        ``(openml_id, name, reason)`` of the datasets that cannot be had here.
+    """
+
+    name: str
+    available: tuple[str, ...]
+    sources: dict
+    missing: tuple[tuple[int, str, str], ...]
+
+    def message(self) -> str:
+        counts = {}
+        for source in self.sources.values():
+            counts[source] = counts.get(source, 0) + 1
+        text = (f"suite {self.name}: {len(self.available)} of {len(self.available) + len(self.missing)} "
+                f"datasets available ({', '.join(f'{n} {s}' for s, n in counts.items()) or 'none'})")
+        if self.missing:
+            text += (f"; missing {len(self.missing)}: "
+                     + ", ".join(f"{name} ({i})" for i, name, _ in self.missing)
+                     + f" ({self.missing[0][2]})")
+        return text
+
+
+@functools.lru_cache(maxsize=1)
+def study_datasets() -> tuple[SuiteDataset, ...]:
+    """The study's 50 datasets, by OpenML id."""
+    with (resource_dir("seed") / "datasets.csv").open(newline="", encoding="utf-8") as fh:
+        return tuple(SuiteDataset(int(r["openml_id"]), r["name"], r["in_full_tuning"] == "yes")
+                     for r in csv.DictReader(fh))
+
+
+def suite_members(name: str) -> tuple[SuiteDataset, ...]:
+    if name not in SUITES:
+        raise ValueError(f"unknown dataset suite: got {name!r}; known: "
+                         + ", ".join(f"suite:{k} ({v})" for k, v in SUITES.items()))
+    members = study_datasets()
+    return tuple(d for d in members if d.in_full_tuning) if name.endswith("-small") else members
+
+
+def _cached(openml_id: int) -> bool:
+    from encbench.data.openml_source import dataset_cache_dir
+
+    folder = dataset_cache_dir(openml_id)
+    return (folder / "description.xml").is_file() and (folder / "dataset.arff").is_file()
+
+
+def _openml_reachable() -> str | None:
+    """None when the OpenML server answers a TCP connection, else the reason."""
+    from encbench.data.openml_source import CONNECT_TIMEOUT, _check_reachable
+
+    try:
+        import openml
+
+        _check_reachable(openml.config.server, CONNECT_TIMEOUT)
+    except OSError as exc:
+        return str(exc) or type(exc).__name__
+    return None
+
+
+def resolve_suite(name: str, *, reachable=None) -> SuiteSelection:
+    """Which datasets of a suite can run here: bundled, in the OpenML cache, or downloadable.
+
+    The network is probed at most once (a few seconds), and only when some dataset is neither
+    bundled nor cached. ``reachable`` overrides the probe (tests).
+    """
+    from encbench.data import find_bundled
+
+    available, sources, missing, unreachable = [], {}, [], None
+    probed = False
+    for d in suite_members(name):
+        ref = str(d.openml_id)
+        if find_bundled(d.openml_id) is not None:
+            source = "bundled"
+        elif _cached(d.openml_id):
+            source = "openml cache"
+        else:
+            if not probed:
+                unreachable = reachable() if reachable is not None else _openml_reachable()
+                probed = True
+            if unreachable is not None:
+                missing.append((d.openml_id, d.name, f"not bundled, not in the OpenML cache, and "
+                                                     f"OpenML is unreachable: {unreachable}"))
+                continue
+            source = "openml"
+        available.append(ref)
+        sources[ref] = source
+    return SuiteSelection(name, tuple(available), sources, tuple(missing))
+
+
+def expand(datasets: str) -> tuple[str, list[SuiteSelection]]:
+    """``--datasets`` with every ``suite:<name>`` replaced by its available datasets."""
+    out, selections = [], []
+    for item in (d.strip() for d in datasets.split(",")):
+        if item.lower().startswith(PREFIX):
+            selection = resolve_suite(item[len(PREFIX):].strip().lower())
+            selections.append(selection)
+            out.extend(selection.available)
+        elif item:
+            out.append(item)
+    if selections and not out:
+        raise ValueError("; ".join(s.message() for s in selections) + ": nothing to run")
+    return ",".join(dict.fromkeys(out)), selections

@@ -1,0 +1,272 @@
+"""Bring your own encoder (issue 14): specs, plugins, the pre-run check, suites, and end to end
+from the command line (a frequency-rank encoder of tests/byo_encoders.py on bundled datasets)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from encbench import custom, suites
+from encbench.custom import CustomEncoder, check_encoder, load_params, parse_encoders
+from encbench.engine.grid import Grid
+
+REPO = Path(__file__).resolve().parents[1]
+FREQ = "tests.byo_encoders:FrequencyRankEncoder"
+
+
+def _sample(n=120, seed=0):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({"a": rng.choice(list("abcde"), n), "b": rng.choice(["x", "y", None], n)})
+    y = rng.integers(0, 2, n)
+    return X, y
+
+
+# -- parsing -----------------------------------------------------------------------------------
+def test_parse_canonical_import_path_named_and_params():
+    canonical, customs = parse_encoders(f"mt,OH,{FREQ},Scaled=tests.byo_encoders:make_frequency_rank",
+                                        {"FrequencyRankEncoder": {"scale": True}})
+    assert canonical == ("OH", "MT")
+    assert [c.name for c in customs] == ["FrequencyRankEncoder", "Scaled"]
+    assert customs[0].params == {"scale": True} and customs[1].params == {}
+    assert customs[1].build().scale is True  # a factory
+
+
+@pytest.mark.parametrize("text, message", [
+    ("OH=tests.byo_encoders:FrequencyRankEncoder", "collides with the study's encoder 'OH'"),
+    ("cvmt_5=tests.byo_encoders:FrequencyRankEncoder", "collides with the study's encoder 'CVMT_5'"),
+    ("NoSuchThing", "unknown encoder: got 'NoSuchThing'"),
+    ("X=tests.byo_encoders:FrequencyRankEncoder,x=tests.byo_encoders:NaNEncoder", "two custom encoders"),
+    ("bad name=tests.byo_encoders:FrequencyRankEncoder", "custom encoder name"),
+])
+def test_parse_errors_name_the_problem(text, message):
+    with pytest.raises(ValueError, match=message):
+        parse_encoders(text)
+
+
+def test_params_for_an_encoder_not_given_is_an_error():
+    with pytest.raises(ValueError, match="not in --encoders"):
+        parse_encoders(FREQ, {"Other": {"a": 1}})
+
+
+def test_import_errors_are_clear():
+    spec = CustomEncoder("Nope", "no_such_module_xyz:Enc")
+    with pytest.raises(ValueError, match="cannot import module 'no_such_module_xyz'"):
+        spec.build()
+    with pytest.raises(ValueError, match="has no attribute 'Missing'"):
+        CustomEncoder("Nope", "tests.byo_encoders:Missing").build()
+    with pytest.raises(ValueError, match="cannot build encoder"):
+        CustomEncoder("Bad", FREQ, {"no_such_param": 1}).build()
+
+
+def test_load_params_json_text_json_file_and_toml(tmp_path):
+    assert load_params('{"A": {"x": 1}}') == {"A": {"x": 1}}
+    (tmp_path / "p.json").write_text(json.dumps({"A": {"x": 2}}))
+    assert load_params(str(tmp_path / "p.json")) == {"A": {"x": 2}}
+    (tmp_path / "p.toml").write_text('[FrequencyRankEncoder]\nscale = true\nunknown_value = -1.0\n')
+    assert load_params(str(tmp_path / "p.toml")) == {"FrequencyRankEncoder": {"scale": True, "unknown_value": -1.0}}
+    with pytest.raises(ValueError, match="not valid JSON"):
+        load_params("{oops")
+    with pytest.raises(ValueError, match="neither a JSON object nor a file"):
+        load_params("missing.toml")
+    with pytest.raises(ValueError, match="table of parameters"):
+        load_params('{"A": 3}')
+
+
+# -- the check ---------------------------------------------------------------------------------
+def test_check_passes_a_sound_encoder():
+    X, y = _sample()
+    report = check_encoder(parse_encoders(FREQ)[1][0], X, y)
+    assert report.ok, report.problems
+    assert (report.n_columns_in, report.n_columns_out) == (2, 2)
+
+
+@pytest.mark.parametrize("target, message", [
+    ("tests.byo_encoders:LeakyEncoder", "leaks the target"),
+    ("tests.byo_encoders:NaNEncoder", "NaN or infinite"),
+    ("tests.test_custom_encoders:NeedsY", "transform requires the target y"),
+    ("tests.test_custom_encoders:WrongRows", "rows for"),
+    ("tests.test_custom_encoders:Broken", "fit on .* raised RuntimeError: broken"),
+    ("tests.test_custom_encoders:NotAnEncoder", "without fit and transform"),
+])
+def test_check_names_what_is_wrong(target, message):
+    X, y = _sample()
+    report = check_encoder(CustomEncoder("Mine", target), X, y)
+    assert not report.ok
+    assert any(__import__("re").search(message, p) for p in report.problems), report.problems
+
+
+class NeedsY:
+    def fit(self, X, y):
+        return self
+
+    def transform(self, X, y):
+        return X
+
+
+class WrongRows:
+    def fit(self, X, y=None):
+        return self
+
+    def transform(self, X):
+        return np.zeros((3, 1))
+
+
+class Broken:
+    def fit(self, X, y=None):
+        raise RuntimeError("broken")
+
+    def transform(self, X):
+        return X
+
+
+class NotAnEncoder:
+    pass
+
+
+# -- plugins -----------------------------------------------------------------------------------
+@pytest.fixture()
+def fake_plugin(tmp_path, monkeypatch):
+    """An installed distribution declaring an encbench.encoders entry point (a dist-info on sys.path)."""
+    info = tmp_path / "fancy_plugin-1.2.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fancy-plugin\nVersion: 1.2\n")
+    (info / "entry_points.txt").write_text(
+        "[encbench.encoders]\nFreqRank = tests.byo_encoders:make_frequency_rank\n"
+        "OH = tests.byo_encoders:FrequencyRankEncoder\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return tmp_path
+
+
+def test_plugins_are_listed_and_resolved_by_name(fake_plugin):
+    found = {p.name: p for p in custom.plugins()}
+    assert "FreqRank" in found and "OH" not in found  # a plugin named like one of the 32 is skipped
+    assert (found["FreqRank"].package, found["FreqRank"].version) == ("fancy-plugin", "1.2")
+    _, customs = parse_encoders("MT,freqrank")
+    assert customs[0].name == "FreqRank" and customs[0].target == "tests.byo_encoders:make_frequency_rank"
+    assert customs[0].provenance()["version"] == "1.2"
+
+
+def test_encoders_command_lists_plugins(fake_plugin, capsys):
+    from encbench.cli import main
+
+    assert main(["encoders"]) == 0
+    out = capsys.readouterr().out
+    assert "CVGLMM_10" in out and "FreqRank" in out and "fancy-plugin 1.2" in out
+
+
+# -- grid ----------------------------------------------------------------------------------------
+def test_grid_carries_custom_encoders_into_run_id_and_tasks():
+    spec = parse_encoders(FREQ)[1][0]
+    grid = Grid(datasets=["bundled:tic-tac-toe"], encoders=["OH"], custom_encoders=[spec])
+    assert grid.encoders == ("OH", "FrequencyRankEncoder")
+    assert Grid(**grid.to_dict()).run_id == grid.run_id
+    other = Grid(datasets=["bundled:tic-tac-toe"], encoders=["OH"],
+                 custom_encoders=[CustomEncoder(spec.name, spec.target, {"scale": True})])
+    assert other.run_id != grid.run_id  # parameters are part of the experiment
+    plain = Grid(datasets=["bundled:tic-tac-toe"], encoders=["OH"])
+    assert "custom_encoders" not in plain.to_dict()  # runs without custom encoders keep their ids
+
+
+def test_plan_refuses_a_leaky_encoder_before_anything_runs():
+    from encbench.engine.grid import plan
+
+    grid = Grid(datasets=["bundled:tic-tac-toe"], encoders=["OH"], models=["DT"],
+                custom_encoders=[CustomEncoder("Leak", "tests.byo_encoders:LeakyEncoder")])
+    with pytest.raises(ValueError, match="custom encoder 'Leak' failed the check on 300 rows of dataset 'tic-tac-toe'"):
+        plan(grid)
+
+
+# -- suites --------------------------------------------------------------------------------------
+def test_suite_offline_runs_the_bundled_and_names_the_missing():
+    full = suites.resolve_suite("matteucci2023", reachable=lambda: "offline (test)")
+    small = suites.resolve_suite("matteucci2023-small", reachable=lambda: "offline (test)")
+    assert len(full.available) + len(full.missing) == 50
+    assert len(small.available) + len(small.missing) == 30
+    assert set(small.available) <= set(full.available) and "31" in full.available
+    assert all(full.sources[r] in ("bundled", "openml cache") for r in full.available)
+    assert "offline (test)" in full.message() and "profb (470)" in full.message()
+    with pytest.raises(ValueError, match="unknown dataset suite"):
+        suites.resolve_suite("nope")
+
+
+# -- end to end from the command line --------------------------------------------------------------
+def _cli(*args, timeout=600):
+    return subprocess.run([sys.executable, "-m", "encbench", *args], cwd=REPO, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def compared_run(tmp_path_factory, published_db):
+    import shutil
+
+    from encbench.store import snapshot_path
+
+    folder = tmp_path_factory.mktemp("byo")
+    db = folder / "encbench.duckdb"
+    shutil.copyfile(published_db, db)
+    shutil.copyfile(snapshot_path(published_db), snapshot_path(db))
+    params = folder / "params.toml"
+    params.write_text("[FreqRank]\nscale = true\n")
+    run = _cli("run", "--db", str(db), "--datasets", "bundled:tic-tac-toe,bundled:monks-problems-2",
+               "--encoders", f"FreqRank={FREQ}", "--encoder-params", str(params),
+               "--models", "DT,LogReg", "--workers", "2")
+    assert run.returncode == 0, run.stderr[-3000:]
+    run_id = run.stdout.split("python -m encbench compare ")[1].split()[0]
+    return db, run_id, folder
+
+
+def test_cli_compare_reports_controls_ranks_tests_and_exports(compared_run):
+    db, run_id, folder = compared_run
+    out = folder / "exports"
+    result = _cli("compare", run_id, "--db", str(db), "--out", str(out))
+    assert result.returncode == 0, result.stderr[-3000:]
+    text = result.stdout
+    # the controls' check comes before the ranking
+    assert text.index("controls:") < text.index("rank of the new encoder")
+    assert "100.0%" in text.split("rank of the new encoder")[0]  # OH/MT reproduce the published cells
+    assert "FreqRank pooled over 2 model(s) x 4 metric(s) (16 voters), rank among 33 encoders" in text
+    for strategy in ("R-M", "Q-Th", "R-Nem", "R-Kem", "Q-Imp"):
+        assert f"{strategy} " in text.split("FreqRank pooled over")[1]
+    files = sorted(p.name for p in out.iterdir())
+    assert any(f.startswith("encbench_compare_ranks_") and f.endswith(".csv") for f in files)
+    assert any(f.startswith("encbench_compare_cd-pooled_") and f.endswith(".svg") for f in files)
+    ranks_csv = next(out.glob("encbench_compare_ranks_*.csv")).read_text()
+    assert FREQ in ranks_csv and '{\\"scale\\": true}' in ranks_csv or '"scale": true' in ranks_csv
+
+
+def test_placement_matches_a_naive_recomputation(compared_run):
+    from encbench.placement import place
+    from encbench.stats import consensus
+    from encbench.store import Reader, queries
+
+    db, run_id, _ = compared_run
+    with Reader(db) as reader:
+        result = place(reader, run_id, strategies=["R-M", "Q-M"])
+        published = queries.load_scores(reader, origins=["published"], datasets=["50", "334"],
+                                        models=["DT"], tunings=["no"], scorings=["AUC"])
+        mine = queries.load_scores(reader, run_ids=[run_id])
+    mine = mine[(mine["encoder"] == "FreqRank") & (mine["model"] == "DT") & (mine["scoring"] == "AUC")]
+    naive = consensus(pd.concat([published, mine])[["dataset", "encoder", "cv_score"]], "R-M")
+    row = result.ranks[(result.ranks["model"] == "DT") & (result.ranks["scoring"] == "AUC")
+                       & (result.ranks["strategy"] == "R-M")].iloc[0]
+    assert row["rank"] == naive["FreqRank"] and row["last_rank"] == naive.max()
+    assert set(result.scores.loc[result.scores["encoder"].isin(["OH", "MT"]), "origin"]) == {"published"}
+    w = result.wilcoxon[(result.wilcoxon["model"] == "DT") & (result.wilcoxon["scoring"] == "AUC")].iloc[0]
+    assert w["n"] == 2 and w["wins"] + w["ties"] + w["losses"] == 2
+
+
+def test_cli_refuses_leaky_encoder_and_name_collision(compared_run):
+    db, _, _ = compared_run
+    leak = _cli("run", "--db", str(db), "--datasets", "bundled:tic-tac-toe",
+                "--encoders", "Leak=tests.byo_encoders:LeakyEncoder", "--models", "DT", "--dry-run")
+    assert leak.returncode == 2 and "leaks the target" in leak.stderr
+    clash = _cli("run", "--db", str(db), "--datasets", "bundled:tic-tac-toe",
+                 "--encoders", f"MT={FREQ}", "--models", "DT", "--dry-run")
+    assert clash.returncode == 2 and "collides with the study's encoder 'MT'" in clash.stderr
+    nothing = _cli("compare", "local-0000", "--db", str(db))
+    assert nothing.returncode == 2 and "unknown run" in nothing.stderr
