@@ -114,3 +114,96 @@ def _summary(model, tuning, scoring, strategy, table, rho, jac, n_datasets) -> s
     if rho is not None:
         text += f" Agreement: Spearman rho {rho:.2f}, Jaccard of best sets {jac:.2f}."
     return text
+
+
+@dataclass(frozen=True)
+class SplitComparison:
+    """One (model, tuning, scoring) of one dataset evaluated under both splits (issue 15).
+
+    Attributes
+    ----------
+    best_cv, best_time : tuple of str
+        The rank-1 encoders under stratified folds (``cv``) and forward folds in time (``time``).
+    changed : bool
+        Whether the sets of best encoders differ.
+    rho, jaccard : float or None
+        Spearman rho of the two rankings and Jaccard index of their best sets, over the
+        encoders both hold (None when fewer than two are shared).
+    """
+
+    model: str
+    tuning: str
+    scoring: str
+    best_cv: tuple[str, ...]
+    best_time: tuple[str, ...]
+    changed: bool
+    rho: float | None
+    jaccard: float | None
+    summary: str
+
+
+def compare_splits(scores: pd.DataFrame) -> list[SplitComparison]:
+    """Do the best encoders change between ``cv`` and ``time`` on one dataset?
+
+    Parameters
+    ----------
+    scores
+        ``scores`` rows of ONE dataset with a ``split`` column (several runs are averaged per
+        split). Factor combinations without results under both splits are skipped.
+    """
+    needed = set(FACTORS) | {"encoder", "cv_score", "split"}
+    missing = needed - set(scores.columns)
+    if missing:
+        raise ValueError(f"scores lack columns {sorted(missing)!r}")
+    if "dataset" in scores.columns and scores["dataset"].nunique() > 1:
+        raise ValueError(f"scores must hold one dataset: got {sorted(scores['dataset'].unique())!r}")
+    out = []
+    groups = sorted(scores.groupby(list(FACTORS)), key=lambda item: _vocab_order(item[0]))
+    for (model, tuning, scoring), rows in groups:
+        means = rows.groupby(["split", "encoder"])["cv_score"].mean().unstack("split")
+        if not {"cv", "time"} <= set(means.columns):
+            continue
+        means = means[["cv", "time"]].dropna()
+        if means.empty:
+            continue
+        ranks = {s: _dense_rank(-means[s]) for s in ("cv", "time")}
+        best = {s: tuple(e for e in vocab_sorted(ranks[s][ranks[s] == 1].index)) for s in ("cv", "time")}
+        rho = jac = None
+        if len(means) >= 2:
+            rho = float(spearman(ranks["cv"], ranks["time"]))
+            jac = float(jaccard_best(ranks["cv"], ranks["time"]))
+        changed = set(best["cv"]) != set(best["time"])
+        text = (f"{model}/{scoring} ({tuning} tuning): " + (
+            f"the best encoders change. Under cv (stratified folds) the best "
+            f"{'are' if len(best['cv']) > 1 else 'is'} {_names(best['cv'])}; forward in time "
+            f"{'they are' if len(best['time']) > 1 else 'it is'} {_names(best['time'])}"
+            if changed else
+            f"the best encoder{'s are' if len(best['cv']) > 1 else ' is'} the same under both "
+            f"splits: {_names(best['cv'])}"))
+        text += "." if rho is None else f" (Spearman rho {rho:.2f} over {len(means)} encoders)."
+        out.append(SplitComparison(model, tuning, scoring, best["cv"], best["time"], changed, rho, jac, text))
+    return out
+
+
+def split_headline(comparisons: list[SplitComparison]) -> str:
+    """One plain sentence over all combinations of :func:`compare_splits`."""
+    if not comparisons:
+        return "No combination has results under both splits yet."
+    n_changed = sum(c.changed for c in comparisons)
+    n = len(comparisons)
+    if n_changed == 0:
+        return (f"The best encoders do not change between cv and the time split on your data "
+                f"(all {n} combination{'s' if n > 1 else ''}).")
+    if n_changed == n:
+        return (f"The best encoders change between cv and the time split on your data in every "
+                f"combination ({n}): stratified folds let future rows inform the training, and "
+                f"the ranking does not survive training on the past only.")
+    return (f"The best encoders change between cv and the time split in {n_changed} of {n} "
+            f"combinations on your data.")
+
+
+def vocab_sorted(encoders) -> list[str]:
+    """Encoders in vocabulary order (unknown names after, alphabetically)."""
+    encoders = list(encoders)
+    order = {e: i for i, e in enumerate(vocab.ENCODERS)}
+    return sorted(encoders, key=lambda e: (order.get(e, len(order)), e))

@@ -32,7 +32,9 @@ MODES: tuple[str, ...] = ("per-combination", "pooled")
 NOT_IN_REGISTRY = "(not in registry)"
 POOLED = "pooled"
 _VOCAB_ORDER = {"model": vocab.MODELS, "tuning": vocab.TUNINGS, "scoring": vocab.METRICS,
-                "strategy": vocab.AGGREGATIONS + ("Q-Imp",)}
+                "strategy": vocab.AGGREGATIONS + ("Q-Imp",), "split": vocab.SPLITS}
+#: factors Sensitivity can vary: the data factors, the evaluation split (issue 15), the strategy
+VARIABLE: tuple[str, ...] = (*FACTORS, "split", "strategy")
 
 
 # --------------------------------------------------------------------------- labels and ordering
@@ -554,14 +556,23 @@ def sensitivity_view(scores: pd.DataFrame, vary: str, fixed: Mapping[str, str], 
     ValueError
         When no setting has data for at least two labels.
     """
-    if vary not in ("model", "tuning", "scoring", "strategy"):
-        raise ValueError(f"vary must be model, tuning, scoring or strategy: got {vary!r}")
+    if vary not in VARIABLE:
+        raise ValueError(f"vary must be one of {', '.join(VARIABLE)}: got {vary!r}")
+    if vary != "split" and "split" in scores.columns and scores["split"].nunique() > 1:
+        raise ValueError(f"scores mix the splits {sorted(scores['split'].unique())!r}; vary the split "
+                         f"or keep one: got vary={vary!r}")
     others = [f for f in FACTORS if f != vary]
     loops = {f: ordered(f, scores[f].unique()) if fixed.get(f) == AVERAGE_ALL else [fixed[f]]
              for f in others}
     data = scores
     if labels is not None and vary != "strategy":
         data = data[data[vary].isin(list(labels))]
+    if vary == "split":
+        # Only datasets evaluated under every split compared: otherwise the cv ranking would
+        # rest on the published benchmark and the time ranking on the user's few datasets.
+        per_split = [set(group) for _, group in data.groupby("split", observed=True)["dataset"]]
+        shared = set.intersection(*per_split) if per_split else set()
+        data = data[data["dataset"].isin(shared)]
     use_params = dict(params or {})
     names = list(strategies) if vary == "strategy" else [strategy]
     use_params = {k: v for k, v in use_params.items()

@@ -25,6 +25,7 @@ from encbench.data import (
     DEFAULT_MAX_BYTES, DatasetError, ValidationReport, infer_column_types, prepare, read_table_and_hash,
 )
 from encbench.engine.grid import Grid
+from encbench.engine.splits import check_forward_folds, check_time_column, parse_split
 from encbench.engine.queue import RunQueue, upload_dir
 
 log = logging.getLogger(__name__)
@@ -206,11 +207,13 @@ def queue_upload_run(staged: StagedUpload, *, target: str, positive_class=None,
                      categorical: list[str] | None = None, drop: list[str] | None = None,
                      encoders, models, scorings, tuning: str, n_folds: int = 5,
                      timeout: float = 600.0, db_path: Path | str | None = None,
-                     workers: int = 1) -> Grid:
+                     workers: int = 1, split: str = "cv", gap: int = 0) -> Grid:
     """Validate, store and queue a run of the chosen grid on a staged upload; return the grid.
 
     ``drop`` lists columns to leave out (e.g. ID-like or leaking ones); the run then uses a
-    derived copy of the file without them (:func:`without_columns`).
+    derived copy of the file without them (:func:`without_columns`). ``split`` and ``gap`` are
+    those of :class:`~encbench.engine.grid.Grid` (``'cv'``, ``'cv:COLUMN'``, ``'time:COLUMN'``);
+    a time split's column is checked here, before anything is stored.
 
     Raises
     ------
@@ -223,11 +226,23 @@ def queue_upload_run(staged: StagedUpload, *, target: str, positive_class=None,
     report = check_upload(staged, target, positive_class, categorical=categorical, n_folds=n_folds)
     if report.errors:
         raise DatasetError(report.errors, headline=f"upload {staged.filename!r} cannot be used")
+    spec_split = parse_split(split)
+    if spec_split.kind == "time":
+        try:
+            times = check_time_column(staged.frame.drop(columns=[target]), spec_split.column)
+        except ValueError as exc:
+            raise DatasetError([str(exc)], headline=f"upload {staged.filename!r} cannot be split in time") from None
+        y = staged.frame[target].astype(str).to_numpy()
+        problems = check_forward_folds(times, y, n_folds, gap=gap)
+        if problems:
+            raise DatasetError(problems, headline=f"upload {staged.filename!r} cannot be split in time")
+        label += f" [time split on {spec_split.column}]"
     stored = store_upload(staged, db_path)
     spec = str(stored)
     options = {"target": target, "positive_class": None if positive_class is None else str(positive_class),
                "categorical": categorical, "name": name}
     grid = Grid(datasets=[spec], encoders=encoders, models=models, scorings=scorings, tuning=tuning,
-                n_folds=n_folds, timeout=timeout, label=label, dataset_options={spec: options})
+                n_folds=n_folds, timeout=timeout, label=label, dataset_options={spec: options},
+                split=split, gap=gap)
     RunQueue(db_path).submit("run", {"run_id": grid.run_id, "grid": grid.to_dict(), "workers": workers})
     return grid

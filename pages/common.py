@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 import pandas as pd
 import streamlit as st
 
-from encbench import dashboard, export
+from encbench import dashboard, export, vocab
 from encbench.dashboard import ordered
 from encbench.store import Reader, SnapshotMissing, default_db_path, queries
 
@@ -161,24 +161,28 @@ def levels(db: str, version: tuple) -> dict[str, list[str]]:
 @st.cache_data(show_spinner=False, max_entries=64)
 def raw_scores(db: str, version: tuple, *, datasets: tuple | None = None, models: tuple | None = None,
                tunings: tuple | None = None, scorings: tuple | None = None,
-               encoders: tuple | None = None, origins: tuple | None = ("published",)) -> pd.DataFrame:
-    """Score rows, filtered, one per experiment *and run* (an experiment may have several)."""
+               encoders: tuple | None = None, origins: tuple | None = ("published",),
+               splits: tuple | None = ("cv",)) -> pd.DataFrame:
+    """Score rows, filtered, one per experiment *and run* (an experiment may have several).
+
+    ``splits`` defaults to the published protocol (``cv``): a time-split result enters a view
+    only when the view asks for it (:func:`split_filter`)."""
     return queries.load_scores(get_reader(db), datasets=datasets, models=models, tunings=tunings,
-                               scorings=scorings, encoders=encoders, origins=origins)
+                               scorings=scorings, encoders=encoders, origins=origins, splits=splits)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def scores(db: str, version: tuple, *, datasets: tuple | None = None, models: tuple | None = None,
            tunings: tuple | None = None, scorings: tuple | None = None,
            encoders: tuple | None = None, origins: tuple | None = ("published",),
-           prefer: str = "published") -> pd.DataFrame:
+           prefer: str = "published", splits: tuple | None = ("cv",)) -> pd.DataFrame:
     """Score rows, one per experiment, filtered; the published benchmark unless ``origins`` says.
 
     Where an experiment has a published and a local score, the ``prefer`` one counts; several
     runs of the same origin are averaged.
     """
     frame = raw_scores(db, version, datasets=datasets, models=models, tunings=tunings,
-                       scorings=scorings, encoders=encoders, origins=origins)
+                       scorings=scorings, encoders=encoders, origins=origins, splits=splits)
     return queries.one_score_per_experiment(frame, prefer=prefer)
 
 
@@ -321,6 +325,22 @@ def origin_filter(lv: dict[str, list[str]]) -> tuple[str, tuple[str, ...], str]:
                               help="A local run on a published dataset repeats published experiments: "
                                    "only one score per experiment enters rankings and counts.")
     return choice, dashboard.origins_of(choice), prefer
+
+
+SPLIT_HELP = ("cv: the published protocol, stratified folds in file order. time: forward folds "
+              "over a time column (train on the past, test on what follows), from local runs "
+              "with --split time:COLUMN; a target encoder that looked good under cv may not be.")
+
+
+def split_filter(lv: dict[str, list[str]]) -> str:
+    """Which evaluation scheme the view shows, bound to the URL (``?split=time``); ``cv`` (the
+    published protocol) unless time-split results exist and the user picks them."""
+    if "time" not in lv.get("split", []):
+        return "cv"
+    choices = [s for s in vocab.SPLITS if s in lv["split"]]
+    _warn_unknown_url_values("split", choices, None)
+    return st.radio("Evaluation split", choices, key="split", bind="query-params", horizontal=True,
+                    help=SPLIT_HELP)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)

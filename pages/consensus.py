@@ -54,6 +54,7 @@ with st.container(border=True):
                         bind="query-params",
                         help="; ".join(f"{k}: {v}" for k, v in MODE_TEXT.items()))
     choice, origins, prefer = common.origin_filter(lv)
+    split = common.split_filter(lv)
 
 missing = common.empty_selection({**selected, "strategy": strategies})
 if missing:
@@ -61,7 +62,7 @@ if missing:
     st.stop()
 
 filter_key = (("models", tuple(selected["model"])), ("tunings", tuple(selected["tuning"])),
-              ("scorings", tuple(selected["scoring"])))
+              ("scorings", tuple(selected["scoring"])), ("splits", (split,)))
 common.origin_banner(choice, prefer, **dict(filter_key))
 load_key = (*filter_key, ("origins", origins), ("prefer", prefer))
 rows = common.scores(db, version, **dict(load_key))
@@ -126,7 +127,8 @@ view = dashboard.assemble(ranks, strategies, params)
 
 filters = {"model": selected["model"], "tuning": selected["tuning"], "metric": selected["scoring"],
            "strategy": strategies, **params, "mode": mode_used, "origin": choice,
-           **({"prefer": prefer} if choice == "both" else {})}
+           **({"prefer": prefer} if choice == "both" else {}),
+           **({"split": split} if "time" in lv.get("split", []) else {})}
 prov = common.provenance("consensus", filters, rows, version)
 
 with st.container(key="ranking-summary"):

@@ -18,6 +18,7 @@ names = dict(zip(datasets_info["dataset"].astype(str), datasets_info["name"].ast
 with st.container(border=True):
     selected = common.factor_filters(lv, {"model": None, "tuning": ["no"], "scoring": ["AUC"]})
     choice, origins, prefer = common.origin_filter(lv)
+    split = common.split_filter(lv)
     # the picker offers the datasets of this view only (local-only uploads are not published ones)
     all_datasets = common.view_datasets(db, version, origins)
     c1, c3 = st.columns([4, 1])
@@ -48,7 +49,7 @@ if not encoders:
 
 filter_args = dict(datasets=None if every else tuple(chosen_datasets), models=tuple(selected["model"]),
                    tunings=tuple(selected["tuning"]), scorings=tuple(selected["scoring"]),
-                   encoders=tuple(encoders))
+                   encoders=tuple(encoders), splits=(split,))
 common.origin_banner(choice, prefer, **filter_args)
 rows = common.scores(db, version, **filter_args, origins=origins, prefer=prefer)
 if rows.empty:
@@ -75,7 +76,8 @@ table = ranked(db, version, load_key)
 table = table.assign(name=table["dataset"].map(names))
 filters = {"model": selected["model"], "tuning": selected["tuning"], "metric": selected["scoring"],
            "family": families, "origin": choice, **({"prefer": prefer} if choice == "both" else {}),
-           "dataset": "all" if every else chosen_datasets}
+           "dataset": "all" if every else chosen_datasets,
+           **({"split": split} if "time" in lv.get("split", []) else {})}
 prov = common.provenance("explorer", filters, table, version)
 
 grid = dashboard.coverage(table, encoders, chosen_datasets)

@@ -12,6 +12,7 @@ from encbench.data.bundled import find_bundled
 from encbench.data.fingerprint import match_published
 from encbench.encoders import FAMILIES, REGISTRY
 from encbench.engine.grid import Grid
+from encbench.engine.splits import late_level_warnings, time_column_candidates
 from encbench.uploads import check_upload, queue_upload_run, stage_upload
 from pages import common, run_views
 
@@ -47,6 +48,10 @@ run_views.keep_worker_alive(queue)
 source = st.radio("Dataset", ["Upload a file", "Bundled dataset"], horizontal=True, key="source")
 bundled_name = staged = None
 drop: list[str] = []
+split_mode, time_column, gap = "cv", None, 0  # the published protocol unless a time split is chosen
+SPLIT_MODES = {"cv": "cv: stratified folds (published protocol)",
+               "time": "time: forward folds over a time column",
+               "both": "both, to compare"}
 if source == "Upload a file":
     st.caption(f"CSV/TSV, Parquet or ARFF, optionally gzipped; at most {MAX_MB} MB. The file stays "
                "on this machine; it is kept (by content hash) only when you launch a run.")
@@ -91,10 +96,29 @@ else:
     types = staged.column_types()
     with st.expander("Column types", expanded=False):
         st.dataframe(types, hide_index=True, width="stretch")
+    # A column that orders the rows in time: propose a time split (issue 15).
+    candidates = time_column_candidates(staged.frame, exclude=[target])
+    if candidates:
+        with st.container(border=True, key="time-split"):
+            st.markdown(f"**Evaluation split.** This file has a column that orders its rows in time "
+                        f"({', '.join(f'`{c}`' for c in candidates)}). Stratified folds (the published "
+                        f"protocol) train on rows from the future of their test rows; a target encoder then "
+                        f"knows a level's later outcomes. A time split trains on the past and tests on what "
+                        f"follows; *both* runs the two and says whether the best encoders change.")
+            c1, c2, c3 = st.columns([3, 2, 1])
+            split_mode = c1.radio("Evaluate with", list(SPLIT_MODES), format_func=SPLIT_MODES.get,
+                                  key="split-mode")
+            if split_mode != "cv":
+                time_column = c2.selectbox("Time column", candidates, key="time-column",
+                                           help="Orders the rows; it is not a feature (under cv too, "
+                                                "when both are run). Rows without a time are refused.")
+                gap = int(c3.number_input("Gap (rows)", min_value=0, value=0, step=1, key="gap",
+                                          help="Training rows left out between each training part "
+                                               "and its test block."))
     # ID-like and leaking columns are proposed for dropping (the first check names them).
-    suspects = check_upload(staged, target, positive).suspect_columns
-    features = [c for c in columns if c != target]
-    drop = st.multiselect("Columns to leave out", features, default=suspects, key=f"drop-{target}",
+    suspects = [c for c in check_upload(staged, target, positive).suspect_columns if c != time_column]
+    features = [c for c in columns if c not in (target, time_column)]
+    drop = st.multiselect("Columns to leave out", features, default=suspects, key=f"drop-{target}" + (f"-{time_column}" if time_column else ""),
                           help="Pre-selected: columns that look like IDs or leak the target.")
     inferred = types.loc[(types["type"] == "categorical") & types["column"].isin(features)
                          & ~types["column"].isin(drop), "column"].tolist()
@@ -103,11 +127,15 @@ else:
                                  help="Inferred from the column types; numbers stored as text are "
                                       "categorical. Add integer codes here to encode them.")
     frame_kept = staged.frame.drop(columns=drop)
-    report = prepare(frame_kept, target, positive, categorical or None, 5, source=staged.filename).report
+    features_kept = frame_kept.drop(columns=[time_column]) if time_column else frame_kept
+    report = prepare(features_kept, target, positive, categorical or None, 5, source=staged.filename).report
     for error in report.errors:
         st.error(error)
     for warning in report.warnings:
         st.warning(warning)
+    if time_column:  # levels first seen late: warned, never refused
+        for warning in late_level_warnings(frame_kept, time_column, report.categorical, 5, ):
+            st.warning(warning, icon=":material/schedule:")
     if report.errors:
         st.stop()
     copy_of = match_published(frame_kept, target)
@@ -159,9 +187,12 @@ if missing:
     st.warning(f"Choose at least one of: {', '.join(missing)}.")
     st.stop()
 n_experiments = len(encoders) * len(models) * len(scorings)
+n_splits = 2 if split_mode == "both" else 1
+folds_text = {"cv": "each 5-fold cross-validated", "time": f"each on 5 forward folds over {time_column}",
+              "both": f"each 5-fold cross-validated and on 5 forward folds over {time_column}"}[split_mode]
 st.info(f"{n_experiments:,} experiments ({_count(len(encoders), 'encoder')} x {_count(len(models), 'model')} x "
-        f"{_count(len(scorings), 'metric')}, {tuning} tuning), each 5-fold cross-validated: "
-        f"{len(encoders) * 5} fold tasks, {n_experiments * 5:,} result rows.")
+        f"{_count(len(scorings), 'metric')}, {tuning} tuning), {folds_text}: "
+        f"{len(encoders) * 5 * n_splits} fold tasks, {n_experiments * 5 * n_splits:,} result rows.")
 
 if st.button("Launch run", type="primary", key="launch"):
     try:
@@ -171,9 +202,15 @@ if st.button("Launch run", type="primary", key="launch"):
                         label=f"bundled:{bundled_name}")
             queue.submit("run", {"run_id": grid.run_id, "grid": grid.to_dict(), "workers": int(workers)})
         else:
-            grid = queue_upload_run(staged, target=target, positive_class=positive, categorical=categorical, drop=drop,
-                                    encoders=encoders, models=models, scorings=scorings, tuning=tuning,
-                                    timeout=float(timeout), db_path=common.db_path(), workers=int(workers))
+            # cv:COLUMN sets the time column aside like the time split does: both see the same features
+            splits = {"cv": ["cv"], "time": [f"time:{time_column}"],
+                      "both": [f"cv:{time_column}", f"time:{time_column}"]}[split_mode]
+            for split in splits:
+                grid = queue_upload_run(staged, target=target, positive_class=positive, categorical=categorical,
+                                        drop=drop, encoders=encoders, models=models, scorings=scorings,
+                                        tuning=tuning, timeout=float(timeout), db_path=common.db_path(),
+                                        workers=int(workers), split=split,
+                                        gap=gap if split.startswith("time") else 0)
     except (DatasetError, ValueError) as exc:
         st.error(str(exc))
         st.stop()

@@ -6,7 +6,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from encbench.compare import compare_with_published
+from encbench.compare import compare_splits, compare_with_published, split_headline
 from encbench.engine.queue import RunQueue
 from encbench.runs import format_duration, progress_table
 from encbench.store import queries
@@ -64,6 +64,10 @@ def show_result(run_id: str, *, strategy: str = "R-M") -> None:
     names = common.datasets_table(db, version).set_index("dataset")["name"]
     for dataset, rows in local.groupby("dataset"):
         st.subheader(f"Dataset {names.get(dataset, dataset)}")
+        show_split_change(dataset)
+        if set(rows["split"]) == {"time"}:
+            st.caption("This run used forward folds in time (split *time*); the published consensus "
+                       "beside it comes from stratified folds (*cv*).")
         for comp in compare_with_published(rows, published, strategy=strategy):
             with st.container(border=True):
                 st.markdown(f"**{comp.model} / {comp.scoring} / {comp.tuning} tuning**")
@@ -78,6 +82,20 @@ def show_result(run_id: str, *, strategy: str = "R-M") -> None:
                     comp.table.rename(columns={"rank": "rank on your data",
                                                "published_rank": f"published {strategy} rank"}),
                     f"result-{comp.model}-{comp.scoring}", prov)
+
+
+def show_split_change(dataset: str) -> None:
+    """Say plainly whether the best encoders change between cv and time on ``dataset`` (issue 15),
+    when local runs evaluated it under both splits."""
+    db, _ = common.data_key()
+    rows = queries.load_scores(common.get_reader(db), datasets=[dataset], origins=["local"])
+    if not {"cv", "time"} <= set(rows["split"]):
+        return
+    comparisons = compare_splits(rows)
+    with st.container(border=True, key=f"split-change-{dataset}"):
+        st.markdown(f"**cv or time?** {split_headline(comparisons)}")
+        for comp in comparisons:
+            st.markdown(f"- {comp.summary}")
 
 
 def run_config(row: pd.Series) -> dict:

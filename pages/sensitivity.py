@@ -6,8 +6,8 @@ from pages import common
 
 common.ensure_routed()
 
-VARY_LABELS = {"model": "model", "scoring": "metric", "tuning": "tuning", "strategy": "strategy"}
-FACTOR_OF = {label: factor for factor, label in VARY_LABELS.items()}
+VARY_LABELS = {"model": "model", "scoring": "metric", "tuning": "tuning", "split": "split",
+               "strategy": "strategy"}
 
 st.title("Sensitivity")
 st.caption("Similarity between consensus rankings that differ in one factor only: Jaccard index of "
@@ -16,6 +16,10 @@ st.caption("Similarity between consensus rankings that differ in one factor only
 
 db, version = common.data_key()
 lv = common.levels(db, version)
+# The split (cv / time, issue 15) is a factor once time-split results exist; before, it is not offered.
+has_time = "time" in lv.get("split", [])
+FACTOR_OF = {label: factor for factor, label in VARY_LABELS.items() if has_time or factor != "split"}
+SPLIT_LABEL = {"split": "Split"}
 
 common.warn_bad_number("theta", low=0.5, high=1.0)
 common.warn_bad_number("alpha", low=0.0, high=1.0, options=[0.01, 0.05, 0.1])
@@ -32,6 +36,10 @@ with st.container(border=True):
                 f"{common.FACTOR_LABELS[factor]} (fixed)",
                 [dashboard.AVERAGE_ALL] + dashboard.ordered(factor, lv[factor]),
                 key=f"fix_{VARY_LABELS[factor]}", default=dashboard.AVERAGE_ALL)
+    split = "cv"
+    if has_time and vary != "split":
+        split = common.selectbox("Split (fixed)", dashboard.ordered("split", lv["split"]),
+                                 key="fix_split", default="cv", help=common.SPLIT_HELP)
     with cols[-1]:
         if vary == "strategy":
             strategies = common.multiselect("Strategies compared", list(stats.STRATEGIES),
@@ -41,7 +49,7 @@ with st.container(border=True):
             strategy = common.selectbox("Aggregation", list(stats.STRATEGIES), key="agg", default="R-M")
             strategies = [strategy]
     if vary != "strategy":
-        labels = common.multiselect(f"{common.FACTOR_LABELS[vary]} values compared",
+        labels = common.multiselect(f"{common.FACTOR_LABELS.get(vary, SPLIT_LABEL.get(vary))} values compared",
                                     dashboard.ordered(vary, lv[vary]), key=f"{VARY_LABELS[vary]}s")
     else:
         labels = None
@@ -62,13 +70,14 @@ if labels is not None and len(labels) < 2:
     st.stop()
 
 params = dashboard.strategy_params(strategies, theta, alpha)
-common.origin_banner(choice, prefer)
+splits = None if vary == "split" else (split,)
+common.origin_banner(choice, prefer, splits=splits)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def compute(db: str, version: tuple, vary: str, fixed: tuple, strategy, strategies: tuple,
-            labels, params: tuple, origins: tuple, prefer: str):
-    rows = common.scores(db, version, origins=origins, prefer=prefer)
+            labels, params: tuple, origins: tuple, prefer: str, splits: tuple | None):
+    rows = common.scores(db, version, origins=origins, prefer=prefer, splits=splits)
     return dashboard.sensitivity_view(rows, vary, dict(fixed), strategy=strategy or "R-M",
                                       strategies=list(strategies), labels=labels, params=dict(params))
 
@@ -77,9 +86,12 @@ needs_kemeny = "R-Kem" in strategies
 with st.spinner("Computing consensus rankings...", show_time=True) if needs_kemeny else st.empty():
     try:
         result = compute(db, version, vary, tuple(sorted(fixed.items())), strategy, tuple(strategies),
-                         tuple(labels) if labels is not None else None, tuple(sorted(params.items())), origins, prefer)
+                         tuple(labels) if labels is not None else None, tuple(sorted(params.items())), origins, prefer,
+                         splits)
     except ValueError as exc:
-        st.info(f"Nothing to compare with these choices: {exc}")
+        hint = (" Time-split results come from local runs: choose *both* or *local* under *Results*; "
+                "only datasets run under both splits are compared." if vary == "split" else "")
+        st.info(f"Nothing to compare with these choices: {exc}.{hint}")
         st.stop()
 
 averaged = [common.FACTOR_LABELS[f] for f, v in fixed.items() if v == dashboard.AVERAGE_ALL]
@@ -91,8 +103,9 @@ st.markdown(f"Varying **{VARY_LABELS[vary]}** "
 filters = {"vary": vary, **{f"fixed_{k}": v for k, v in fixed.items()},
            "strategy" if vary != "strategy" else "strategies": strategy if strategy else strategies,
            "values": labels if labels is not None else "all", **params, "origin": choice,
-           **({"prefer": prefer} if choice == "both" else {})}
-used = common.scores(db, version, origins=origins, prefer=prefer)
+           **({"prefer": prefer} if choice == "both" else {}),
+           **({"split": split if vary != "split" else "varied"} if has_time else {})}
+used = common.scores(db, version, origins=origins, prefer=prefer, splits=splits)
 for factor, value in fixed.items():
     if value != dashboard.AVERAGE_ALL:
         used = used[used[factor] == value]

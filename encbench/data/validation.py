@@ -105,6 +105,55 @@ def infer_column_types(frame: pd.DataFrame, exclude: Sequence[Hashable] = ()) ->
     return categorical, numerical, other
 
 
+#: a single feature with at least this AUC (either direction) is flagged as likely leakage (issue 15)
+LEAK_AUC = 0.99
+#: rows used to estimate a single-feature AUC (a seeded sample beyond this)
+LEAK_SAMPLE = 20_000
+
+
+def single_feature_auc(column: pd.Series, positive: np.ndarray, *, categorical: bool) -> float | None:
+    """How well one column alone ranks the positive class: max(AUC, 1 - AUC), or None.
+
+    A numeric column is its own score (missing values at the median). A categorical column is
+    scored by its level's positive rate estimated on the *other* half of the rows (seeded random
+    halves; a level unseen there gets that half's rate), so a column with many rare levels does
+    not look predictive just because each level memorises its own rows; the AUC is computed
+    within each half and averaged (each half's scores come from one estimate).
+    """
+    from sklearn.metrics import roc_auc_score
+
+    positive = np.asarray(positive, dtype=bool)
+    if len(positive) > LEAK_SAMPLE:
+        keep = np.sort(np.random.default_rng(0).choice(len(positive), LEAK_SAMPLE, replace=False))
+        column, positive = column.iloc[keep], positive[keep]
+    if positive.all() or not positive.any():
+        return None
+    if categorical:
+        text = as_category_text(column).fillna("<missing>").to_numpy(dtype=object)
+        half = np.random.default_rng(1).permutation(len(text)) % 2 == 0
+        aucs = []
+        for part in (half, ~half):
+            other = ~part
+            if not other.any() or positive[part].all() or not positive[part].any():
+                continue
+            rates = pd.Series(positive[other]).groupby(text[other]).mean()
+            score = pd.Series(text[part]).map(rates).fillna(positive[other].mean()).to_numpy(dtype=float)
+            aucs.append(float(roc_auc_score(positive[part], score)) if np.ptp(score) > 0 else 0.5)
+        if not aucs:
+            return None
+        auc = float(np.mean(aucs))
+        return max(auc, 1.0 - auc)
+    else:
+        values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
+        if np.isnan(values).all():
+            return None
+        score = np.where(np.isnan(values), np.nanmedian(values), values)
+    if np.all(score == score[0]):
+        return None
+    auc = float(roc_auc_score(positive, score))
+    return max(auc, 1.0 - auc)
+
+
 def label_text(value) -> str:
     """A class label as text; integral floats lose their '.0' (1.0 -> '1')."""
     if isinstance(value, (float, np.floating)) and float(value).is_integer():
@@ -361,6 +410,18 @@ def prepare(frame: pd.DataFrame, target: str | None, positive_class=None,
                     shown = ", ".join(f"{a!r} -> {b!r}" for a, b in sorted(pairs, key=str))
                     warnings.append(f"column {c!r} maps one-to-one onto the target {target!r} "
                                     f"({shown}): it leaks the answer; drop it")
+            positive = y_values == positive_text if positive_text is not None else None
+            for c in features:
+                if c in suspects or positive is None:
+                    continue
+                auc = single_feature_auc(frame[c], positive, categorical=c in cat_cols)
+                if auc is not None and auc >= LEAK_AUC:
+                    suspects.append(c)
+                    warnings.append(
+                        f"column {c!r} alone predicts the target {target!r} almost perfectly "
+                        f"(single-feature AUC {auc:.3f} >= {LEAK_AUC}): it likely leaks the answer "
+                        f"(known only with or after the target); drop it unless it is truly known "
+                        f"before")
 
     report = _finish(errors, warnings, cat_cols, num_cols, classes=classes,
                      positive_class=positive_text,
