@@ -19,6 +19,7 @@ PAGES = [
     ("pages/replicability.py", "Replicability", "stacked_line_chart", "replicability"),
     ("pages/run.py", "Run on your data", "upload_file", "run"),
     ("pages/runs.py", "Runs", "pending_actions", "runs"),
+    ("pages/new_encoder.py", "New encoder", "add_chart", "new_encoder"),
 ]
 
 page = st.navigation([

@@ -207,13 +207,14 @@ def queue_upload_run(staged: StagedUpload, *, target: str, positive_class=None,
                      categorical: list[str] | None = None, drop: list[str] | None = None,
                      encoders, models, scorings, tuning: str, n_folds: int = 5,
                      timeout: float = 600.0, db_path: Path | str | None = None,
-                     workers: int = 1, split: str = "cv", gap: int = 0) -> Grid:
+                     workers: int = 1, split: str = "cv", gap: int = 0, custom_encoders=()) -> Grid:
     """Validate, store and queue a run of the chosen grid on a staged upload; return the grid.
 
     ``drop`` lists columns to leave out (e.g. ID-like or leaking ones); the run then uses a
     derived copy of the file without them (:func:`without_columns`). ``split`` and ``gap`` are
     those of :class:`~encbench.engine.grid.Grid` (``'cv'``, ``'cv:COLUMN'``, ``'time:COLUMN'``);
-    a time split's column is checked here, before anything is stored.
+    a time split's column is checked here, before anything is stored. ``custom_encoders`` are
+    installed plugins (:func:`encbench.custom.plugins`) to run besides ``encoders``.
 
     Raises
     ------
@@ -243,6 +244,6 @@ def queue_upload_run(staged: StagedUpload, *, target: str, positive_class=None,
                "categorical": categorical, "name": name}
     grid = Grid(datasets=[spec], encoders=encoders, models=models, scorings=scorings, tuning=tuning,
                 n_folds=n_folds, timeout=timeout, label=label, dataset_options={spec: options},
-                split=split, gap=gap)
+                split=split, gap=gap, custom_encoders=list(custom_encoders))
     RunQueue(db_path).submit("run", {"run_id": grid.run_id, "grid": grid.to_dict(), "workers": workers})
     return grid

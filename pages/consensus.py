@@ -183,66 +183,76 @@ if len(view.columns) > 1:
                               "agreement-jaccard", prov, width="content")
     common.show_table(dashboard.agreement_long(view), "agreement", prov)
 
-st.subheader("Critical-difference diagram and rank intervals")
-targets = [dashboard.POOLED] if mode_used == "pooled" else [dashboard.combination_label(*c) for c in combos]
-d1, d2, d3 = st.columns([2, 1, 1])
-with d1:
-    if len(targets) > 1:
-        target = common.selectbox("Combination", targets, key="detail")
-    else:
-        target = targets[0]
-        if "detail" in st.query_params:  # a stale choice from a wider selection: not this view's
-            del st.query_params["detail"]
-interval_options = [s for s in strategies if s != "R-Kem"] or ["R-M"]
-with d2:
-    interval_strategy = common.selectbox(
-        "Interval strategy", interval_options, key="istrategy",
-        help="Bootstrap intervals need one consensus per resample; R-Kem (an exact Kemeny solve each) "
-             "is left out as too slow for that." if "R-Kem" in strategies else None)
-    if "R-Kem" in strategies:
-        st.caption("R-Kem has no bootstrap interval here: it would need one exact Kemeny solve per "
-                   "resample.")
-with d3:
-    B = st.number_input("Bootstrap resamples", 50, 2000, 200, 50, key="B", bind="query-params")
-
-left, right = st.container(), st.container()
-with left:
-    design_name = common.selectbox(
-        "Incomplete datasets (Friedman/Nemenyi)", list(stats.BLOCK_DESIGNS), key="blocks", default="all",
-        help="The Friedman test and the Nemenyi CD assume every dataset ranks every encoder. "
-             + "; ".join(f"{k}: {v}" for k, v in stats.BLOCK_DESIGNS.items()) + ".")
-    design = block_design(db, version, load_key, target, mode_used, design_name)
-    with st.container(key="cd-completeness"):
-        st.markdown(f"**{design.n_complete_datasets} of {design.n_datasets}** datasets have a result for "
-                    f"every one of the {design.n_encoders} encoders; **{design.n_common_encoders} of "
-                    f"{design.n_encoders}** encoders have a result on every dataset.")
-    if design.scores.empty or design.scores["encoder"].nunique() < 2:
-        st.info(f"No critical-difference diagram for {target} with *{design_name}*: {design.description}"
-                " leaves fewer than two encoders or no dataset. Choose another option above.")
-    else:
-        try:
-            result = nemenyi(db, version, load_key, target, mode_used, float(alpha), design_name)
-        except ValueError as exc:
-            st.info(f"No critical-difference diagram for {target}: {exc}")
+# The CD diagram and the rank intervals have selects of their own (combination, interval
+# strategy, bootstrap B, incomplete-data design): in a fragment, changing one reruns this part
+# only, not the rankings, charts and tables above (issue 11 item 6: a bootstrap-driven select).
+@st.fragment
+@common.guarded
+def _cd_and_intervals(strategies: list[str], combos: list, mode_used: str, load_key: tuple,
+                      params: dict, alpha: float, prov) -> None:
+    st.subheader("Critical-difference diagram and rank intervals")
+    targets = [dashboard.POOLED] if mode_used == "pooled" else [dashboard.combination_label(*c) for c in combos]
+    d1, d2, d3 = st.columns([2, 1, 1])
+    with d1:
+        if len(targets) > 1:
+            target = common.selectbox("Combination", targets, key="detail")
         else:
-            mean_ranks, cd, pairs = dashboard.cd_inputs(result)
-            subtitle = dashboard.cd_subtitle(result, design)
-            st.caption(" · ".join(subtitle) + ". Red bars join encoders not significantly different.")
-            cd_prov = prov.with_filters(detail=target, blocks=design_name)
-            common.show_chart(plots.cd_diagram(mean_ranks, cd, pairs, title=f"Critical difference: {target}",
-                                               subtitle=subtitle),
-                              "cd-diagram", cd_prov, width="content")
-            common.table_exports(dashboard.nemenyi_table(result), "nemenyi", cd_prov)
-with right:
-    try:
-        iv = intervals(db, version, load_key, target, mode_used, interval_strategy, int(B),
-                       tuple(sorted(params.items())))
-    except ValueError as exc:
-        st.info(f"No rank intervals for {target}: {exc}")
-    else:
-        st.caption(f"{interval_strategy} consensus rank with its 95% bootstrap interval "
-                   f"({int(B)} resamples of the voters, seed 0).")
-        iprov = prov.with_filters(detail=target, interval_strategy=interval_strategy, B=int(B))
-        common.show_chart(plots.rank_intervals_chart(iv, title=f"Rank intervals: {interval_strategy}, {target}"),
-                          "rank-intervals", iprov)
-        common.table_exports(iv, "rank-intervals", iprov)
+            target = targets[0]
+            if "detail" in st.query_params:  # a stale choice from a wider selection: not this view's
+                del st.query_params["detail"]
+    interval_options = [s for s in strategies if s != "R-Kem"] or ["R-M"]
+    with d2:
+        interval_strategy = common.selectbox(
+            "Interval strategy", interval_options, key="istrategy",
+            help="Bootstrap intervals need one consensus per resample; R-Kem (an exact Kemeny solve each) "
+                 "is left out as too slow for that." if "R-Kem" in strategies else None)
+        if "R-Kem" in strategies:
+            st.caption("R-Kem has no bootstrap interval here: it would need one exact Kemeny solve per "
+                       "resample.")
+    with d3:
+        B = st.number_input("Bootstrap resamples", 50, 2000, 200, 50, key="B", bind="query-params")
+
+    left, right = st.container(), st.container()
+    with left:
+        design_name = common.selectbox(
+            "Incomplete datasets (Friedman/Nemenyi)", list(stats.BLOCK_DESIGNS), key="blocks", default="all",
+            help="The Friedman test and the Nemenyi CD assume every dataset ranks every encoder. "
+                 + "; ".join(f"{k}: {v}" for k, v in stats.BLOCK_DESIGNS.items()) + ".")
+        design = block_design(db, version, load_key, target, mode_used, design_name)
+        with st.container(key="cd-completeness"):
+            st.markdown(f"**{design.n_complete_datasets} of {design.n_datasets}** datasets have a result for "
+                        f"every one of the {design.n_encoders} encoders; **{design.n_common_encoders} of "
+                        f"{design.n_encoders}** encoders have a result on every dataset.")
+        if design.scores.empty or design.scores["encoder"].nunique() < 2:
+            st.info(f"No critical-difference diagram for {target} with *{design_name}*: {design.description}"
+                    " leaves fewer than two encoders or no dataset. Choose another option above.")
+        else:
+            try:
+                result = nemenyi(db, version, load_key, target, mode_used, float(alpha), design_name)
+            except ValueError as exc:
+                st.info(f"No critical-difference diagram for {target}: {exc}")
+            else:
+                mean_ranks, cd, pairs = dashboard.cd_inputs(result)
+                subtitle = dashboard.cd_subtitle(result, design)
+                st.caption(" · ".join(subtitle) + ". Red bars join encoders not significantly different.")
+                cd_prov = prov.with_filters(detail=target, blocks=design_name)
+                common.show_chart(plots.cd_diagram(mean_ranks, cd, pairs, title=f"Critical difference: {target}",
+                                                   subtitle=subtitle),
+                                  "cd-diagram", cd_prov, width="content")
+                common.table_exports(dashboard.nemenyi_table(result), "nemenyi", cd_prov)
+    with right:
+        try:
+            iv = intervals(db, version, load_key, target, mode_used, interval_strategy, int(B),
+                           tuple(sorted(params.items())))
+        except ValueError as exc:
+            st.info(f"No rank intervals for {target}: {exc}")
+        else:
+            st.caption(f"{interval_strategy} consensus rank with its 95% bootstrap interval "
+                       f"({int(B)} resamples of the voters, seed 0).")
+            iprov = prov.with_filters(detail=target, interval_strategy=interval_strategy, B=int(B))
+            common.show_chart(plots.rank_intervals_chart(iv, title=f"Rank intervals: {interval_strategy}, {target}"),
+                              "rank-intervals", iprov)
+            common.table_exports(iv, "rank-intervals", iprov)
+
+
+_cd_and_intervals(strategies, combos, mode_used, load_key, params, alpha, prov)

@@ -6,7 +6,7 @@ import os
 import pandas as pd
 import streamlit as st
 
-from encbench import vocab
+from encbench import custom, vocab
 from encbench.data import BUNDLED_DIR, DEFAULT_MAX_BYTES, DatasetError, list_bundled, prepare, read_table
 from encbench.data.bundled import find_bundled
 from encbench.data.fingerprint import match_published
@@ -161,6 +161,18 @@ for family, names in FAMILIES.items():
     chosen.update(st.pills(family, list(names), selection_mode="multi", key=f"enc-{family}",
                            help="; ".join(f"{n}: {REGISTRY[n].description}" for n in names)) or [])
 encoders = [name for name in vocab.ENCODERS if name in chosen]
+# Encoders of your own: installed plugins only; the app never imports code from an upload (issue 14).
+plugins = {p.name: p for p in custom.plugins()}
+if plugins:
+    picked = st.pills("Installed plugins", list(plugins), selection_mode="multi", key="enc-plugins",
+                      help="; ".join(f"{p.name}: {p.target} ({p.package or '?'} {p.version or ''})"
+                                     for p in plugins.values())) or []
+    chosen_plugins = [plugins[name] for name in picked]
+else:
+    chosen_plugins = []
+st.caption("Your own encoder: install it as a plugin (entry point group `encbench.encoders`) and it is "
+           "offered here, or run it from the command line (`--encoders module:attr`). The app never "
+           "imports code from an upload. Its place among the 32: page *New encoder*.")
 ordered_encoders = [name for names in FAMILIES.values() for name in names]
 with st.expander("What the encoders do"):
     st.dataframe(pd.DataFrame([{"encoder": n, "family": REGISTRY[n].family,
@@ -181,25 +193,27 @@ workers = cols[1].number_input("Parallel task processes", min_value=1, max_value
                                key="workers", help=f"Fold tasks run in parallel, one per process; "
                                                    f"this machine has {cores} cores.")
 
-missing = [label for label, chosen in (("encoders", encoders), ("models", models), ("metrics", scorings))
+missing = [label for label, chosen in (("encoders", encoders + chosen_plugins), ("models", models),
+                                       ("metrics", scorings))
            if not chosen]
 if missing:
     st.warning(f"Choose at least one of: {', '.join(missing)}.")
     st.stop()
-n_experiments = len(encoders) * len(models) * len(scorings)
+n_encoders = len(encoders) + len(chosen_plugins)
+n_experiments = n_encoders * len(models) * len(scorings)
 n_splits = 2 if split_mode == "both" else 1
 folds_text = {"cv": "each 5-fold cross-validated", "time": f"each on 5 forward folds over {time_column}",
               "both": f"each 5-fold cross-validated and on 5 forward folds over {time_column}"}[split_mode]
-st.info(f"{n_experiments:,} experiments ({_count(len(encoders), 'encoder')} x {_count(len(models), 'model')} x "
+st.info(f"{n_experiments:,} experiments ({_count(n_encoders, 'encoder')} x {_count(len(models), 'model')} x "
         f"{_count(len(scorings), 'metric')}, {tuning} tuning), {folds_text}: "
-        f"{len(encoders) * 5 * n_splits} fold tasks, {n_experiments * 5 * n_splits:,} result rows.")
+        f"{n_encoders * 5 * n_splits} fold tasks, {n_experiments * 5 * n_splits:,} result rows.")
 
 if st.button("Launch run", type="primary", key="launch"):
     try:
         if bundled_name is not None:
             grid = Grid(datasets=[f"bundled:{bundled_name}"], encoders=encoders, models=models,
                         scorings=scorings, tuning=tuning, timeout=float(timeout),
-                        label=f"bundled:{bundled_name}")
+                        label=f"bundled:{bundled_name}", custom_encoders=chosen_plugins)
             queue.submit("run", {"run_id": grid.run_id, "grid": grid.to_dict(), "workers": int(workers)})
         else:
             # cv:COLUMN sets the time column aside like the time split does: both see the same features
@@ -210,7 +224,8 @@ if st.button("Launch run", type="primary", key="launch"):
                                         drop=drop, encoders=encoders, models=models, scorings=scorings,
                                         tuning=tuning, timeout=float(timeout), db_path=common.db_path(),
                                         workers=int(workers), split=split,
-                                        gap=gap if split.startswith("time") else 0)
+                                        gap=gap if split.startswith("time") else 0,
+                                        custom_encoders=chosen_plugins)
     except (DatasetError, ValueError) as exc:
         st.error(str(exc))
         st.stop()

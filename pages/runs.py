@@ -110,6 +110,9 @@ def _detail(run_id: str) -> None:
     if len(errors):
         st.subheader(f"Failed experiments ({len(errors)})")
         st.dataframe(errors, hide_index=True, width="stretch")
+    if config.get("custom_encoders"):  # issue 14: the new encoder's place among the published 32
+        st.page_link("pages/new_encoder.py", label=f"Where {', '.join(config['custom_encoders'])} ranks "
+                     f"among the published 32", icon=":material/add_chart:", query_params={"run": run_id})
     if row["origin"] == "local":
         st.subheader("Result")
         run_views.show_result(run_id)

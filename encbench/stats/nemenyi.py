@@ -18,10 +18,17 @@ from functools import lru_cache
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from encbench.stats._arrays import nanmean, rank_last_axis
 from encbench.stats._cube import Cube, build_cube
+
+
+def _scipy_stats():
+    """``scipy.stats``, imported on first use: it takes about a second to import and pages that
+    draw no CD diagram (the app's first page among them) do not need it."""
+    from scipy import stats
+
+    return stats
 
 
 def check_open_unit(value: object, name: str) -> float:
@@ -43,7 +50,7 @@ def check_alpha(alpha: object) -> float:
 @lru_cache(maxsize=256)
 def studentized_range_critical(k: int, alpha: float) -> float:
     """Upper ``alpha`` quantile of the studentized range with ``k`` groups, infinite df."""
-    return float(stats.studentized_range.ppf(1.0 - alpha, k, np.inf))
+    return float(_scipy_stats().studentized_range.ppf(1.0 - alpha, k, np.inf))
 
 
 def critical_difference(k: int, n: int, alpha: float) -> float:
@@ -155,7 +162,7 @@ def _friedman(average: np.ndarray) -> tuple[float, float]:
     if correction <= 0:  # every dataset ties all encoders: no evidence either way
         return float("nan"), float("nan")
     statistic /= correction
-    return float(statistic), float(stats.chi2.sf(statistic, k - 1))
+    return float(statistic), float(_scipy_stats().chi2.sf(statistic, k - 1))
 
 
 def nemenyi(scores: pd.DataFrame, alpha: float = 0.05) -> NemenyiResult:
@@ -200,7 +207,7 @@ def _nemenyi_from_cube(cube: Cube, alpha: float) -> NemenyiResult:
         scale = np.sqrt(k * (k + 1.0) / (6.0 * n))
         upper = np.triu_indices(k, 1)
         q = np.abs(mean[upper[0]] - mean[upper[1]]) / scale * np.sqrt(2.0)
-        pvalues[upper] = stats.studentized_range.sf(q, k, np.inf)
+        pvalues[upper] = _scipy_stats().studentized_range.sf(q, k, np.inf)
         pvalues.T[upper] = pvalues[upper]
     # Significance uses the same test as R-Nem (difference > CD) so the diagram and the
     # consensus always agree; it is equivalent to p < alpha.

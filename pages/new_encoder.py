@@ -1,0 +1,137 @@
+"""New encoder: where a run's custom encoder ranks among the published 32 (issue 14).
+
+Reads a comparison run (``encbench run --encoders OH,MT,module:Class``); the logic lives in
+:mod:`encbench.placement`. The app never imports code from an upload: custom encoders come
+from the command line or from installed plugins.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import streamlit as st
+
+from encbench import custom, placement, vocab
+from encbench.stats import STRATEGIES
+from pages import common
+
+st.title("New encoder")
+st.caption(
+    "Rank an encoder of your own among the study's 32 without re-running them: its scores on "
+    "published datasets are merged with the published scores of the same datasets, models, metrics "
+    "and tuning (published scores count for the 32). Run it from the command line "
+    "(`python -m encbench run --datasets suite:matteucci2023 --encoders mypkg.encoders:FancyEncoder`) "
+    "or, for an installed plugin, from *Run on your data*. The app never imports code from an upload: "
+    "only installed plugins (entry points `encbench.encoders`) are offered.")
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _runs(db: str, version: tuple):
+    return placement.comparison_runs(common.get_reader(db))
+
+
+@st.cache_data(show_spinner="Ranking the new encoder among the 32 under every strategy...", max_entries=8)
+def _place(db: str, version: tuple, run_id: str, strategies: tuple, alpha: float):
+    return placement.place(common.get_reader(db), run_id, strategies=list(strategies), alpha=alpha)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _cd(db: str, version: tuple, run_id: str, strategies: tuple, alpha: float, model: str, scoring: str,
+        design: str):
+    result = _place(db, version, run_id, strategies, alpha)
+    chart, nem, description = placement.cd_diagram(result, model, scoring, alpha=alpha, design=design)
+    return chart, nem.n_datasets, description
+
+
+def _plugins_note() -> None:
+    found = custom.plugins()
+    with st.expander(f"Installed encoder plugins: {len(found) or 'none'}"):
+        if found:
+            st.dataframe([{"name": p.name, "import": p.target, "package": p.package, "version": p.version}
+                          for p in found], hide_index=True)
+        st.caption("A package declares a plugin in its pyproject.toml: "
+                   "`[project.entry-points.\"encbench.encoders\"]` then `MyEnc = \"mypkg.encoders:MyEncoder\"`. "
+                   "See README, 'Benchmark your own encoder'.")
+
+
+@common.guarded
+def main() -> None:
+    db, version = common.data_key()
+    _plugins_note()
+    runs = _runs(db, version)
+    if runs.empty:
+        st.info("No run with a custom encoder yet. Start one with `python -m encbench run --encoders "
+                "OH,MT,mypkg.encoders:FancyEncoder --datasets suite:matteucci2023 --models DT,LogReg` "
+                "(README: 'Benchmark your own encoder').")
+        return
+    labels = {r.run_id: f"{r.encoders} · {r.label or r.run_id} ({r.status})" for r in runs.itertuples()}
+    run_ids = list(labels)
+    wanted = st.query_params.get("run")
+    if wanted and wanted not in run_ids:
+        st.warning(f"The link names run {wanted!r}, which holds no custom encoder; showing the newest one.")
+    run_id = st.selectbox("Comparison run", run_ids, index=run_ids.index(wanted) if wanted in run_ids else 0,
+                          format_func=labels.get, key="byo_run")
+    st.query_params["run"] = run_id
+    with st.container(horizontal=True):
+        strategies = st.multiselect("Aggregation strategies", list(STRATEGIES), default=list(STRATEGIES),
+                                    key="byo_strategies") or list(STRATEGIES)
+        alpha = st.select_slider("alpha (R-Nem, CD diagram)", options=[0.01, 0.05, 0.1], value=0.05,
+                                 key="byo_alpha")
+    result = _place(db, version, run_id, tuple(strategies), float(alpha))
+    info = result.info
+    prov = dataclasses.replace(result.provenance(), snapshot=common.snapshot_label(version))
+
+    for c in info.customs:
+        p = c.provenance()
+        package = " ".join(filter(None, [p["package"], p["version"]])) or "package and version unknown"
+        st.markdown(f"**{c.name}**: `{p['import']}` ({package}), parameters `{p['params']}`")
+
+    st.subheader("1. Controls: does the local protocol reproduce the published numbers here?")
+    agreement = result.agreement
+    if agreement.warning:
+        st.warning(agreement.warning, icon=":material/warning:")
+    else:
+        st.success(agreement.headline().capitalize(), icon=":material/check_circle:")
+    if len(agreement.by_encoder_model):
+        common.show_table(agreement.by_encoder_model, "controls", prov,
+                          column_config={"share": st.column_config.NumberColumn(format="percent")})
+    if result.unpublished:
+        st.caption(f"Left out (no published results): {', '.join(result.unpublished)}.")
+    if result.ranks.empty:
+        st.info("The new encoder has no finished score on a published dataset yet.")
+        return
+
+    st.subheader("2. Rank among the 32 (rank / last rank, 1 = best)")
+    for line in result.summary_lines():
+        st.markdown(f"- {line.strip()}")
+    common.show_table(result.rank_table(), "ranks", prov)
+
+    st.subheader("3. Critical-difference diagram against the 32")
+    combos = [(placement.POOLED, placement.POOLED)] + sorted(
+        {(m, s) for m, s in zip(result.ranks["model"], result.ranks["scoring"]) if m != placement.POOLED},
+        key=lambda ms: (vocab.MODELS.index(ms[0]), vocab.METRICS.index(ms[1])))
+    names = {c: ("pooled over models and metrics" if c[0] == placement.POOLED else f"{c[0]} / {c[1]}")
+             for c in combos}
+    with st.container(horizontal=True):
+        combo = st.selectbox("Combination", combos, format_func=names.get, key="byo_combo")
+        design = st.selectbox("Datasets ranked", ["all", "complete-datasets", "common-encoders"],
+                              key="byo_design",
+                              help="Friedman/Nemenyi assume every dataset ranks every encoder: use all "
+                                   "voters, only complete datasets, or only the encoders present everywhere.")
+    try:
+        chart, _, description = _cd(db, version, run_id, tuple(strategies), float(alpha), combo[0], combo[1], design)
+    except ValueError as exc:
+        st.info(f"No CD diagram for this choice: {exc}")
+    else:
+        st.caption(description)
+        common.show_chart(chart, "cd", prov.with_filters(combination=names[combo], design=design))
+
+    st.subheader("4. Against the best published encoder")
+    st.caption("Wilcoxon signed-rank test over datasets (pooled: over dataset x model x metric, which are "
+               "not independent: read its p-value as descriptive). The best published encoder is the R-M "
+               "winner among the 32 on the same datasets.")
+    common.show_table(result.wilcoxon.drop(columns=["tuning"]), "wilcoxon", prov,
+                      column_config={"median_difference": st.column_config.NumberColumn(format="%.4f"),
+                                     "pvalue": st.column_config.NumberColumn(format="%.3g")})
+
+
+main()
