@@ -6,9 +6,10 @@ models and metrics, and compares each cell (dataset, encoder, model, scoring, tu
 published value. Prints the share of cells within 0.001 / 0.005 / 0.01, per encoder family and
 per model, and the largest deviations.
 
-Cells are computed in a process pool (``--workers``, default 2) and saved to a CSV
-(``--out``, default ``benchmarks/out/fidelity_<tuning>.csv``); ``--report CSV`` re-prints the
-tables of a saved file without running anything.
+Cells are computed in a process pool (``--workers``, default 2) and appended to a CSV as each
+(dataset, encoder) finishes (``--out``, default ``benchmarks/out/fidelity_<tuning>.csv``), so
+an interrupted run loses nothing: ``--resume`` skips the pairs already in the file.
+``--report CSV`` re-prints the tables of a saved file without running anything.
 
 Examples::
 
@@ -149,6 +150,8 @@ def report(cells: pd.DataFrame, *, top: int = 15) -> None:
         print(frame.groupby("family").apply(shares, include_groups=False).to_string())
     print("\nper model:")
     print(compared.groupby("model").apply(shares, include_groups=False).to_string())
+    print("\nper dataset (non-LGBM):")
+    print(non_lgbm.groupby("dataset").apply(shares, include_groups=False).to_string())
     print("\nper encoder (non-LGBM, <= 0.005):")
     per_encoder = non_lgbm.groupby("encoder")["abs"].apply(lambda a: (a <= 0.005 + 1e-12).mean() * 100)
     print(per_encoder.reindex([e for e in vocab.ENCODERS if e in per_encoder.index]).round(1)
@@ -176,6 +179,8 @@ def main(argv=None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", default=None)
     parser.add_argument("--report", default=None, help="print the tables of a saved CSV and stop")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the cells already in --out and run only the missing pairs")
     args = parser.parse_args(argv)
 
     published = published_table()
@@ -218,19 +223,25 @@ def main(argv=None) -> int:
 
     out_path = Path(args.out or ROOT / "benchmarks" / "out" / f"fidelity_{args.tuning}.csv")
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    rows = []
+    columns = ["dataset", "encoder", "model", "scoring", "tuning", "local", "error"]
+    if args.resume and out_path.exists():
+        done_pairs = set(map(tuple, pd.read_csv(out_path, dtype={"dataset": str})[["dataset", "encoder"]]
+                             .drop_duplicates().to_numpy()))
+        jobs = [job for job in jobs if (job[0], job[3]) not in done_pairs]
+        print(f"resuming: {len(done_pairs)} pairs already in {out_path}, {len(jobs)} to run")
+    else:
+        pd.DataFrame(columns=columns).to_csv(out_path, index=False)
     start = time.perf_counter()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     with ProcessPoolExecutor(max_workers=args.workers) as pool:
         futures = [pool.submit(run_cell_group, *job, models, scorings, args.tuning) for job in jobs]
         for done, future in enumerate(as_completed(futures), 1):
-            rows.extend(future.result())
-            if done % 25 == 0 or done == len(futures):
+            pd.DataFrame(future.result(), columns=columns).to_csv(
+                out_path, mode="a", header=False, index=False, quoting=csv.QUOTE_MINIMAL)
+            if done % 10 == 0 or done == len(futures):
                 print(f"  {done}/{len(futures)} jobs, {time.perf_counter() - start:.0f} s", flush=True)
-    cells = pd.DataFrame(rows)
-    with out_path.open("w", newline="") as fh:
-        cells.to_csv(fh, index=False, quoting=csv.QUOTE_MINIMAL)
-    print(f"saved {len(cells)} cells to {out_path} ({time.perf_counter() - start:.0f} s)")
+    cells = pd.read_csv(out_path, dtype={"dataset": str})
+    print(f"{len(cells)} cells in {out_path} ({time.perf_counter() - start:.0f} s)")
     cells = cells.merge(published, on=["dataset", "encoder", "model", "scoring", "tuning"], how="left")
     report(cells)
     return 0

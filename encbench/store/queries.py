@@ -44,7 +44,8 @@ def _check_vocabulary(name: str, values: list[str] | None) -> None:
 # twice; the column names come from this allowlist, never from the caller.
 _SCORE_FILTERS = ("dataset", "model", "tuning", "scoring", "encoder", "origin", "run_id", "split")
 _SCORES_SQL = (
-    "SELECT dataset, model, tuning, scoring, encoder, cv_score, time, origin, run_id, split FROM scores WHERE "
+    "SELECT dataset, model, tuning, scoring, encoder, cv_score, time, origin, run_id, split, "
+    "encode_time FROM scores WHERE "
     + " AND ".join(f"(?::VARCHAR[] IS NULL OR list_contains(?::VARCHAR[], {c}))" for c in _SCORE_FILTERS)
     + " ORDER BY model, tuning, scoring, dataset, encoder"
 )
@@ -55,7 +56,9 @@ def load_scores(source: Source, *, datasets=None, models=None, tunings=None, sco
     """Rows of the ``scores`` view (one per experiment and run), filtered.
 
     Returns columns ``dataset, model, tuning, scoring, encoder, cv_score, time, origin, run_id,
-    split``. Values are canonical names (``encbench.vocab``); an unknown model, tuning, scoring,
+    split, encode_time``. ``encode_time`` is the mean per fold of the training-fold encoding
+    time (the published ``time`` is that quantity, on the study's hardware); a local ``time``
+    is the total of encoding, fitting or tuning and predicting over the folds. Values are canonical names (``encbench.vocab``); an unknown model, tuning, scoring,
     encoder, origin or split raises ValueError. Datasets are keys (OpenML ids as text; an int is accepted).
     Use :func:`one_score_per_experiment` before ranking when several runs may hold the same
     experiment.
