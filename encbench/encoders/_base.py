@@ -12,12 +12,15 @@ Every encoder of :mod:`encbench.encoders` follows the same conventions (DESIGN.m
 * unseen levels at transform time get a documented value (per encoder), never an exception and
   never NaN.
 * output: a float64 DataFrame with the input's index and column names
-  ``get_feature_names_out()``.
+  ``get_feature_names_out()`` (a numpy array after ``set_output(transform="default")``).
+* sparse and complex input are refused; parameters are validated before ``fit`` sets any
+  attribute; messages use scikit-learn's wording (``tests/test_encoders_sklearn_checks.py``).
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
@@ -25,15 +28,32 @@ __all__ = ["CategoricalEncoder", "TableEncoder", "as_string_frame", "check_targe
 
 
 def _input_frame(X) -> pd.DataFrame:
-    """Return ``X`` as a DataFrame (numpy 2-D arrays get positional integer column labels)."""
-    if isinstance(X, pd.DataFrame):
-        return X
+    """Return ``X`` as a DataFrame (numpy 2-D arrays get positional integer column labels).
+
+    Sparse and complex input are refused (a level is a value compared as text: a sparse
+    matrix's implicit zeros and complex numbers are not categorical data); the messages use
+    scikit-learn's wording so that generic tools recognise them.
+    """
+    if sp.issparse(X):
+        raise TypeError(
+            f"sparse input is not supported (categorical columns are compared as text): got "
+            f"{type(X).__name__}; pass a dense array or a DataFrame"
+        )
     if isinstance(X, pd.Series):
-        return X.to_frame()
+        X = X.to_frame()
+    if isinstance(X, pd.DataFrame):
+        if any(getattr(dtype, "kind", None) == "c" for dtype in X.dtypes):
+            raise ValueError(f"Complex data not supported: got dtypes {list(map(str, X.dtypes))!r}")
+        return X
+    kind = getattr(getattr(X, "dtype", None), "kind", None)
     array = np.asarray(X, dtype=object)
+    if kind == "c" or (kind is None and any(isinstance(v, complex) for v in array.ravel()[:1000])):
+        raise ValueError(f"Complex data not supported: got {np.asarray(X).dtype}")
     if array.ndim != 2:
         raise ValueError(
-            f"expected a 2-D array or DataFrame of categorical columns, got shape {array.shape!r}"
+            f"expected a 2-D array or DataFrame of categorical columns, got shape {array.shape!r}. "
+            "Reshape your data either using array.reshape(-1, 1) if your data has a single "
+            "feature or array.reshape(1, -1) if it contains a single sample."
         )
     return pd.DataFrame(array)
 
@@ -70,7 +90,7 @@ def check_target(y, n_rows: int, owner: str) -> np.ndarray:
         If ``y`` is missing, has the wrong length, is not numeric or contains NaN.
     """
     if y is None:
-        raise ValueError(f"{owner} is supervised and needs a target y, got y=None")
+        raise ValueError(f"{owner} is supervised: it requires y to be passed, but the target y is None")
     values = y.to_numpy() if hasattr(y, "to_numpy") else y
     try:
         values = np.asarray(values, dtype=float)
@@ -125,13 +145,23 @@ class CategoricalEncoder(TransformerMixin, BaseEstimator):
         return tags
 
     # -- input validation -------------------------------------------------------------------
+    def _check_params(self) -> None:
+        """Validate the constructor's parameters; called before fitting sets any attribute.
+
+        Subclasses with parameters override this and raise ``ValueError`` naming the value.
+        """
+
     def _validate_X(self, X, *, reset: bool) -> pd.DataFrame:
+        if reset:
+            self._check_params()  # before any state is set (scikit-learn's convention)
         frame = _input_frame(X)
         if reset:
             if frame.shape[0] == 0 or frame.shape[1] == 0:
+                what = "sample" if frame.shape[0] == 0 else "feature"
+                n = frame.shape[0] if frame.shape[0] == 0 else frame.shape[1]
                 raise ValueError(
-                    f"{type(self).__name__} needs at least one row and one column, "
-                    f"got shape {frame.shape!r}"
+                    f"{type(self).__name__} needs at least one row and one column: found {n} "
+                    f"{what}(s) (shape={frame.shape!r}) while a minimum of 1 is required."
                 )
             labels = list(frame.columns)
             if all(isinstance(c, str) for c in labels):
@@ -150,8 +180,9 @@ class CategoricalEncoder(TransformerMixin, BaseEstimator):
                 frame = frame.loc[:, list(names_in)]
             if frame.shape[1] != self.n_features_in_:
                 raise ValueError(
-                    f"X has {frame.shape[1]} columns but {type(self).__name__} was fitted on "
-                    f"{self.n_features_in_}"
+                    f"X has {frame.shape[1]} features, but {type(self).__name__} is expecting "
+                    f"{self.n_features_in_} features as input (got {frame.shape[1]} columns, it "
+                    f"was fitted on {self.n_features_in_})"
                 )
         return as_string_frame(frame, self._input_names())
 
@@ -196,7 +227,8 @@ class CategoricalEncoder(TransformerMixin, BaseEstimator):
         Returns
         -------
         DataFrame
-            float64, same index as ``X``, columns ``get_feature_names_out()``, no NaN.
+            float64, same index as ``X``, columns ``get_feature_names_out()``, no NaN (a
+            float64 numpy array after ``set_output(transform="default")``).
         """
         check_is_fitted(self, "output_spec_")
         frame = self._validate_X(X, reset=False)
@@ -216,8 +248,12 @@ class CategoricalEncoder(TransformerMixin, BaseEstimator):
                 names.append(f"{base[position]}_{suffix}")
         return np.asarray(unique_names(names), dtype=object)
 
-    def _output(self, values: np.ndarray, index) -> pd.DataFrame:
+    def _output(self, values: np.ndarray, index):
         values = np.asarray(values, dtype=float)
+        # A DataFrame unless the user asked for scikit-learn's default container explicitly
+        # (``set_output(transform="default")``: a numpy array, as scikit-learn's transformers).
+        if getattr(self, "_sklearn_output_config", {}).get("transform") == "default":
+            return values
         return pd.DataFrame(values, index=index, columns=list(self.get_feature_names_out()))
 
     # -- to implement -----------------------------------------------------------------------

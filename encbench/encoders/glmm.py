@@ -185,8 +185,10 @@ class GLMMEncoder(TableEncoder):
     def __init__(self, *, unknown_value="prior"):
         self.unknown_value = unknown_value
 
-    def _fit_tables(self, codes, y):
+    def _check_params(self):
         check_unknown_value(self.unknown_value, type(self).__name__)
+
+    def _fit_tables(self, codes, y):
         per_level = []
         ssw = np.empty(len(codes))
         for j, column_codes in enumerate(codes):

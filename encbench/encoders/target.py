@@ -37,6 +37,9 @@ def check_unknown_value(value, owner: str):
 class _SupervisedTableEncoder(TableEncoder):
     _supervised = True
 
+    def _check_params(self):
+        check_unknown_value(getattr(self, "unknown_value", "prior"), type(self).__name__)
+
     def _fit_tables(self, codes, y):
         check_unknown_value(getattr(self, "unknown_value", "prior"), type(self).__name__)
         self.prior_ = self._prior(y)
@@ -97,17 +100,27 @@ class WoEEncoder(_SupervisedTableEncoder):
     def __init__(self, *, regularization=1.0):
         self.regularization = regularization
 
+    def _check_params(self):
+        if not (isinstance(self.regularization, numbers.Real) and self.regularization > 0):
+            raise ValueError(f"regularization must be > 0, got {self.regularization!r}")
+
     def _check_y(self, y, n_rows):
+        """Any binary target: a 0/1 target as is; two other values are mapped to 0/1, the
+        second in sorted order being the positive class (DESIGN.md section 5)."""
         y = super()._check_y(y, n_rows)
-        bad = np.setdiff1d(np.unique(y), [0.0, 1.0])
-        if bad.size:
-            raise ValueError(f"WoEEncoder needs a 0/1 target, got values {bad[:5]!r}")
-        return y
+        values = np.unique(y)
+        if values.size > 2:
+            raise ValueError(f"WoEEncoder needs a binary target (0/1 or two values), got "
+                             f"{values.size} distinct values such as {values[:5]!r}")
+        if np.isin(values, [0.0, 1.0]).all():
+            return y
+        if values.size == 1:
+            raise ValueError(f"WoEEncoder: the target has one class only ({values[0]!r}), neither 0 "
+                             "nor 1, so which class is positive is unknown")
+        return (y == values[1]).astype(float)
 
     def _fit_column(self, codes, n_levels, y):
         r = float(self.regularization)
-        if not r > 0:
-            raise ValueError(f"regularization must be > 0, got {self.regularization!r}")
         counts, positives = level_stats(codes, n_levels, y)
         negatives = counts - positives
         n_pos, n_neg = float(y.sum()), float(len(y) - y.sum())
@@ -136,10 +149,13 @@ class MeanEstimateEncoder(_SupervisedTableEncoder):
         self.m = m
         self.unknown_value = unknown_value
 
+    def _check_params(self):
+        super()._check_params()
+        if not (isinstance(self.m, numbers.Real) and self.m >= 0):
+            raise ValueError(f"m must be >= 0, got {self.m!r}")
+
     def _fit_column(self, codes, n_levels, y):
         m = float(self.m)
-        if not m >= 0:
-            raise ValueError(f"m must be >= 0, got {self.m!r}")
         counts, sums = level_stats(codes, n_levels, y)
         return np.append((sums + m * self.prior_) / (counts + m), self._unknown())
 
@@ -241,10 +257,13 @@ class PreBinnedMeanTargetEncoder(_SupervisedTableEncoder):
         self.threshold = threshold
         self.unknown_value = unknown_value
 
+    def _check_params(self):
+        super()._check_params()
+        if not (isinstance(self.threshold, numbers.Real) and 0 < self.threshold <= 1):
+            raise ValueError(f"threshold must be in (0, 1], got {self.threshold!r}")
+
     def _fit_column(self, codes, n_levels, y):
         t = float(self.threshold)
-        if not 0 < t <= 1:
-            raise ValueError(f"threshold must be in (0, 1], got {self.threshold!r}")
         counts, sums = level_stats(codes, n_levels, y)
         bins = prebin_levels(counts, t)
         n_bins = int(bins.max()) + 1
@@ -300,9 +319,12 @@ class DiscretizedMeanTargetEncoder(_SupervisedTableEncoder):
         self.n_bins = n_bins
         self.unknown_value = unknown_value
 
-    def _fit_column(self, codes, n_levels, y):
+    def _check_params(self):
+        super()._check_params()
         if not (isinstance(self.n_bins, numbers.Integral) and self.n_bins >= 1):
             raise ValueError(f"n_bins must be a positive integer, got {self.n_bins!r}")
+
+    def _fit_column(self, codes, n_levels, y):
         counts, sums = level_stats(codes, n_levels, y)
         means = sums / counts
         n_bins = int(self.n_bins)
@@ -357,10 +379,14 @@ class CatBoostEncoder(_SupervisedTableEncoder):
     def _prior(self, y) -> float:
         return float(np.mean(y)) if self.prior is None else float(self.prior)
 
+    def _check_params(self):
+        if not (isinstance(self.a, numbers.Real) and self.a > 0):
+            raise ValueError(f"a must be > 0, got {self.a!r}")
+        if self.prior is not None and not (isinstance(self.prior, numbers.Real) and np.isfinite(self.prior)):
+            raise ValueError(f"prior must be None or a finite number, got {self.prior!r}")
+
     def _fit_column(self, codes, n_levels, y):
         a = float(self.a)
-        if not a > 0:
-            raise ValueError(f"a must be > 0, got {self.a!r}")
         counts, sums = level_stats(codes, n_levels, y)
         return np.append((sums + a * self.prior_) / (counts + a), self.prior_)
 

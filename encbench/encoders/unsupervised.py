@@ -158,9 +158,11 @@ class MinHashEncoder(CategoricalEncoder):
             hashing=self.hashing,
         )
 
-    def _fit(self, frame, y):
+    def _check_params(self):
         if not (isinstance(self.n_components, (int, np.integer)) and self.n_components >= 1):
             raise ValueError(f"n_components must be a positive integer, got {self.n_components!r}")
+
+    def _fit(self, frame, y):
         self.encoders_ = [self._make().fit(frame[name]) for name in frame.columns]
         width = len(str(self.n_components - 1))
         self.output_spec_ = [

@@ -31,11 +31,10 @@ def make_folds(y: np.ndarray, n_splits: int, random_state) -> list[tuple[np.ndar
     ValueError
         If ``n_splits`` is not an integer >= 2 or there are fewer than 2 rows.
     """
-    if not (isinstance(n_splits, numbers.Integral) and n_splits >= 2):
-        raise ValueError(f"n_splits must be an integer >= 2, got {n_splits!r}")
+    _check_n_splits(n_splits)
     n_rows = len(y)
     if n_rows < 2:
-        raise ValueError(f"cross-validated encoding needs at least 2 rows, got {n_rows}")
+        raise ValueError(f"cross-validated encoding needs at least 2 rows, got n_samples={n_rows}")
     k = min(int(n_splits), n_rows)
     _, class_counts = np.unique(y, return_counts=True)
     is_labels = bool(np.all(np.equal(np.mod(y, 1), 0)))
@@ -45,6 +44,11 @@ def make_folds(y: np.ndarray, n_splits: int, random_state) -> list[tuple[np.ndar
         splitter = KFold(n_splits=k, shuffle=True, random_state=random_state)
     placeholder = np.zeros((n_rows, 1))
     return list(splitter.split(placeholder, y))
+
+
+def _check_n_splits(n_splits):
+    if not (isinstance(n_splits, numbers.Integral) and not isinstance(n_splits, bool) and n_splits >= 2):
+        raise ValueError(f"n_splits must be an integer >= 2, got {n_splits!r}")
 
 
 def _positional(frame):
@@ -67,6 +71,10 @@ class _FoldWrapper(CategoricalEncoder):
         self.encoder = encoder
         self.n_splits = n_splits
         self.random_state = random_state
+
+    def _check_params(self):
+        _check_encoder(self.encoder, type(self).__name__)
+        _check_n_splits(self.n_splits)
 
 
 class CrossValidatedEncoder(_FoldWrapper):
@@ -99,7 +107,7 @@ class CrossValidatedEncoder(_FoldWrapper):
         ]
 
     def _transform(self, frame):
-        return self.encoder_.transform(_positional(frame)).to_numpy(dtype=float)
+        return np.asarray(self.encoder_.transform(_positional(frame)), dtype=float)
 
     def get_feature_names_out(self, input_features=None):
         """Output names: those of the wrapped encoder."""
@@ -116,7 +124,7 @@ class CrossValidatedEncoder(_FoldWrapper):
         out = np.empty((frame.shape[0], len(self.output_spec_)))
         for train, held_out in folds:
             fold_encoder = clone(self.encoder).fit(frame.iloc[train], target[train])
-            encoded = fold_encoder.transform(frame.iloc[held_out]).to_numpy(dtype=float)
+            encoded = np.asarray(fold_encoder.transform(frame.iloc[held_out]), dtype=float)
             if encoded.shape[1] != out.shape[1]:
                 raise ValueError(
                     f"{type(self.encoder).__name__} gave {encoded.shape[1]} columns on a fold "
@@ -163,7 +171,7 @@ class BlowUpEncoder(_FoldWrapper):
 
     def _transform(self, frame):
         frame = _positional(frame)
-        return np.hstack([e.transform(frame).to_numpy(dtype=float) for e in self.encoders_])
+        return np.hstack([np.asarray(e.transform(frame), dtype=float) for e in self.encoders_])
 
     def get_feature_names_out(self, input_features=None):
         """Output names ``{name}_fold{i}``, fold by fold."""
