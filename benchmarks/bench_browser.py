@@ -106,7 +106,9 @@ def interval_selects(page, url: str, repeat: int) -> list[float]:
     times = []
     for i in range(repeat):
         name = names[i % len(names)]
-        page.locator(".st-key-istrategy").click()
+        field = page.locator(".st-key-istrategy input")
+        field.click()
+        field.fill(name)                                 # the combobox lists matching options
         option = page.get_by_role("option", name=name, exact=True)
         option.wait_for()
         start = time.perf_counter()
