@@ -1,7 +1,9 @@
 """Results explorer: filter the score rows, see per-dataset scores and ranks, box plots, heatmap."""
+import pandas as pd
 import streamlit as st
 
 from encbench import dashboard, plots
+from encbench.store import queries
 from pages import common
 
 common.ensure_routed()
@@ -65,6 +67,25 @@ def ranked(db: str, version: tuple, key: tuple):
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
+def fold_spread(db: str, version: tuple, run_ids: tuple) -> pd.DataFrame:
+    return queries.fold_spread(common.get_reader(db), list(run_ids))
+
+
+def with_fold_spread(db: str, version: tuple, table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with ``cv_std``, the per-fold standard deviation of each local score (issue 11
+    item 5); NaN for published scores, which come averaged over folds, and for scores averaged
+    over several runs (their run ids are joined by commas)."""
+    local = sorted({r for r in table.loc[table["origin"] == "local", "run_id"].astype(str) if "," not in r})
+    if not local:
+        return table.assign(cv_std=float("nan"))
+    spread = fold_spread(db, version, tuple(local))
+    keys = ["run_id", "dataset", "model", "tuning", "scoring", "encoder"]
+    if "split" in table.columns:
+        keys.append("split")
+    return table.merge(spread[keys + ["cv_std"]], on=keys, how="left")
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
 def side_by_side(db: str, version: tuple, key: tuple):
     both = common.raw_scores(db, version, **dict(key), origins=("published", "local"))
     return dashboard.published_vs_local(both)
@@ -74,6 +95,7 @@ filter_key = tuple(filter_args.items())
 load_key = (*filter_key, ("origins", origins), ("prefer", prefer))
 table = ranked(db, version, load_key)
 table = table.assign(name=table["dataset"].map(names))
+table = with_fold_spread(db, version, table)
 filters = {"model": selected["model"], "tuning": selected["tuning"], "metric": selected["scoring"],
            "family": families, "origin": choice, **({"prefer": prefer} if choice == "both" else {}),
            "dataset": "all" if every else chosen_datasets,
@@ -89,13 +111,17 @@ st.markdown(
 )
 
 st.subheader("Scores per dataset")
-columns = ["dataset", "name", "model", "tuning", "scoring", "encoder", "family", "cv_score", "rank",
-           "encode_time", "origin", "run_id"]
+columns = ["dataset", "name", "model", "tuning", "scoring", "encoder", "family", "cv_score", "cv_std",
+           "rank", "encode_time", "origin", "run_id"]
 columns = [c for c in columns if c in table.columns]
 common.show_table(
     table[columns].rename(columns={"scoring": "metric"}), "scores", prov, height=320,
     column_config={
         "cv_score": st.column_config.NumberColumn("score", format="%.4f"),
+        "cv_std": st.column_config.NumberColumn(
+            "fold sd", format="%.4f",
+            help="Standard deviation of the score over the folds (local runs; the published scores "
+                 "come averaged over folds, so they have none). Exports carry it as cv_std."),
         "encode_time": st.column_config.NumberColumn(
             "encoding time (s)", format="%.3f",
             help="Mean per fold of the time to encode the training fold, the quantity the "

@@ -128,3 +128,27 @@ def test_explorer_dataset_picker_lists_the_datasets_of_the_view(mixed_db):
     assert len(both) == 51 and "file:abc123: mine" in both
     local = open_page("explorer", {**query, "origin": "local"}).multiselect(key="dataset").options
     assert sorted(local) == ["50: tic-tac-toe", "file:abc123: mine"]
+
+
+def test_explorer_shows_the_per_fold_spread_of_local_scores(published_db, tmp_path, monkeypatch):
+    """Issue 11 item 5: the per-fold standard deviation of a local score, in the table and exports."""
+    import numpy as np
+
+    path = tmp_path / "folds.duckdb"
+    shutil.copyfile(published_db, path)
+    shutil.copyfile(snapshot_path(published_db), snapshot_path(path))
+    folds = {"OH": [0.7, 0.8, 0.9], "MT": [0.5, 0.5, 0.5]}
+    with Writer(path) as writer:
+        writer.upsert_dataset({"dataset": "file:f00", "name": "folds", "source": "upload", "sha256": "f00"})
+        writer.ensure_run("local-folds", origin="local", label="folds", status="done", n_expected=6)
+        writer.write_results([
+            dict(run_id="local-folds", dataset="file:f00", encoder=e, model="LogReg", tuning="no",
+                 scoring="AUC", fold=k, n_folds=3, cv_score=v, time=0.1, status="ok", error=None)
+            for e, values in folds.items() for k, v in enumerate(values)])
+    monkeypatch.setenv("ENCBENCH_DB", str(path))
+    at = open_page("explorer", {"model": "LogReg", "tuning": "no", "metric": "AUC", "origin": "both"})
+    table = at.dataframe[0].value
+    local = table[table["origin"] == "local"].set_index("encoder")
+    assert local.loc["OH", "cv_std"] == pytest.approx(np.std(folds["OH"], ddof=1))
+    assert local.loc["MT", "cv_std"] == pytest.approx(0.0)
+    assert table.loc[table["origin"] == "published", "cv_std"].isna().all()

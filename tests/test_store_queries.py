@@ -58,3 +58,18 @@ def test_summary_and_local_overview_count_per_origin(mem_writer):
     assert queries.local_overview(mem_writer) == {"rows": 2, "datasets": 2, "runs": 1, "published_datasets": 1}
     with pytest.raises(ValueError, match="'remote'"):
         queries.summary(mem_writer, origins=["remote"])
+
+
+def test_fold_spread_is_the_sample_sd_over_complete_experiments(mem_writer):
+    import numpy as np
+
+    mem_writer.ensure_run("r1", origin="local")
+    rows = [dict(run_id="r1", dataset="d", encoder=e, model="DT", tuning="no", scoring="AUC", fold=k,
+                 n_folds=3, cv_score=v, time=0.1, status=s, error=None)
+            for e, values, s in (("OH", [0.6, 0.7, 0.95], "ok"), ("MT", [0.5, 0.6], "ok"))
+            for k, v in enumerate(values)]
+    mem_writer.write_results(rows)                                # MT lacks a fold: left out
+    spread = queries.fold_spread(mem_writer, ["r1", "other"])
+    assert spread["encoder"].tolist() == ["OH"] and spread["n_folds"].tolist() == [3]
+    assert spread["cv_std"].iloc[0] == pytest.approx(np.std([0.6, 0.7, 0.95], ddof=1))
+    assert queries.fold_spread(mem_writer, []).empty

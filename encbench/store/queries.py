@@ -171,6 +171,25 @@ def factor_levels(source: Source) -> dict[str, list[str]]:
     return levels
 
 
+def fold_spread(source: Source, run_ids: Sequence[str]) -> pd.DataFrame:
+    """Per-fold spread of the scores of runs: one row per experiment and run.
+
+    Returns columns ``run_id, dataset, model, tuning, scoring, encoder, split, n_folds,
+    cv_std``: the sample standard deviation of ``cv_score`` over the experiment's folds (NaN
+    with one fold). Only complete experiments count (every fold ok), as in the ``scores`` view.
+    Published rows come averaged over folds (one row, fold -1): they have no spread and are
+    left out.
+    """
+    values = _as_list(run_ids)
+    return source.query(
+        "SELECT run_id, dataset, model, tuning, scoring, encoder, split, count(*) AS n_folds, "
+        "stddev_samp(cv_score) AS cv_std FROM results "
+        "WHERE fold >= 0 AND list_contains(?::VARCHAR[], run_id) "
+        "GROUP BY run_id, dataset, model, tuning, scoring, encoder, split "
+        "HAVING bool_and(status = 'ok') AND count(*) = max(n_folds)",
+        [values or []])
+
+
 def datasets_with_scores(source: Source, origins: Sequence[str] | None = None) -> list[str]:
     """Dataset keys with ``scores`` rows of ``origins`` (None: every origin), sorted as text."""
     values = _as_list(origins)
