@@ -212,23 +212,100 @@ def table_to_parquet(frame: pd.DataFrame, provenance: Provenance) -> bytes:
     return sink.getvalue()
 
 
-def table_to_latex(frame: pd.DataFrame, provenance: Provenance, *, caption: str | None = None) -> bytes:
-    """A booktabs ``tabular`` (LaTeX-escaped, ``--`` for missing) headed by ``%`` provenance lines."""
+_LATEX_SPECIAL = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
+                  "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                  "\\": r"\textbackslash{}"}
+_LATEX_RE = re.compile("|".join(re.escape(k) for k in _LATEX_SPECIAL))
+#: directions accepted by ``best`` in :func:`table_to_latex`
+BEST_DIRECTIONS = ("min", "max")
+
+
+def latex_escape(text: object) -> str:
+    r"""``text`` with LaTeX's special characters escaped (``ME_0.1`` -> ``ME\_0.1``)."""
+    return _LATEX_RE.sub(lambda m: _LATEX_SPECIAL[m.group(0)], str(text))
+
+
+def default_caption(provenance: Provenance, item: str | None = None) -> str:
+    """A caption naming the view, the table and its filter state (plain text, not escaped)."""
+    what = f"{provenance.view} {item}" if item else provenance.view
+    filters = "; ".join(
+        f"{k}: {', '.join(map(str, v)) if isinstance(v, (list, tuple)) else v}"
+        for k, v in provenance.filters.items())
+    return f"encbench {what}" + (f" ({filters})" if filters else "") + "."
+
+
+def table_to_latex(frame: pd.DataFrame, provenance: Provenance, *, caption: str | None = None,
+                   label: str | None = None, best: Mapping[str, str] | None = None,
+                   item: str | None = None) -> bytes:
+    """A booktabs ``table`` with caption and label, headed by ``%`` provenance lines.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The table; text is LaTeX-escaped, numbers are written with 4 significant digits and
+        missing values as ``--``.
+    provenance : Provenance
+    caption, label : str, optional
+        Defaults: :func:`default_caption` and ``tab:<view>-<item>``.
+    best : mapping of column -> ``"min"`` or ``"max"``, optional
+        Columns whose best value (lowest or highest) is set in bold, in every row holding it
+        (ties are all bold). E.g. ``{"R-M": "min"}`` for a rank, ``{"cv_score": "max"}``.
+    item : str, optional
+        The table's name in its view (used by the default caption and label).
+
+    Raises
+    ------
+    ValueError
+        If ``best`` names a column the frame lacks, a non-numeric column or another direction.
+    """
     frame = _check_frame(frame)
+    best = dict(best or {})
+    for column, direction in best.items():
+        if column not in frame.columns:
+            raise ValueError(f"best names a column the table lacks: got {column!r}; columns: {list(frame.columns)!r}")
+        if direction not in BEST_DIRECTIONS:
+            raise ValueError(f"best direction for {column!r} must be 'min' or 'max': got {direction!r}")
+        if not pd.api.types.is_numeric_dtype(frame[column]):
+            raise ValueError(f"best needs a numeric column: got {column!r} of dtype {frame[column].dtype}")
+    cells = pd.DataFrame(index=frame.index)
+    for column in frame.columns:
+        values = frame[column]
+        if pd.api.types.is_bool_dtype(values) or not pd.api.types.is_numeric_dtype(values):
+            cells[column] = ["--" if _missing(v) else latex_escape(v) for v in values]
+            continue
+        text = ["--" if pd.isna(v) else (f"{int(v)}" if float(v).is_integer() and abs(v) < 1e15 else f"{v:.4g}")
+                for v in values]
+        if column in best and values.notna().any():
+            target = values.min() if best[column] == "min" else values.max()
+            text = [rf"\textbf{{{t}}}" if pd.notna(v) and v == target else t for v, t in zip(values, text)]
+        cells[column] = text
+    cells.columns = [latex_escape(c) for c in frame.columns]
     head = "".join(f"% {line}\n" for line in provenance.header_lines())
-    body = frame.to_latex(index=False, escape=True, na_rep="--", float_format="%.4g",
-                          caption=caption)
+    label = label or "tab:" + _UNSAFE.sub("-", f"{provenance.view}-{item}" if item else provenance.view).strip("-")
+    body = cells.to_latex(index=False, escape=False, caption=latex_escape(caption or default_caption(provenance, item)),
+                          label=label, position="htbp",
+                          column_format="".join("r" if pd.api.types.is_numeric_dtype(frame[c])
+                                                and not pd.api.types.is_bool_dtype(frame[c]) else "l"
+                                                for c in frame.columns))
     return (head + body).encode("utf-8")
 
 
-def table_bytes(frame: pd.DataFrame, fmt: str, provenance: Provenance) -> bytes:
-    """Dispatch on ``fmt`` in :data:`TABLE_FORMATS`."""
+def _missing(value: object) -> bool:
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def table_bytes(frame: pd.DataFrame, fmt: str, provenance: Provenance, *,
+                best: Mapping[str, str] | None = None, item: str | None = None) -> bytes:
+    """Dispatch on ``fmt`` in :data:`TABLE_FORMATS` (``best`` and ``item``: LaTeX only)."""
     if fmt == "csv":
         return table_to_csv(frame, provenance)
     if fmt == "parquet":
         return table_to_parquet(frame, provenance)
     if fmt == "latex":
-        return table_to_latex(frame, provenance)
+        return table_to_latex(frame, provenance, best=best, item=item)
     raise ValueError(f"unknown table format: got {fmt!r}, expected one of {TABLE_FORMATS!r}")
 
 

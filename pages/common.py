@@ -377,12 +377,15 @@ def _download_row(key: str, items: list[tuple[str, str, Callable[[], bytes], str
                                type="tertiary", icon=":material/download:")
 
 
-def table_exports(frame: pd.DataFrame, item: str, provenance: export.Provenance) -> None:
-    """CSV / Parquet / LaTeX download buttons for ``frame`` (generated when clicked)."""
+def table_exports(frame: pd.DataFrame, item: str, provenance: export.Provenance, *,
+                  best: dict[str, str] | None = None) -> None:
+    """CSV / Parquet / LaTeX download buttons for ``frame`` (generated when clicked).
+
+    ``best`` (column -> ``"min"``/``"max"``) sets each column's best value in bold in LaTeX."""
     _download_row(f"table-{item}", [
         (fmt.upper() if fmt != "latex" else "LaTeX",
          provenance.file_name(item, fmt),
-         (lambda fmt=fmt: export.table_bytes(frame, fmt, provenance)),
+         (lambda fmt=fmt: export.table_bytes(frame, fmt, provenance, best=best, item=item)),
          export.MIME[fmt])
         for fmt in export.TABLE_FORMATS
     ])
@@ -397,10 +400,11 @@ def chart_exports(chart, item: str, provenance: export.Provenance) -> None:
     ])
 
 
-def show_table(frame: pd.DataFrame, item: str, provenance: export.Provenance, **kwargs) -> None:
-    """A dataframe with its export buttons underneath."""
+def show_table(frame: pd.DataFrame, item: str, provenance: export.Provenance, *,
+               best: dict[str, str] | None = None, **kwargs) -> None:
+    """A dataframe with its export buttons underneath (``best``: see :func:`table_exports`)."""
     st.dataframe(frame, hide_index=True, width="stretch", **kwargs)
-    table_exports(frame, item, provenance)
+    table_exports(frame, item, provenance, best=best)
 
 
 def show_chart(chart, item: str, provenance: export.Provenance, *, width: str = "stretch") -> None:

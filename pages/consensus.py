@@ -135,7 +135,9 @@ with st.container(key="ranking-summary"):
     st.markdown(dashboard.best_summary(view, params))
 
 st.subheader("Rankings")
-common.show_table(view.wide, "rankings", prov, height=min(38 + 35 * len(view.wide), 700))
+# every strategy column holds consensus ranks (1 = best): LaTeX sets each column's best in bold
+common.show_table(view.wide, "rankings", prov, height=min(38 + 35 * len(view.wide), 700),
+                  best={c: "min" for c in view.wide.columns if pd.api.types.is_numeric_dtype(view.wide[c])})
 if len(view.columns) <= MAX_DRAWN:
     common.show_chart(plots.rank_matrix(view.ranks, column="column", columns=view.columns,
                                         encoders=view.wide["encoder"].astype(str).tolist(),
@@ -189,7 +191,7 @@ if len(view.columns) > 1:
 @st.fragment
 @common.guarded
 def _cd_and_intervals(strategies: list[str], combos: list, mode_used: str, load_key: tuple,
-                      params: dict, alpha: float, prov) -> None:
+                      params: dict, alpha: float, prov, view_encoders: list[str]) -> None:
     st.subheader("Critical-difference diagram and rank intervals")
     targets = [dashboard.POOLED] if mode_used == "pooled" else [dashboard.combination_label(*c) for c in combos]
     d1, d2, d3 = st.columns([2, 1, 1])
@@ -254,5 +256,31 @@ def _cd_and_intervals(strategies: list[str], combos: list, mode_used: str, load_
                               "rank-intervals", iprov)
             common.table_exports(iv, "rank-intervals", iprov)
 
+    st.subheader("Pairwise tests")
+    st.caption(f"Wilcoxon signed-rank test over the datasets where both encoders have a result "
+               f"({target}; two-sided, zero differences dropped). With more than two encoders every "
+               f"pair is tested and the p-values are Holm-corrected (family-wise alpha = {alpha}).")
+    present = [e for e in view_encoders if e in set(
+        dashboard.subset_for(common.scores(db, version, **dict(load_key)), target, mode_used)["encoder"])]
+    chosen = common.multiselect("Encoders to compare", present, key="wilcoxon", default=present[:2],
+                                help="A is the encoder listed first; a positive median difference "
+                                     "means A scores higher.")
+    if len(chosen) < 2:
+        st.info("Choose two encoders or more to test.")
+        return
+    table = pairwise_tests(db, version, load_key, target, mode_used, tuple(chosen), float(alpha))
+    wprov = prov.with_filters(detail=target, wilcoxon=list(chosen))
+    common.show_table(table, "wilcoxon", wprov, best={"p_holm": "min"}, column_config={
+        c: st.column_config.NumberColumn(format="%.4g") for c in ("median_difference", "p_value", "p_holm")})
 
-_cd_and_intervals(strategies, combos, mode_used, load_key, params, alpha, prov)
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def pairwise_tests(db: str, version: tuple, load_key: tuple, combination: str, mode: str,
+                   encoders: tuple, alpha: float) -> pd.DataFrame:
+    frame = common.scores(db, version, **dict(load_key))
+    subset = dashboard.subset_for(frame, combination, mode)[["dataset", "encoder", "cv_score"]]
+    return stats.wilcoxon_pairs(subset, encoders=list(encoders), alpha=alpha).table
+
+
+_cd_and_intervals(strategies, combos, mode_used, load_key, params, alpha, prov,
+                  view.wide["encoder"].astype(str).tolist())

@@ -68,7 +68,7 @@ with left:
 with right:
     # narrow number columns: the table fits its column without a horizontal scroll (issue 11)
     common.show_table(table[["rank", "encoder", "family", "mean_rank", "n_voters"]],
-                      "headline-consensus", prov, height=420,
+                      "headline-consensus", prov, height=420, best={"mean_rank": "min"},
                       column_config={"mean_rank": st.column_config.NumberColumn("mean rank", format="%.3f"),
                                      "n_voters": st.column_config.NumberColumn("voters")})
 

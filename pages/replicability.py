@@ -144,7 +144,8 @@ common.show_chart(plots.replicability_chart(long, color="strategy",
                   "replicability", prov, width="content")
 st.subheader("Summary")
 common.show_table(summary[["strategy", "sample_size", "n_pairs", "rho_mean", "rho_low", "rho_high",
-                           "J_mean", "J_low", "J_high"]], "replicability-summary", prov)
+                           "J_mean", "J_low", "J_high"]], "replicability-summary", prov,
+                  best={"rho_mean": "max", "J_mean": "max"})
 with st.expander("Every sample pair"):
     common.show_table(pd.concat(pairs, ignore_index=True)[["strategy", "sample_size", "pair", "rho", "J"]],
                       "replicability-pairs", prov)

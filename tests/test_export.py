@@ -137,3 +137,30 @@ def test_long_file_names_keep_whole_values_and_the_detail_they_show():
             assert export.Provenance("x", {key: prov.filters[key]}).filter_slug() == part
     assert "detail=DT-model-F1" in cd.file_name("cd-diagram", "png")
     assert list(cd.filters)[0] == "detail"
+
+
+def test_latex_has_caption_label_and_the_best_value_per_column_in_bold(prov):
+    """Issue 11 item 5: paper-ready LaTeX."""
+    table = pd.DataFrame({"encoder": ["OH", "ME_0.1", "MT"], "R-M": [2.0, 1.5, 1.5],
+                          "Q-M": [0.91, 0.9, None]})
+    text = export.table_bytes(table, "latex", prov, best={"R-M": "min", "Q-M": "max"},
+                              item="rankings").decode()
+    assert r"\begin{table}[htbp]" in text and r"\end{table}" in text
+    assert r"\label{tab:consensus-rankings}" in text
+    caption = next(line for line in text.splitlines() if line.startswith(r"\caption{"))
+    assert "consensus rankings" in caption
+    rows = {line.split(" & ")[0]: line for line in text.splitlines() if " & " in line}
+    assert r"\textbf{1.5}" in rows[r"ME\_0.1"] and r"\textbf{1.5}" in rows["MT"]   # ties: both bold
+    assert r"\textbf{0.91}" in rows["OH"] and r"\textbf{2}" not in rows["OH"]
+    assert rows["MT"].rstrip(r" \\").endswith("--")
+    custom = export.table_to_latex(table, prov, caption="My 50% table", label="tab:mine").decode()
+    assert r"\caption{My 50\% table}" in custom and r"\label{tab:mine}" in custom
+    assert r"\textbf" not in custom
+
+
+@pytest.mark.parametrize("best, match", [({"nope": "min"}, "'nope'"), ({"R-M": "lowest"}, "'lowest'"),
+                                         ({"encoder": "max"}, "numeric")])
+def test_latex_best_is_checked(prov, best, match):
+    table = pd.DataFrame({"encoder": ["OH"], "R-M": [1.0]})
+    with pytest.raises(ValueError, match=match):
+        export.table_to_latex(table, prov, best=best)

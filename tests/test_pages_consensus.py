@@ -1,6 +1,7 @@
 """AppTest: the Consensus page recomputes live, restores its state from the URL, never crashes."""
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 from pagetest import charts, open_page, summary_line, texts
 
@@ -131,3 +132,32 @@ def test_r_kem_is_said_to_have_no_interval(published_env):
     at = open_page("consensus", {"strategy": ["R-M", "R-Kem"]})
     assert at.selectbox(key="istrategy").options == ["R-M"]
     assert "R-Kem has no bootstrap interval here" in texts(at)
+
+
+def _wilcoxon_table(at):
+    return next(d.value for d in at.dataframe if "p_holm" in d.value.columns)
+
+
+def test_pairwise_wilcoxon_between_chosen_encoders_with_holm():
+    """Issue 11 item 5: pairwise tests between two chosen encoders, Holm for several pairs."""
+    from encbench.stats import wilcoxon_pairs
+    from encbench.store import Reader, queries
+
+    at = open_page("consensus")
+    table = _wilcoxon_table(at)
+    chosen = at.multiselect(key="wilcoxon").value
+    assert len(chosen) == 2 and len(table) == 1
+    assert table["p_holm"].iloc[0] == pytest.approx(table["p_value"].iloc[0])
+    at.multiselect(key="wilcoxon").set_value(["WoE", "OH", "Drop"]).run()
+    table = _wilcoxon_table(at)
+    assert list(zip(table["encoder_a"], table["encoder_b"])) == [("WoE", "OH"), ("WoE", "Drop"), ("OH", "Drop")]
+    import os
+    reader = Reader(os.environ["ENCBENCH_DB"])
+    try:
+        rows = queries.load_scores(reader, models=["LogReg"], tunings=["no"], scorings=["AUC"], origins=["published"])
+    finally:
+        reader.close()
+    expected = wilcoxon_pairs(rows[["dataset", "encoder", "cv_score"]], encoders=["WoE", "OH", "Drop"]).table
+    pd.testing.assert_series_equal(table["p_holm"], expected["p_holm"], check_names=False)
+    at.multiselect(key="wilcoxon").set_value(["WoE"]).run()
+    assert "Choose two encoders or more" in texts(at)

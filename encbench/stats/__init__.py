@@ -62,7 +62,13 @@ Uncertainty, similarity, sensitivity, replicability
 ``replicability(scores, sample_sizes, n_pairs=100, seed=0, strategy="R-M", progress=None, *, n_boot=1000, level=0.95, n_jobs=1, should_stop=None, **params) -> ReplicabilityResult``
     ``pairs`` (``sample_size, pair, rho, J``), ``summary`` (``sample_size, n_pairs, rho_mean,
     rho_low, rho_high, J_mean, J_low, J_high``, bootstrapped intervals of the means);
-    ``progress(done, total)`` is called after each sample size.
+    ``progress(done, total)`` counts samples ranked; ``should_stop()`` cancels
+    (:class:`ReplicabilityCancelled`); ``n_jobs`` processes solve R-Kem's problems.
+``wilcoxon_pairs(scores, encoders=None, pairs=None, *, alpha=0.05) -> PairwiseResult``
+    Wilcoxon signed-rank test over datasets for each pair of encoders (all pairs of
+    ``encoders``, or the given ``pairs``), Holm-corrected; ``table`` holds ``encoder_a,
+    encoder_b, n_datasets, wins_a, wins_b, ties, median_difference, statistic, p_value, p_holm,
+    significant``.
 
 Notes
 -----
@@ -87,6 +93,7 @@ from encbench.stats.blocks import BLOCK_DESIGNS, BlockDesign, block_design
 from encbench.stats.impute import ImputationResult, impute_scores
 from encbench.stats.kemeny import KemenyResult, kemeny
 from encbench.stats.nemenyi import NemenyiResult, nemenyi
+from encbench.stats.pairwise import PairwiseResult, holm, wilcoxon_pairs
 from encbench.stats.rankings import dataset_ranks
 from encbench.stats.replicability import ReplicabilityCancelled, ReplicabilityResult, replicability
 from encbench.stats.similarity import SensitivityResult, jaccard_best, sensitivity, spearman
@@ -100,6 +107,7 @@ __all__ = [
     "ImputationResult",
     "KemenyResult",
     "NemenyiResult",
+    "PairwiseResult",
     "ReplicabilityCancelled",
     "ReplicabilityResult",
     "SensitivityResult",
@@ -107,6 +115,7 @@ __all__ = [
     "consensus",
     "consensus_table",
     "dataset_ranks",
+    "holm",
     "impute_scores",
     "jaccard_best",
     "kemeny",
@@ -116,4 +125,5 @@ __all__ = [
     "sensitivity",
     "spearman",
     "strategy_parameters",
+    "wilcoxon_pairs",
 ]
