@@ -375,7 +375,9 @@ def cd_diagram(placement: Placement, model: str, scoring: str, *, alpha: float =
         result.mean_ranks, result.critical_difference, pairs,
         title=f"Critical difference: {', '.join(placement.info.names)} vs the 32 ({label})",
         subtitle=[f"Nemenyi, alpha = {alpha:g}, N = {result.n_datasets}, k = {result.n_encoders}",
-                  chosen.description])
+                  chosen.description,
+                  "new: " + ", ".join(f"{n} (mean rank {result.mean_ranks[n]:.2f} of {result.n_encoders})"
+                                      for n in placement.info.names if n in result.mean_ranks.index)])
     return chart, result, chosen.description
 
 

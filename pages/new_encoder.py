@@ -123,7 +123,9 @@ def main() -> None:
         st.info(f"No CD diagram for this choice: {exc}")
     else:
         st.caption(description)
-        common.show_chart(chart, "cd", prov.with_filters(combination=names[combo], design=design))
+        # at its own width: stretched, the right-hand labels (where a weak new encoder hangs) ran off
+        common.show_chart(chart, "cd", prov.with_filters(combination=names[combo], design=design),
+                          width="content")
 
     st.subheader("4. Against the best published encoder")
     st.caption("Wilcoxon signed-rank test over datasets (pooled: over dataset x model x metric, which are "

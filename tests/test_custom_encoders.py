@@ -270,3 +270,40 @@ def test_cli_refuses_leaky_encoder_and_name_collision(compared_run):
     assert clash.returncode == 2 and "collides with the study's encoder 'MT'" in clash.stderr
     nothing = _cli("compare", "local-0000", "--db", str(db))
     assert nothing.returncode == 2 and "unknown run" in nothing.stderr
+
+
+# -- controls --------------------------------------------------------------------------------------
+def test_control_agreement_warns_when_low():
+    from encbench.placement import control_agreement
+
+    cells = [(d, e, "DT", "no", s) for d in ("1", "2") for e in ("OH", "MT") for s in ("AUC", "F1")]
+    published = pd.DataFrame(cells, columns=["dataset", "encoder", "model", "tuning", "scoring"]).assign(cv_score=0.8)
+    good = control_agreement(published.assign(cv_score=0.803), published, ["OH", "MT"])
+    assert good.share == 1.0 and good.warning is None and "8 of 8 cells (100.0%)" in good.headline()
+    off = published.assign(cv_score=np.where(published["encoder"] == "MT", 0.9, 0.8))
+    low = control_agreement(off, published, ["OH", "MT"])
+    assert low.share == 0.5 and "only 50.0% of the control cells" in low.warning and "MT/DT 0%" in low.warning
+    none = control_agreement(published.iloc[:0], published, ["OH", "MT"])
+    assert none.share is None and "no control cell could be checked" in none.warning
+
+
+def test_resume_config_keeps_the_custom_encoder():
+    from encbench.runs import grid_from_config
+
+    grid = Grid(datasets=["bundled:tic-tac-toe"], encoders=["OH"], custom_encoders=parse_encoders(FREQ)[1])
+    assert Grid(**grid_from_config({**grid.to_dict(), "run_id": grid.run_id})).run_id == grid.run_id
+
+
+def test_cli_controls_option(monkeypatch):
+    import argparse
+
+    from encbench.engine.cli import _encoders
+
+    args = argparse.Namespace(encoders=FREQ, encoder_params=None, controls="OH,MT")
+    assert _encoders(args)[0] == ("OH", "MT")
+    args.controls = "none"
+    assert _encoders(args)[0] == ()
+    args.controls = "WoE"
+    assert _encoders(args)[0] == ("WoE",)
+    args.encoders, args.controls = "OH,CB", "OH,MT"
+    assert _encoders(args) == (("OH", "CB"), ())  # without a custom encoder nothing is added
