@@ -81,7 +81,9 @@ def show_result(run_id: str, *, strategy: str = "R-M") -> None:
                 common.show_table(
                     comp.table.rename(columns={"rank": "rank on your data",
                                                "published_rank": f"published {strategy} rank"}),
-                    f"result-{comp.model}-{comp.scoring}", prov)
+                    # several datasets (a command-line run): the dataset keeps keys and file names apart
+                    f"result-{comp.model}-{comp.scoring}" if local["dataset"].nunique() == 1
+                    else f"result-{dataset}-{comp.model}-{comp.scoring}", prov)
 
 
 def show_split_change(dataset: str) -> None:
