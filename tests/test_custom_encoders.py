@@ -217,6 +217,7 @@ def compared_run(tmp_path_factory, published_db):
                "--models", "DT,LogReg", "--workers", "2")
     assert run.returncode == 0, run.stderr[-3000:]
     run_id = run.stdout.split("python -m encbench compare ")[1].split()[0]
+    (folder / "run.out").write_text(run.stdout)
     return db, run_id, folder
 
 
@@ -226,6 +227,8 @@ def test_cli_compare_reports_controls_ranks_tests_and_exports(compared_run):
     result = _cli("compare", run_id, "--db", str(db), "--out", str(out))
     assert result.returncode == 0, result.stderr[-3000:]
     text = result.stdout
+    # the run itself already states the controls' agreement
+    assert "controls (MT, OH): 100.0% of 32 cells within 0.005" in (folder / "run.out").read_text()
     # the controls' check comes before the ranking
     assert text.index("controls:") < text.index("rank of the new encoder")
     assert "100.0%" in text.split("rank of the new encoder")[0]  # OH/MT reproduce the published cells

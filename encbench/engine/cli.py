@@ -280,6 +280,15 @@ def cmd_run(args) -> int:
             if len(table) > len(shown):
                 print(f"... {len(table) - len(shown)} more rows (see the app or the scores view)")
     if grid.custom_encoders:
+        from encbench.placement import AGREEMENT_TOLERANCE, AGREEMENT_WARN
+
+        checked = table.dropna(subset=["published"]) if len(table) else table
+        if len(checked):  # the controls first: do the local numbers reproduce the published ones?
+            share = float((checked["difference"].abs() <= AGREEMENT_TOLERANCE).mean())
+            print(f"\ncontrols ({', '.join(sorted(set(checked['encoder'])))}): {share:.1%} of {len(checked)} "
+                  f"cells within {AGREEMENT_TOLERANCE:g} of the published value")
+            if share < AGREEMENT_WARN:
+                print(f"WARNING: under {AGREEMENT_WARN:.0%}: the new encoder's ranks may be biased here")
         print(f"\nwhere the new encoder ranks: python -m encbench compare {run_id}")
     return 0
 
