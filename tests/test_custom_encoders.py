@@ -310,3 +310,20 @@ def test_cli_controls_option(monkeypatch):
     assert _encoders(args)[0] == ("WoE",)
     args.encoders, args.controls = "OH,CB", "OH,MT"
     assert _encoders(args) == (("OH", "CB"), ())  # without a custom encoder nothing is added
+
+
+def test_cli_suite_offline_names_the_missing_and_plans_the_rest(tmp_path):
+    import os
+
+    # OpenML unreachable for sure: every connection goes to a closed local port
+    env = {**os.environ, "HTTPS_PROXY": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9",
+           "ENCBENCH_CACHE": str(tmp_path / "cache")}
+    result = subprocess.run(
+        [sys.executable, "-m", "encbench", "run", "--db", str(tmp_path / "x.duckdb"), "--datasets",
+         "suite:matteucci2023-small", "--encoders", f"FreqRank={FREQ}", "--models", "DT", "--dry-run"],
+        cwd=REPO, capture_output=True, text=True, timeout=600, env=env)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "suite matteucci2023-small: 14 of 30 datasets available (14 bundled); missing 16: vote (56)" in result.stderr
+    assert "OpenML is unreachable" in result.stderr
+    assert "run local-" in result.stdout and "tasks" in result.stdout
+    assert not (tmp_path / "x.duckdb").exists()  # a dry run creates nothing
