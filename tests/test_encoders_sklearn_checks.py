@@ -118,3 +118,20 @@ def test_set_output_default_gives_numpy_and_pandas_a_frame():
     assert isinstance(array, np.ndarray) and array.dtype == np.float64
     np.testing.assert_array_equal(array, frame.to_numpy())
     assert encoder.set_output(transform="pandas").transform(X).equals(frame)
+
+
+@pytest.mark.parametrize("module", ["unsupervised", "target", "glmm", "wrappers"])
+def test_every_encoder_class_documents_attributes_and_a_runnable_example(module):
+    import doctest
+    import importlib
+    import inspect
+
+    mod = importlib.import_module(f"encbench.encoders.{module}")
+    classes = [c for n, c in inspect.getmembers(mod, inspect.isclass)
+               if c.__module__ == mod.__name__ and n.endswith("Encoder") and not n.startswith("_")]
+    assert classes
+    for cls in classes:
+        assert "\n    Attributes\n    ----------\n" in cls.__doc__, cls.__name__
+        assert "\n    Examples\n    --------\n" in cls.__doc__, cls.__name__
+    result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted >= 4 * len(classes)

@@ -178,6 +178,32 @@ class GLMMEncoder(TableEncoder):
         configuration reproduces.
 
     Fitted attributes: ``reml_`` (:class:`OneWayREML`: ``ratio`` and ``intercept`` per column).
+
+    Attributes
+    ----------
+    reml_ : OneWayREML
+        REML variance ratio and fixed intercept per column.
+    prior_ : float
+        Mean of the training target.
+    levels_ : list of pandas.Index
+        Training levels of each column, in order of first appearance (NaN included when present).
+    tables_ : list of ndarray
+        Per column, the encoding of each level (rows in ``levels_`` order) and, last row, of unseen levels.
+    n_features_in_ : int
+        Number of input columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Input column names seen in ``fit`` (only when they were all strings).
+    output_spec_ : list of (int, str or None)
+        One ``(input position, suffix)`` per output column (see ``get_feature_names_out``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"color": ["red", "blue", "red", "green", "blue", "red"]})
+    >>> y = [1, 0, 1, 0, 1, 0]
+    >>> from encbench.encoders import GLMMEncoder
+    >>> GLMMEncoder().fit(X, y).transform(X)["color"].round(3).tolist()
+    [0.5, 0.5, 0.5, 0.5, 0.5, 0.5]
     """
 
     _supervised = True

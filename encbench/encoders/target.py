@@ -69,6 +69,30 @@ class MeanTargetEncoder(_SupervisedTableEncoder):
         Encoding of levels not seen in fit (and of missing values when fit saw none):
         ``"prior"`` is ``mean(y)`` of the training data; the study's own target encoders used
         ``-1`` (its ``Encoder`` base class), which the registry's configuration reproduces.
+
+    Attributes
+    ----------
+    prior_ : float
+        Mean of the training target.
+    levels_ : list of pandas.Index
+        Training levels of each column, in order of first appearance (NaN included when present).
+    tables_ : list of ndarray
+        Per column, the encoding of each level (rows in ``levels_`` order) and, last row, of unseen levels.
+    n_features_in_ : int
+        Number of input columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Input column names seen in ``fit`` (only when they were all strings).
+    output_spec_ : list of (int, str or None)
+        One ``(input position, suffix)`` per output column (see ``get_feature_names_out``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"color": ["red", "blue", "red", "green", "blue", "red"]})
+    >>> y = [1, 0, 1, 0, 1, 0]
+    >>> from encbench.encoders import MeanTargetEncoder
+    >>> MeanTargetEncoder().fit(X, y).transform(X)["color"].round(3).tolist()
+    [0.667, 0.5, 0.667, 0.0, 0.5, 0.667]
     """
 
     def __init__(self, *, unknown_value="prior"):
@@ -95,6 +119,30 @@ class WoEEncoder(_SupervisedTableEncoder):
     ----------
     regularization : float, default=1.0
         Pseudo-count added to each level's positive and negative counts.
+
+    Attributes
+    ----------
+    prior_ : float
+        Mean of the training target.
+    levels_ : list of pandas.Index
+        Training levels of each column, in order of first appearance (NaN included when present).
+    tables_ : list of ndarray
+        Per column, the encoding of each level (rows in ``levels_`` order) and, last row, of unseen levels.
+    n_features_in_ : int
+        Number of input columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Input column names seen in ``fit`` (only when they were all strings).
+    output_spec_ : list of (int, str or None)
+        One ``(input position, suffix)`` per output column (see ``get_feature_names_out``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"color": ["red", "blue", "red", "green", "blue", "red"]})
+    >>> y = [1, 0, 1, 0, 1, 0]
+    >>> from encbench.encoders import WoEEncoder
+    >>> WoEEncoder().fit(X, y).transform(X)["color"].round(3).tolist()
+    [0.405, 0.0, 0.405, 0.0, 0.0, 0.405]
     """
 
     def __init__(self, *, regularization=1.0):
@@ -143,6 +191,30 @@ class MeanEstimateEncoder(_SupervisedTableEncoder):
         Encoding of levels not seen in fit (and of missing values when fit saw none):
         ``"prior"`` is ``mean(y)`` of the training data; the study's own target encoders used
         ``-1`` (its ``Encoder`` base class), which the registry's configuration reproduces.
+
+    Attributes
+    ----------
+    prior_ : float
+        Mean of the training target.
+    levels_ : list of pandas.Index
+        Training levels of each column, in order of first appearance (NaN included when present).
+    tables_ : list of ndarray
+        Per column, the encoding of each level (rows in ``levels_`` order) and, last row, of unseen levels.
+    n_features_in_ : int
+        Number of input columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Input column names seen in ``fit`` (only when they were all strings).
+    output_spec_ : list of (int, str or None)
+        One ``(input position, suffix)`` per output column (see ``get_feature_names_out``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"color": ["red", "blue", "red", "green", "blue", "red"]})
+    >>> y = [1, 0, 1, 0, 1, 0]
+    >>> from encbench.encoders import MeanEstimateEncoder
+    >>> MeanEstimateEncoder(m=1.0).fit(X, y).transform(X)["color"].round(3).tolist()
+    [0.625, 0.5, 0.625, 0.25, 0.5, 0.625]
     """
 
     def __init__(self, *, m=1.0, unknown_value="prior"):
@@ -251,6 +323,32 @@ class PreBinnedMeanTargetEncoder(_SupervisedTableEncoder):
         Encoding of levels not seen in fit (and of missing values when fit saw none):
         ``"prior"`` is ``mean(y)`` of the training data; the study's own target encoders used
         ``-1`` (its ``Encoder`` base class), which the registry's configuration reproduces.
+
+    Attributes
+    ----------
+    bins_ : list of ndarray
+        Per column, the bin of each training level.
+    prior_ : float
+        Mean of the training target.
+    levels_ : list of pandas.Index
+        Training levels of each column, in order of first appearance (NaN included when present).
+    tables_ : list of ndarray
+        Per column, the encoding of each level (rows in ``levels_`` order) and, last row, of unseen levels.
+    n_features_in_ : int
+        Number of input columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Input column names seen in ``fit`` (only when they were all strings).
+    output_spec_ : list of (int, str or None)
+        One ``(input position, suffix)`` per output column (see ``get_feature_names_out``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"color": ["red", "blue", "red", "green", "blue", "red"]})
+    >>> y = [1, 0, 1, 0, 1, 0]
+    >>> from encbench.encoders import PreBinnedMeanTargetEncoder
+    >>> PreBinnedMeanTargetEncoder(threshold=0.3).fit(X, y).transform(X)["color"].round(3).tolist()
+    [0.667, 0.333, 0.667, 0.333, 0.333, 0.667]
     """
 
     def __init__(self, *, threshold=0.01, unknown_value="prior"):
@@ -313,6 +411,30 @@ class DiscretizedMeanTargetEncoder(_SupervisedTableEncoder):
     unknown_value : "prior" or float, default="prior"
         Encoding of levels not seen in fit: ``"prior"`` (see above) or a fixed number; the
         study's code used ``-1``, which the registry's configuration reproduces.
+
+    Attributes
+    ----------
+    prior_ : float
+        Mean of the training target.
+    levels_ : list of pandas.Index
+        Training levels of each column, in order of first appearance (NaN included when present).
+    tables_ : list of ndarray
+        Per column, the encoding of each level (rows in ``levels_`` order) and, last row, of unseen levels.
+    n_features_in_ : int
+        Number of input columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Input column names seen in ``fit`` (only when they were all strings).
+    output_spec_ : list of (int, str or None)
+        One ``(input position, suffix)`` per output column (see ``get_feature_names_out``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"color": ["red", "blue", "red", "green", "blue", "red"]})
+    >>> y = [1, 0, 1, 0, 1, 0]
+    >>> from encbench.encoders import DiscretizedMeanTargetEncoder
+    >>> DiscretizedMeanTargetEncoder(n_bins=2).fit(X, y).transform(X)["color"].round(3).tolist()
+    [0.667, 0.333, 0.667, 0.0, 0.333, 0.667]
     """
 
     def __init__(self, *, n_bins=5, unknown_value="prior"):
@@ -368,6 +490,32 @@ class CatBoostEncoder(_SupervisedTableEncoder):
         Order training rows by a random permutation instead of their order in the data.
     random_state : int, RandomState or None, default=None
         Seed of the permutation (used only with ``shuffle=True``).
+
+    Attributes
+    ----------
+    permutation_ : ndarray
+        Order of the training rows used by the last ``fit_transform``.
+    prior_ : float
+        Mean of the training target.
+    levels_ : list of pandas.Index
+        Training levels of each column, in order of first appearance (NaN included when present).
+    tables_ : list of ndarray
+        Per column, the encoding of each level (rows in ``levels_`` order) and, last row, of unseen levels.
+    n_features_in_ : int
+        Number of input columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Input column names seen in ``fit`` (only when they were all strings).
+    output_spec_ : list of (int, str or None)
+        One ``(input position, suffix)`` per output column (see ``get_feature_names_out``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"color": ["red", "blue", "red", "green", "blue", "red"]})
+    >>> y = [1, 0, 1, 0, 1, 0]
+    >>> from encbench.encoders import CatBoostEncoder
+    >>> CatBoostEncoder().fit_transform(X, y)["color"].round(3).tolist()  # ordered statistics
+    [0.5, 0.5, 0.75, 0.5, 0.25, 0.833]
     """
 
     def __init__(self, *, a=1.0, prior=None, shuffle=False, random_state=None):

@@ -24,6 +24,24 @@ class DropEncoder(CategoricalEncoder):
     output is **one** constant column of ones, named ``drop``. (One constant column per input
     column would change models that look at the number or scale of features, e.g. SVM's
     ``gamma='scale'``, and so would not reproduce the published numbers.)
+
+    Attributes
+    ----------
+    n_features_in_ : int
+        Number of input columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Input column names seen in ``fit`` (only when they were all strings).
+    output_spec_ : list of (int, str or None)
+        One ``(input position, suffix)`` per output column (see ``get_feature_names_out``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"color": ["red", "blue", "red", "green", "blue", "red"]})
+    >>> y = [1, 0, 1, 0, 1, 0]
+    >>> from encbench.encoders import DropEncoder
+    >>> DropEncoder().fit_transform(X).iloc[:, 0].tolist()
+    [1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
     """
 
     def __init__(self):
@@ -42,6 +60,28 @@ class OneHotEncoder(TableEncoder):
     Columns are named ``{column}_{level}`` (``{column}_nan`` for missing values seen in fit).
     Unseen levels (and missing values when fit saw none) are encoded as all zeros, like
     category_encoders' ``handle_unknown="value"``.
+
+    Attributes
+    ----------
+    levels_ : list of pandas.Index
+        Training levels of each column, in order of first appearance (NaN included when present).
+    tables_ : list of ndarray
+        Per column, the encoding of each level (rows in ``levels_`` order) and, last row, of unseen levels.
+    n_features_in_ : int
+        Number of input columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Input column names seen in ``fit`` (only when they were all strings).
+    output_spec_ : list of (int, str or None)
+        One ``(input position, suffix)`` per output column (see ``get_feature_names_out``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"color": ["red", "blue", "red", "green", "blue", "red"]})
+    >>> y = [1, 0, 1, 0, 1, 0]
+    >>> from encbench.encoders import OneHotEncoder
+    >>> OneHotEncoder().fit_transform(X).columns.tolist()
+    ['color_red', 'color_blue', 'color_green']
     """
 
     def __init__(self):
@@ -59,6 +99,28 @@ class OrdinalEncoder(TableEncoder):
 
     Unseen levels (and missing values when fit saw none) get -1, category_encoders' value for
     unknown levels.
+
+    Attributes
+    ----------
+    levels_ : list of pandas.Index
+        Training levels of each column, in order of first appearance (NaN included when present).
+    tables_ : list of ndarray
+        Per column, the encoding of each level (rows in ``levels_`` order) and, last row, of unseen levels.
+    n_features_in_ : int
+        Number of input columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Input column names seen in ``fit`` (only when they were all strings).
+    output_spec_ : list of (int, str or None)
+        One ``(input position, suffix)`` per output column (see ``get_feature_names_out``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"color": ["red", "blue", "red", "green", "blue", "red"]})
+    >>> y = [1, 0, 1, 0, 1, 0]
+    >>> from encbench.encoders import OrdinalEncoder
+    >>> OrdinalEncoder().fit(X).transform(pd.DataFrame({"color": ["blue", "pink"]}))["color"].tolist()
+    [2.0, -1.0]
     """
 
     def __init__(self):
@@ -74,6 +136,28 @@ class BinaryEncoder(TableEncoder):
     A column with L levels gives ``L.bit_length()`` columns ``{column}_0, {column}_1, ...``
     (as category_encoders). Unseen levels (and missing values when fit saw none) are all zeros,
     i.e. the digits of id 0, which no training level has.
+
+    Attributes
+    ----------
+    levels_ : list of pandas.Index
+        Training levels of each column, in order of first appearance (NaN included when present).
+    tables_ : list of ndarray
+        Per column, the encoding of each level (rows in ``levels_`` order) and, last row, of unseen levels.
+    n_features_in_ : int
+        Number of input columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Input column names seen in ``fit`` (only when they were all strings).
+    output_spec_ : list of (int, str or None)
+        One ``(input position, suffix)`` per output column (see ``get_feature_names_out``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"color": ["red", "blue", "red", "green", "blue", "red"]})
+    >>> y = [1, 0, 1, 0, 1, 0]
+    >>> from encbench.encoders import BinaryEncoder
+    >>> BinaryEncoder().fit_transform(X).to_numpy().tolist()[:3]
+    [[0.0, 1.0], [1.0, 0.0], [0.0, 1.0]]
     """
 
     def __init__(self):
@@ -93,6 +177,28 @@ class CountEncoder(TableEncoder):
     """Count: the absolute frequency of the level in the training data.
 
     Unseen levels (and missing values when fit saw none) get 0.
+
+    Attributes
+    ----------
+    levels_ : list of pandas.Index
+        Training levels of each column, in order of first appearance (NaN included when present).
+    tables_ : list of ndarray
+        Per column, the encoding of each level (rows in ``levels_`` order) and, last row, of unseen levels.
+    n_features_in_ : int
+        Number of input columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Input column names seen in ``fit`` (only when they were all strings).
+    output_spec_ : list of (int, str or None)
+        One ``(input position, suffix)`` per output column (see ``get_feature_names_out``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"color": ["red", "blue", "red", "green", "blue", "red"]})
+    >>> y = [1, 0, 1, 0, 1, 0]
+    >>> from encbench.encoders import CountEncoder
+    >>> CountEncoder().fit_transform(X)["color"].tolist()
+    [3.0, 2.0, 3.0, 1.0, 2.0, 3.0]
     """
 
     def __init__(self):
@@ -110,6 +216,28 @@ class SumEncoder(TableEncoder):
     missing values when fit saw none) are all zeros, the average of the level encodings. A column
     with a single level contributes no column. The intercept (a constant 1) is the study's
     convention; category_encoders 2.11 no longer emits it.
+
+    Attributes
+    ----------
+    levels_ : list of pandas.Index
+        Training levels of each column, in order of first appearance (NaN included when present).
+    tables_ : list of ndarray
+        Per column, the encoding of each level (rows in ``levels_`` order) and, last row, of unseen levels.
+    n_features_in_ : int
+        Number of input columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Input column names seen in ``fit`` (only when they were all strings).
+    output_spec_ : list of (int, str or None)
+        One ``(input position, suffix)`` per output column (see ``get_feature_names_out``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"color": ["red", "blue", "red", "green", "blue", "red"]})
+    >>> y = [1, 0, 1, 0, 1, 0]
+    >>> from encbench.encoders import SumEncoder
+    >>> SumEncoder().fit_transform(X).columns.tolist()
+    ['intercept', 'color_0', 'color_1']
     """
 
     _intercept = "intercept"
@@ -142,6 +270,26 @@ class MinHashEncoder(CategoricalEncoder):
         Range of character n-gram lengths.
     hashing : {"fast", "murmur"}, default="fast"
         skrub's hashing function.
+
+    Attributes
+    ----------
+    encoders_ : list of skrub.MinHashEncoder
+        One fitted skrub encoder per input column.
+    n_features_in_ : int
+        Number of input columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Input column names seen in ``fit`` (only when they were all strings).
+    output_spec_ : list of (int, str or None)
+        One ``(input position, suffix)`` per output column (see ``get_feature_names_out``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"color": ["red", "blue", "red", "green", "blue", "red"]})
+    >>> y = [1, 0, 1, 0, 1, 0]
+    >>> from encbench.encoders import MinHashEncoder
+    >>> MinHashEncoder(n_components=2).fit_transform(X).shape
+    (6, 2)
     """
 
     def __init__(self, *, n_components=30, ngram_range=(2, 4), hashing="fast"):

@@ -97,6 +97,28 @@ class CrossValidatedEncoder(_FoldWrapper):
         Number of folds (the study used 2, 5, 10).
     random_state : int, RandomState or None, default=None
         Seed of the fold assignment.
+
+    Attributes
+    ----------
+    encoder_ : estimator
+        Clone of ``encoder`` fitted on all training rows (used by ``transform``).
+    n_features_in_ : int
+        Number of input columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Input column names seen in ``fit`` (only when they were all strings).
+    output_spec_ : list of (int, str or None)
+        One ``(input position, suffix)`` per output column (see ``get_feature_names_out``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"color": ["red", "blue", "red", "green", "blue", "red"]})
+    >>> y = [1, 0, 1, 0, 1, 0]
+    >>> from encbench.encoders import CrossValidatedEncoder
+    >>> from encbench.encoders import MeanTargetEncoder
+    >>> cv = CrossValidatedEncoder(encoder=MeanTargetEncoder(), n_splits=2, random_state=0)
+    >>> cv.fit_transform(X, y)["color"].round(3).tolist()  # out-of-fold
+    [1.0, 1.0, 0.5, 0.333, 0.0, 1.0]
     """
 
     def _fit(self, frame, y):
@@ -153,6 +175,28 @@ class BlowUpEncoder(_FoldWrapper):
         Number of folds and encoders (the study used 2, 5, 10).
     random_state : int, RandomState or None, default=None
         Seed of the fold assignment.
+
+    Attributes
+    ----------
+    encoders_ : list of estimator
+        One clone of ``encoder`` per fold, fitted on that fold's training part.
+    n_features_in_ : int
+        Number of input columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Input column names seen in ``fit`` (only when they were all strings).
+    output_spec_ : list of (int, str or None)
+        One ``(input position, suffix)`` per output column (see ``get_feature_names_out``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"color": ["red", "blue", "red", "green", "blue", "red"]})
+    >>> y = [1, 0, 1, 0, 1, 0]
+    >>> from encbench.encoders import BlowUpEncoder
+    >>> from encbench.encoders import MeanTargetEncoder
+    >>> bu = BlowUpEncoder(encoder=MeanTargetEncoder(), n_splits=2, random_state=0)
+    >>> bu.fit_transform(X, y).columns.tolist()
+    ['color_fold0', 'color_fold1']
     """
 
     def _fit(self, frame, y):
