@@ -17,6 +17,8 @@ from browsertest import REPO, browser_page, needs_chromium, streamlit_server
 from encbench.data import BUNDLED_DIR, read_table
 
 pytestmark = [pytest.mark.browser, needs_chromium]
+#: ms an expectation waits (Playwright's default 5 s failed on a loaded 2-core machine)
+WAIT = 60_000
 
 
 @pytest.fixture()
@@ -40,27 +42,27 @@ def test_plugin_run_then_rank_among_the_32(server, tmp_path):
     with browser_page(height=2400, timeout_ms=60_000, downloads=True) as page:
         page.goto(f"{server}/run")
         page.locator("input[type=file]").set_input_files(str(csv))
-        expect(page.get_by_text("958 rows x 10 columns")).to_be_visible()
-        expect(page.get_by_text(re.compile("The app never imports code from an upload"))).to_be_visible()
+        expect(page.get_by_text("958 rows x 10 columns")).to_be_visible(timeout=WAIT)
+        expect(page.get_by_text(re.compile("The app never imports code from an upload"))).to_be_visible(timeout=WAIT)
         page.locator(".st-key-enc-none button").click()
-        expect(page.get_by_text("Choose at least one of: encoders")).to_be_visible()
+        expect(page.get_by_text("Choose at least one of: encoders")).to_be_visible(timeout=WAIT)
         for family, encoder in (("identifier", "OH"), ("simple target", "MT")):
             page.locator(f".st-key-enc-{family.replace(' ', '-')}").get_by_role(
                 "button", name=encoder, exact=True).click()
-            expect(page.get_by_text(re.compile(r"^\d+ experiments"))).to_be_visible()
+            expect(page.get_by_text(re.compile(r"^\d+ experiments"))).to_be_visible(timeout=WAIT)
         page.locator(".st-key-enc-plugins").get_by_role("button", name="FreqRank", exact=True).click()
-        expect(page.get_by_text("12 experiments (3 encoders x 1 model x 4 metrics")).to_be_visible()
+        expect(page.get_by_text("12 experiments (3 encoders x 1 model x 4 metrics")).to_be_visible(timeout=WAIT)
         page.get_by_role("button", name="Launch run").click()
-        expect(page.get_by_text(re.compile("Queued run local-"))).to_be_visible()
+        expect(page.get_by_text(re.compile("Queued run local-"))).to_be_visible(timeout=WAIT)
         expect(page.get_by_text("done: 60 / 60 result rows")).to_be_visible(timeout=240_000)
 
         page.goto(f"{server}/new_encoder")
         expect(page.get_by_text(re.compile(r"Controls: 8 of 8 cells \(100\.0%\) within 0\.005"))).to_be_visible(
             timeout=120_000)
         expect(page.get_by_text(re.compile(r"FreqRank pooled over 1 model\(s\) x 4 metric\(s\) \(4 voters\), "
-                                           r"rank among 33 encoders"))).to_be_visible()
-        expect(page.get_by_text(re.compile("freq-plugin 0.3"))).to_be_visible()
-        expect(page.locator(".vega-embed").first).to_be_visible()
+                                           r"rank among 33 encoders"))).to_be_visible(timeout=WAIT)
+        expect(page.get_by_text(re.compile("freq-plugin 0.3"))).to_be_visible(timeout=WAIT)
+        expect(page.locator(".vega-embed").first).to_be_visible(timeout=WAIT)
         with page.expect_download() as info:
             page.locator(".st-key-dl-table-ranks-csv button").click()
         data = Path(info.value.path()).read_text()
