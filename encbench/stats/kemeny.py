@@ -36,7 +36,11 @@ log = logging.getLogger(__name__)
 _INTEGRALITY_TOL = 1e-6
 _VIOLATION_TOL = 1e-6
 _MAX_ROWS_PER_ROUND = 4000
-_NEAR_SLACK = -0.5  # rows added before branch and bound (see solve_kemeny)
+# Rows with LP slack above this are added before branch and bound (None: off, the default).
+# Measured on the Replicability page's default figure (1,000 problems, benchmarks/
+# bench_replicability.py): -0.5 cut the slowest problem from 3 MIP solves (16 s) to 1 (3 s) but
+# cost more CPU over all problems (113 s against 97 s), so it stays off; kept to measure again.
+_NEAR_SLACK: float | None = None
 
 
 @dataclass(frozen=True)
@@ -247,9 +251,8 @@ def solve_kemeny(c: np.ndarray, *, time_limit: float | None = None) -> tuple[np.
             if np.all(np.abs(values - np.round(values)) <= _INTEGRALITY_TOL):
                 break
             # Fractional relaxation with every transitivity row satisfied: branch and bound.
-            # Before it, add the rows the relaxation nearly meets (slack above -1/2): integer
-            # solutions of the MIP otherwise violate them, and each violation costs another
-            # full MIP solve (one replicability sample took 3 MIP solves, 16 s; 1 solve, 3 s).
+            # Optionally add the rows the relaxation nearly meets first (see _NEAR_SLACK): integer
+            # solutions of the MIP may violate them, and each violation costs another MIP solve.
             used_mip = True
             near = _near_triples(x, added, _NEAR_SLACK) if _NEAR_SLACK is not None else []
             if len(near):
