@@ -24,7 +24,7 @@ import pandas as pd
 from encbench.data import (
     DEFAULT_MAX_BYTES, DatasetError, ValidationReport, infer_column_types, prepare, read_table_and_hash,
 )
-from encbench.engine.grid import Grid
+from encbench.engine.grid import Grid, plan
 from encbench.engine.splits import check_forward_folds, check_time_column, parse_split
 from encbench.engine.queue import RunQueue, upload_dir
 
@@ -245,5 +245,7 @@ def queue_upload_run(staged: StagedUpload, *, target: str, positive_class=None,
     grid = Grid(datasets=[spec], encoders=encoders, models=models, scorings=scorings, tuning=tuning,
                 n_folds=n_folds, timeout=timeout, label=label, dataset_options={spec: options},
                 split=split, gap=gap, custom_encoders=list(custom_encoders))
+    if grid.custom_encoders:  # a plugin failing its pre-run check is refused here, with the reason
+        plan(grid)
     RunQueue(db_path).submit("run", {"run_id": grid.run_id, "grid": grid.to_dict(), "workers": workers})
     return grid

@@ -11,7 +11,7 @@ from encbench.data import BUNDLED_DIR, DEFAULT_MAX_BYTES, DatasetError, list_bun
 from encbench.data.bundled import find_bundled
 from encbench.data.fingerprint import match_published
 from encbench.encoders import FAMILIES, REGISTRY
-from encbench.engine.grid import Grid
+from encbench.engine.grid import Grid, plan
 from encbench.engine.splits import late_level_warnings, time_column_candidates
 from encbench.uploads import check_upload, queue_upload_run, stage_upload
 from pages import common, run_views
@@ -214,6 +214,8 @@ if st.button("Launch run", type="primary", key="launch"):
             grid = Grid(datasets=[f"bundled:{bundled_name}"], encoders=encoders, models=models,
                         scorings=scorings, tuning=tuning, timeout=float(timeout),
                         label=f"bundled:{bundled_name}", custom_encoders=chosen_plugins)
+            if chosen_plugins:  # fit/transform each plugin on a sample first: a failure is shown here
+                plan(grid)
             queue.submit("run", {"run_id": grid.run_id, "grid": grid.to_dict(), "workers": int(workers)})
         else:
             # cv:COLUMN sets the time column aside like the time split does: both see the same features

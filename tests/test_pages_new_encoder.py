@@ -84,3 +84,19 @@ def test_run_page_offers_installed_plugins_only(private_db, tmp_path, monkeypatc
     plugins = next(g for g in at.button_group if g.key == "enc-plugins")
     assert list(plugins.options) == ["FreqRank"] or "FreqRank" in str(plugins.options)
     assert "never imports code from an upload" in texts(at)
+
+
+def test_run_page_refuses_a_plugin_that_fails_its_check(private_db, tmp_path, monkeypatch):
+    info = tmp_path / "leaky_plugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: leaky-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[encbench.encoders]\nLeaky = tests.byo_encoders:LeakyEncoder\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    at = open_page("run")
+    at.radio(key="source").set_value("Bundled dataset").run()
+    at.selectbox(key="bundled").set_value("tic-tac-toe").run()
+    next(g for g in at.button_group if g.key == "enc-plugins").set_value(["Leaky"]).run()
+    at.button(key="launch").click().run()
+    assert not at.exception
+    assert any("custom encoder 'Leaky' failed the check" in e.value and "leaks the target" in e.value
+               for e in at.error), [e.value for e in at.error]
