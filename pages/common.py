@@ -12,7 +12,6 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -168,21 +167,8 @@ def raw_scores(db: str, version: tuple, *, datasets: tuple | None = None, models
 
     ``splits`` defaults to the published protocol (``cv``): a time-split result enters a view
     only when the view asks for it (:func:`split_filter`)."""
-    # Filtered in memory from one cached load of the view's origins/splits: a filter change then
-    # costs a mask (a few ms) instead of a query that re-aggregates every result row (~60-90 ms).
-    frame = _view_rows(db, version, origins, splits)
-    mask = np.ones(len(frame), dtype=bool)
-    for column, values in (("dataset", datasets), ("model", models), ("tuning", tunings),
-                           ("scoring", scorings), ("encoder", encoders)):
-        if values is not None:
-            mask &= frame[column].isin([str(v) for v in values]).to_numpy()
-    return frame[mask].reset_index(drop=True)
-
-
-@st.cache_data(show_spinner=False, max_entries=4)
-def _view_rows(db: str, version: tuple, origins: tuple | None, splits: tuple | None) -> pd.DataFrame:
-    """Every ``scores`` row of ``origins`` and ``splits`` (the published view: 61,812 rows)."""
-    return queries.load_scores(get_reader(db), origins=origins, splits=splits)
+    return queries.load_scores(get_reader(db), datasets=datasets, models=models, tunings=tunings,
+                               scorings=scorings, encoders=encoders, origins=origins, splits=splits)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
