@@ -117,10 +117,40 @@ def test_min_hash_matches_skrub_per_column():
     for column in train.columns:
         reference = skrub.MinHashEncoder(n_components=30).fit(train[column].astype("str"))
         expected = reference.transform(test[column].astype("str")).to_numpy(dtype=float)
-        np.testing.assert_array_equal(out.filter(like=f"{column}_").to_numpy(), expected)
+        # skrub returns float32, which rounds the 32-bit hashes; ours keep them exact (float64)
+        np.testing.assert_allclose(out.filter(like=f"{column}_").to_numpy(), expected, rtol=1e-7)
+        assert (out.filter(like=f"{column}_").to_numpy() % 1 == 0).all()
     # missing values and empty strings: all zeros (skrub's convention)
     assert (out.loc[1, [c for c in out.columns if c.startswith("city")]] == 0).all()
     # similar strings share many min-hashes, unrelated ones few
     close = encoder.transform(pd.DataFrame({"city": ["Paris", "Pariss"], "code": ["x", "x"]}))
     shared = (close.iloc[0, :30] == close.iloc[1, :30]).mean()
     assert shared > 0.4
+
+
+def _study_fast_min_hash(text: str, seed: int) -> int:
+    """Naive reference of the study's dirty_cat 0.3.0 fast min-hash: the minimum over every
+    character n-gram of lengths 2 and 3 (its loop ran over range(2, 4), upper bound excluded)
+    of the dot product of the n-gram's bytes with a random int32 vector, wrapping at 32 bits."""
+    codes = list(np.frombuffer(text.encode(), dtype=np.int8))  # signed bytes, as the study
+    best = None
+    for n in (2, 3):
+        atom = np.random.RandomState(seed).randint(-(2**31 - 1), 2**31 - 1, size=n, dtype=np.int32)
+        for start in range(len(codes) - n + 1):
+            total = sum(int(codes[start + k]) * int(atom[k]) for k in range(n))
+            wrapped = (total + 2**31) % 2**32 - 2**31  # int32 overflow
+            best = wrapped if best is None else min(best, wrapped)
+    return best
+
+
+def test_registry_mh_hashes_the_study_ngram_lengths_2_and_3():
+    from encbench.encoders import make_encoder
+
+    X = pd.DataFrame({"a": ["hello", "world", "credit"], "b": ["A11", "A12", "A14"]})
+    out = make_encoder("MH").fit(X).transform(X)
+    assert out.shape == (3, 60)
+    for row, text in enumerate(X["a"]):
+        for seed in (0, 1, 17, 29):
+            assert out.iloc[row, seed] == _study_fast_min_hash(text, seed)
+    for row, text in enumerate(X["b"]):
+        assert out.iloc[row, 30 + 5] == _study_fast_min_hash(text, 5)

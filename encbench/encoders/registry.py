@@ -108,8 +108,12 @@ _add("Bin", "identifier", False, "Binary: base-2 digits of the ordinal id.", Bin
 _add("Count", "frequency", False, "Count: number of training rows with the level.", CountEncoder)
 _add("Sum", "contrast", False, "Sum contrasts: L-1 columns summing to zero, plus intercept.",
      SumEncoder)
-_add("MH", "similarity", False, "Min-Hash of the level's character n-grams (30 components).",
-     MinHashEncoder, {"n_components": 30, "ngram_range": (2, 4)})
+# The study's dirty_cat 0.3.0 MinHashEncoder(ngram_range=(2, 4)) hashed n-grams of lengths 2 and
+# 3 only: its fast hash looped over range(2, 4), an exclusive upper bound that skrub later made
+# inclusive. skrub's ngram_range=(2, 3) gives the same hashes (same seeds, same n-gram lengths).
+_add("MH", "similarity", False,
+     "Min-Hash of the level's character 2- and 3-grams (30 components), as the study's dirty_cat.",
+     MinHashEncoder, {"n_components": 30, "ngram_range": (2, 3)})
 _add("MT", "simple target", True, "Mean-Target: mean of y over the level's rows.",
      MeanTargetEncoder, {"unknown_value": STUDY_UNKNOWN})
 _add("WoE", "simple target", True, "Weight of Evidence: regularised log P(l|y=1)/P(l|y=0).",

@@ -6,7 +6,10 @@ with category_encoders' output on data without missing values.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
+import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import CategoricalEncoder, TableEncoder
@@ -254,7 +257,7 @@ class SumEncoder(TableEncoder):
 
 
 class MinHashEncoder(CategoricalEncoder):
-    """Min-Hash (MH): skrub's ``MinHashEncoder`` applied to each column separately.
+    """Min-Hash (MH): skrub's ``MinHashEncoder`` algorithm applied to each column separately.
 
     Each level (as a string) is decomposed into character n-grams and encoded by
     ``n_components`` min-hashes (Cerda and Varoquaux), so similar strings get similar
@@ -269,7 +272,8 @@ class MinHashEncoder(CategoricalEncoder):
     ngram_range : tuple of int, default=(2, 4)
         Range of character n-gram lengths.
     hashing : {"fast", "murmur"}, default="fast"
-        skrub's hashing function.
+        Hashing function: ``"fast"`` is computed here (skrub's fast hash, in float64);
+        ``"murmur"`` uses skrub's ``MinHashEncoder``.
 
     Attributes
     ----------
@@ -298,7 +302,7 @@ class MinHashEncoder(CategoricalEncoder):
         self.hashing = hashing
 
     def _make(self):
-        # Imported lazily: skrub is heavy and only this encoder needs it.
+        # Imported lazily: skrub is heavy and only the murmur hashing needs it.
         from skrub import MinHashEncoder as SkrubMinHash
 
         return SkrubMinHash(
@@ -311,7 +315,13 @@ class MinHashEncoder(CategoricalEncoder):
             raise ValueError(f"n_components must be a positive integer, got {self.n_components!r}")
 
     def _fit(self, frame, y):
-        self.encoders_ = [self._make().fit(frame[name]) for name in frame.columns]
+        if self.hashing == "fast":
+            # Our own fast hashing (below), in float64 like the study's dirty_cat: skrub's
+            # output is float32, which rounds the 32-bit hashes (e.g. -1814148148 -> -1814148096).
+            low, high = (int(v) for v in self.ngram_range)
+            self.encoders_ = [tuple(range(low, high + 1))] * frame.shape[1]
+        else:
+            self.encoders_ = [self._make().fit(frame[name]) for name in frame.columns]
         width = len(str(self.n_components - 1))
         self.output_spec_ = [
             (j, str(i).zfill(width))
@@ -321,8 +331,48 @@ class MinHashEncoder(CategoricalEncoder):
 
     def _transform(self, frame):
         check_is_fitted(self, "encoders_")
-        blocks = [
-            np.asarray(encoder.transform(frame[name]), dtype=float)
-            for encoder, name in zip(self.encoders_, frame.columns)
-        ]
+        if self.hashing == "fast":
+            blocks = [
+                _fast_min_hash_column(frame[name], int(self.n_components), lengths)
+                for lengths, name in zip(self.encoders_, frame.columns)
+            ]
+        else:
+            blocks = [
+                np.asarray(encoder.transform(frame[name]), dtype=float)
+                for encoder, name in zip(self.encoders_, frame.columns)
+            ]
         return np.hstack(blocks)
+
+
+_INT32_MAX = 2**31 - 1
+
+
+@functools.lru_cache(maxsize=4096)
+def _hash_vector(length: int, seed: int) -> np.ndarray:
+    """The random int32 vector of hash function ``seed`` for n-grams of ``length`` characters
+    (Cerda and Varoquaux's fast min-hash: an n-gram's hash is its dot product with it)."""
+    rng = np.random.RandomState(seed)
+    return rng.randint(-_INT32_MAX, _INT32_MAX, size=length, dtype=np.int32)
+
+
+def fast_min_hash(text: str, n_components: int, lengths) -> np.ndarray:
+    """Min-hashes of ``text``: for each of ``n_components`` hash functions, the smallest hash
+    over its character n-grams of the given lengths (wrapping 32-bit dot products of the
+    characters' signed bytes with :func:`_hash_vector`). The empty string encodes as zeros."""
+    codes = np.frombuffer(text.encode(), dtype=np.int8, count=len(text))
+    out = np.zeros(n_components)
+    if codes.size == 0:
+        return out
+    for seed in range(n_components):
+        out[seed] = min(int(np.correlate(codes, _hash_vector(n, seed)).min()) for n in lengths)
+    return out
+
+
+def _fast_min_hash_column(column, n_components: int, lengths) -> np.ndarray:
+    """Min-hashes of a str column (NaN: zeros), each distinct level hashed once."""
+    values = column.to_numpy(dtype=object)
+    out = np.zeros((len(values), n_components))
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    table = np.vstack([fast_min_hash(str(level), n_components, lengths) for level in uniques]
+                      + [np.zeros(n_components)])
+    return table[codes] if len(values) else out
