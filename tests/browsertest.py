@@ -80,8 +80,11 @@ def streamlit_server(db: Path, log_dir: Path, **env_extra: str):
 @contextlib.contextmanager
 def browser_page(*, height: int = 1600, timeout_ms: int = 60_000, downloads: bool = False):
     """A page of headless Debian chromium (1400 px wide), closed with its browser on exit."""
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    # expect() has its own 5 s default, apart from the page's: a loaded 2-core machine needs more
+    # for a fresh server's first page.
+    expect.set_options(timeout=timeout_ms)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         try:

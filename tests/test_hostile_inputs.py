@@ -419,7 +419,9 @@ def test_peak_memory_of_the_gzip_bomb_and_the_high_cardinality_case(tmp_path):
         "try:\n    read_table(sys.argv[1])\nexcept DatasetError as exc:\n    print(exc, file=sys.stderr)\n",
         str(bomb))
     assert "expands to more than 200 MB" in err
-    assert peak < 700, peak          # was 8.3 GB; bounded by the 200 MB limit now
+    # was 8.3 GB; bounded by the 200 MB limit now (about 300 MB alone, up to 770 MB measured
+    # inside the full suite): a bound that still fails on any unbounded decompression
+    assert peak < 1500, peak
     hicard = tmp_path / "hicard.csv"
     hicard.write_bytes(_high_cardinality())
     peak, err = _peak_rss_mb(
@@ -428,7 +430,7 @@ def test_peak_memory_of_the_gzip_bomb_and_the_high_cardinality_case(tmp_path):
         "'--db', sys.argv[2], '--workers', '2', '--memory-budget', '8GB'])\n",
         str(hicard), str(tmp_path / "new" / "e.duckdb"))
     assert "column 'lvl' has 20,000 levels on 30,000 rows" in err
-    assert peak < 700, peak          # was 9.15 GB (one worker) and 258 s; refused before running now
+    assert peak < 1500, peak         # was 9.15 GB (one worker) and 258 s; refused before running now
     sys.stderr.write(f"\npeak RSS: refused run {peak:.0f} MB\n")
 
 
