@@ -144,13 +144,13 @@ def build_parser() -> argparse.ArgumentParser:
         ("info", cmd_db_info, "print what the database holds"),
     ):
         p = db_sub.add_parser(name, help=text)
-        p.add_argument("--db", help="database file (default: $ENCBENCH_DB or db/encbench.duckdb)")
+        p.add_argument("--db", help="database file (default: $ENCBENCH_DB, else db/encbench.duckdb in a checkout or encbench.duckdb in the per-user data directory)")
         if name == "init":
             p.add_argument("--force", action="store_true", help="re-run the import even if present")
         p.set_defaults(func=func)
 
     worker = sub.add_parser("worker", help="drain the app's run queue (one worker per database)")
-    worker.add_argument("--db", help="database file (default: $ENCBENCH_DB or db/encbench.duckdb)")
+    worker.add_argument("--db", help="database file (default: $ENCBENCH_DB, else db/encbench.duckdb in a checkout or encbench.duckdb in the per-user data directory)")
     worker.add_argument("--idle-exit", type=float, default=300.0,
                         help="exit after the queue has been empty this many seconds (default 300)")
     worker.set_defaults(func=cmd_worker)
@@ -166,7 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "aggregation strategy, per model and metric and pooled, and test it against the "
                     "best published encoder (Wilcoxon signed-rank over datasets).")
     compare.add_argument("run_id", metavar="RUN_ID", help="a run made with a custom encoder")
-    compare.add_argument("--db", help="database file (default: $ENCBENCH_DB or db/encbench.duckdb)")
+    compare.add_argument("--db", help="database file (default: $ENCBENCH_DB, else db/encbench.duckdb in a checkout or encbench.duckdb in the per-user data directory)")
     compare.add_argument("--strategies", help="comma-separated aggregation strategies (default: all)")
     compare.add_argument("--alpha", type=float, default=0.05, help="significance level of R-Nem and the CD diagram")
     compare.add_argument("--out", metavar="DIR",

@@ -412,7 +412,7 @@ def add_commands(sub) -> None:
     run.add_argument("--timeout", type=float, default=6000.0,
                      help="seconds one task (dataset, encoder, fold) may run before it is killed")
     run.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786 (instead of local workers)")
-    run.add_argument("--db", help="database file (default: $ENCBENCH_DB or db/encbench.duckdb)")
+    run.add_argument("--db", help="database file (default: $ENCBENCH_DB, else db/encbench.duckdb in a checkout or encbench.duckdb in the per-user data directory)")
     run.add_argument("--label", help="a name for the run, shown in the app")
     run.add_argument("--target", help="target column of the file datasets (for names containing ':')")
     run.add_argument("--positive", help="positive class of the file datasets (default: the second in sorted order)")
@@ -429,7 +429,7 @@ def add_commands(sub) -> None:
     run.set_defaults(func=cmd_run)
 
     runs = sub.add_parser("runs", help="list runs with status and counts")
-    runs.add_argument("--db", help="database file (default: $ENCBENCH_DB or db/encbench.duckdb)")
+    runs.add_argument("--db", help="database file (default: $ENCBENCH_DB, else db/encbench.duckdb in a checkout or encbench.duckdb in the per-user data directory)")
     action = runs.add_mutually_exclusive_group()
     action.add_argument("--errors", metavar="RUN_ID", help="list the failed and timed-out results of a run")
     action.add_argument("--delete", metavar="RUN_ID",
