@@ -31,21 +31,9 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from browsertest import browser_page, streamlit_server  # noqa: E402
 
-from encbench.store import Reader, Writer, default_db_path, import_published, queries, snapshot_path  # noqa: E402
+from bench_pages import published_db  # noqa: E402 - this folder is on sys.path when run as a script
 
 IDLE = "() => document.querySelectorAll('[data-testid=stStatusWidget]').length === 0"
-
-
-def database(workdir: Path) -> Path:
-    path = default_db_path()
-    if snapshot_path(path).exists():
-        with Reader(path) as reader:
-            if queries.summary(reader)["results"] >= 61_812:
-                return path
-    path = workdir / "encbench.duckdb"
-    with Writer(path) as writer:
-        import_published(writer)
-    return path
 
 
 def settle(page, timeout_ms: int = 60_000) -> None:
@@ -125,7 +113,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=8)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        db = database(Path(tmp))
+        db = published_db(Path(tmp))
         with streamlit_server(db, Path(tmp), ENCBENCH_WORKER_IDLE_EXIT="0") as url, \
                 browser_page(height=1600, timeout_ms=90_000) as page:
             first = first_visit(page, url)

@@ -375,7 +375,7 @@ class PreBinnedMeanTargetEncoder(_SupervisedTableEncoder):
         super()._fit_tables(codes, y)
 
 
-def discretize(values: np.ndarray, n_bins: int) -> np.ndarray:
+def discretize(values: np.ndarray, n_bins: int, *, grid=None) -> np.ndarray:
     """The study's ``minmaxbins`` discretisation of a column's level encodings.
 
     With ``m`` and ``M`` the smallest and largest value: ``v -> m + (M - m) * floor(n (v - m) /
@@ -384,12 +384,16 @@ def discretize(values: np.ndarray, n_bins: int) -> np.ndarray:
     (``floor(n) / n = 1``): it is not merged into the last interval. If all values are equal
     (``m == M``) every value becomes 1.0. The operations are those of the study's code
     (``Discretized(how="minmaxbins")``), in the same order, so the floats are identical.
+
+    ``grid`` (default ``values``) gives ``m`` and ``M``: other values (e.g. the prior) are binned
+    on the grid of the training levels, clipped to ``[m, M]``.
     """
     values = np.asarray(values, dtype=float)
-    low, high = values.min(), values.max()
+    reference = values if grid is None else np.asarray(grid, dtype=float)
+    low, high = reference.min(), reference.max()
     if low == high:
         return np.ones_like(values)
-    scaled = (values - low) / (high - low)
+    scaled = np.clip((values - low) / (high - low), 0.0, 1.0)
     scaled = np.floor(n_bins * scaled) / n_bins
     return (high - low) * scaled + low
 
@@ -450,14 +454,8 @@ class DiscretizedMeanTargetEncoder(_SupervisedTableEncoder):
         counts, sums = level_stats(codes, n_levels, y)
         means = sums / counts
         n_bins = int(self.n_bins)
-        encoded = discretize(means, n_bins)
-        low, high = means.min(), means.max()
-        if low == high:
-            prior = 1.0
-        else:
-            share = np.clip((self.prior_ - low) / (high - low), 0.0, 1.0)
-            prior = (high - low) * (np.floor(n_bins * share) / n_bins) + low
-        return np.append(encoded, self._unknown(prior))
+        prior = discretize([self.prior_], n_bins, grid=means)[0]
+        return np.append(discretize(means, n_bins), self._unknown(prior))
 
 
 class CatBoostEncoder(_SupervisedTableEncoder):

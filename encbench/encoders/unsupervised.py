@@ -277,8 +277,9 @@ class MinHashEncoder(CategoricalEncoder):
 
     Attributes
     ----------
-    encoders_ : list of skrub.MinHashEncoder
-        One fitted skrub encoder per input column.
+    encoders_ : list of skrub.MinHashEncoder or None
+        With ``hashing="murmur"``, one fitted skrub encoder per input column; None with
+        ``hashing="fast"`` (computed here, nothing to fit).
     n_features_in_ : int
         Number of input columns seen in ``fit``.
     feature_names_in_ : ndarray of str
@@ -315,13 +316,10 @@ class MinHashEncoder(CategoricalEncoder):
             raise ValueError(f"n_components must be a positive integer, got {self.n_components!r}")
 
     def _fit(self, frame, y):
-        if self.hashing == "fast":
-            # Our own fast hashing (below), in float64 like the study's dirty_cat: skrub's
-            # output is float32, which rounds the 32-bit hashes (e.g. -1814148148 -> -1814148096).
-            low, high = (int(v) for v in self.ngram_range)
-            self.encoders_ = [tuple(range(low, high + 1))] * frame.shape[1]
-        else:
-            self.encoders_ = [self._make().fit(frame[name]) for name in frame.columns]
+        # "fast" is computed here (below), in float64 like the study's dirty_cat: skrub's output
+        # is float32, which rounds the 32-bit hashes (e.g. -1814148148 -> -1814148096).
+        self.encoders_ = (None if self.hashing == "fast"
+                          else [self._make().fit(frame[name]) for name in frame.columns])
         width = len(str(self.n_components - 1))
         self.output_spec_ = [
             (j, str(i).zfill(width))
@@ -330,17 +328,15 @@ class MinHashEncoder(CategoricalEncoder):
         ]
 
     def _transform(self, frame):
-        check_is_fitted(self, "encoders_")
-        if self.hashing == "fast":
-            blocks = [
-                _fast_min_hash_column(frame[name], int(self.n_components), lengths)
-                for lengths, name in zip(self.encoders_, frame.columns)
-            ]
+        check_is_fitted(self, "output_spec_")
+        if self.encoders_ is None:
+            low, high = (int(v) for v in self.ngram_range)
+            lengths = range(low, high + 1)
+            blocks = [_fast_min_hash_column(frame[name], int(self.n_components), lengths)
+                      for name in frame.columns]
         else:
-            blocks = [
-                np.asarray(encoder.transform(frame[name]), dtype=float)
-                for encoder, name in zip(self.encoders_, frame.columns)
-            ]
+            blocks = [np.asarray(encoder.transform(frame[name]), dtype=float)
+                      for encoder, name in zip(self.encoders_, frame.columns)]
         return np.hstack(blocks)
 
 
@@ -370,9 +366,8 @@ def fast_min_hash(text: str, n_components: int, lengths) -> np.ndarray:
 
 def _fast_min_hash_column(column, n_components: int, lengths) -> np.ndarray:
     """Min-hashes of a str column (NaN: zeros), each distinct level hashed once."""
-    values = column.to_numpy(dtype=object)
-    out = np.zeros((len(values), n_components))
-    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    codes, uniques = pd.factorize(column.to_numpy(dtype=object), use_na_sentinel=True)
+    # the last row is for NaN, whose code is -1
     table = np.vstack([fast_min_hash(str(level), n_components, lengths) for level in uniques]
                       + [np.zeros(n_components)])
-    return table[codes] if len(values) else out
+    return table[codes]
