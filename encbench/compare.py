@@ -7,8 +7,7 @@ import pandas as pd
 
 from encbench import vocab
 from encbench.stats import consensus, jaccard_best, spearman
-
-FACTORS = ("model", "tuning", "scoring")
+from encbench.vocab import FACTORS
 
 
 @dataclass(frozen=True)
@@ -40,8 +39,8 @@ class Comparison:
 
 
 def _vocab_order(key: tuple[str, str, str]) -> tuple:
-    orders = (vocab.MODELS, vocab.TUNINGS, vocab.METRICS)
-    return tuple(order.index(v) if v in order else len(order) for v, order in zip(key, orders)) + key
+    """Sort key of a (model, tuning, scoring) group: each value in vocabulary order."""
+    return tuple(vocab.order_key(factor, value) for factor, value in zip(FACTORS, key))
 
 
 def _dense_rank(values: pd.Series) -> pd.Series:

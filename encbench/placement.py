@@ -31,7 +31,7 @@ AGREEMENT_TOLERANCE = 0.005
 AGREEMENT_WARN = 0.90
 #: label of the pooled combination (every (dataset, model, metric) is one voter).
 POOLED = "pooled"
-FACTORS = ("model", "tuning", "scoring")
+FACTORS = vocab.FACTORS
 _CELL = ["dataset", "encoder", "model", "tuning", "scoring"]
 
 

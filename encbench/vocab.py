@@ -1,10 +1,16 @@
 """Canonical vocabulary of encbench (DESIGN.md section 4) and the mapping from published codes.
 
-Every name used in the database, the API, the UI and exports comes from here.
+Every name used in the database, the API, the UI and exports comes from here: the factors of an
+experiment and the order of their values (:data:`FACTORS`, :func:`ordered`), and the registry of
+aggregation strategies (:data:`STRATEGY_REGISTRY`: name, description, direction, parameters), which
+the consensus code in :mod:`encbench.stats.consensus`, the pages and the exports read.
 """
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from types import MappingProxyType
 
 ENCODERS: tuple[str, ...] = (
     "Drop", "OH", "Ord", "Bin", "Count", "Sum", "MH", "MT", "WoE", "GLMM", "CB",
@@ -18,9 +24,161 @@ METRICS: tuple[str, ...] = ("BAcc", "F1", "Acc", "AUC")
 TUNINGS: tuple[str, ...] = ("no", "model", "full")
 #: outer evaluation schemes (issue 15): the published stratified folds, forward folds over time
 SPLITS: tuple[str, ...] = ("cv", "time")
-AGGREGATIONS: tuple[str, ...] = (
-    "R-M", "R-Md", "R-B", "R-W", "Q-M", "Q-Md", "Q-RM", "Q-Th", "R-Nem", "R-Kem",
-)
+#: the columns that define one experiment setting (a "combination"), in display order
+FACTORS: tuple[str, ...] = ("model", "tuning", "scoring")
+
+
+# --------------------------------------------------------------------------- aggregation strategies
+
+@dataclass(frozen=True)
+class StrategyParameter:
+    """A keyword parameter of an aggregation strategy.
+
+    Attributes
+    ----------
+    name : str
+        The keyword (``consensus(scores, "Q-Th", theta=0.9)``), also the URL key of its widget.
+    default : float, int or None
+        The value used when the parameter is not given.
+    valid : str
+        The values the library accepts, in words (checked by :func:`encbench.stats.params_for`).
+    help : str
+        What it means (the widget's tooltip).
+    in_label : bool
+        Whether it changes what a ranking means, and so is named in the ranking's label
+        (``"Q-Th (theta=0.95)"``) in tables, charts and exports.
+    low, high, step : float or None
+        The range a slider in the app offers; or
+    options : tuple of float or None
+        the values a select slider offers. All None: the app does not offer the parameter.
+    """
+
+    name: str
+    default: float | int | None
+    valid: str
+    help: str
+    in_label: bool = False
+    low: float | None = None
+    high: float | None = None
+    step: float | None = None
+    options: tuple[float, ...] | None = None
+
+    @property
+    def offered(self) -> bool:
+        """Whether the app offers a widget for this parameter."""
+        return self.options is not None or self.low is not None
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """An aggregation strategy: per-dataset results of encoders -> one consensus ranking.
+
+    Attributes
+    ----------
+    name : str
+        Short name (``"R-M"``): R- aggregates ranks, Q- aggregates scores (the study's naming).
+    description : str
+        One phrase for help texts (``"mean per-dataset rank"``).
+    higher_is_better : bool or None
+        Direction of the per-encoder aggregate the strategy computes (mean rank: lower is
+        better; mean score: higher). None: the strategy yields an order directly (R-Kem).
+    uses_scores : bool
+        Aggregates raw scores rather than ranks, so pooling several metrics mixes their scales.
+    heuristic : bool
+        One of the study's heuristics, vectorised over combinations and in the default sets;
+        False for the exact Kemeny-Young solve and the fitted imputation model.
+    params : tuple of StrategyParameter
+        Its keyword parameters.
+    """
+
+    name: str
+    description: str
+    higher_is_better: bool | None
+    uses_scores: bool
+    heuristic: bool = True
+    params: tuple[StrategyParameter, ...] = ()
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params)
+
+
+THETA = StrategyParameter(
+    "theta", 0.95, "a number in (0, 1]",
+    "Q-Th counts the datasets where an encoder scores at least theta times the best score.",
+    in_label=True, low=0.50, high=1.00, step=0.01)
+ALPHA = StrategyParameter(
+    "alpha", 0.05, "a number in (0, 1)",
+    "Significance level of the Nemenyi tests (R-Nem and the CD diagram).",
+    in_label=True, options=(0.01, 0.05, 0.1))
+TIME_LIMIT = StrategyParameter(
+    "time_limit", None, "a positive number of seconds, or None (no limit)",
+    "Time limit of each exact Kemeny-Young solve (HiGHS).")
+N_ITER = StrategyParameter(
+    "n_iter", 10, "a positive integer",
+    "Correction sweeps when fitting score ~ encoder quality x dataset difficulty.")
+
+#: Every aggregation strategy, in display order (DESIGN.md section 7). Adding one: an entry here,
+#: its computation in :mod:`encbench.stats.consensus` (``@_computes(name)``) and its test.
+STRATEGY_REGISTRY = MappingProxyType({s.name: s for s in (
+    Strategy("R-M", "mean per-dataset rank", higher_is_better=False, uses_scores=False),
+    Strategy("R-Md", "median per-dataset rank", higher_is_better=False, uses_scores=False),
+    Strategy("R-B", "times in the best tier", higher_is_better=True, uses_scores=False),
+    Strategy("R-W", "times in the worst tier (fewer is better)", higher_is_better=False,
+             uses_scores=False),
+    Strategy("Q-M", "mean score", higher_is_better=True, uses_scores=True),
+    Strategy("Q-Md", "median score", higher_is_better=True, uses_scores=True),
+    Strategy("Q-RM", "mean IQR-rescaled score", higher_is_better=True, uses_scores=True),
+    Strategy("Q-Th", "times within theta of the dataset's best score", higher_is_better=True,
+             uses_scores=True, params=(THETA,)),
+    Strategy("R-Nem", "encoders significantly better (Friedman + Nemenyi at alpha; fewer is better)",
+             higher_is_better=False, uses_scores=False, params=(ALPHA,)),
+    Strategy("R-Kem", "exact Kemeny-Young weak order (HiGHS)", higher_is_better=None,
+             uses_scores=False, heuristic=False, params=(TIME_LIMIT,)),
+    Strategy("Q-Imp", "quality of the score ~ encoder quality x dataset difficulty model (imputes missing)",
+             higher_is_better=True, uses_scores=True, heuristic=False, params=(N_ITER,)),
+)})
+#: strategy names in display order
+AGGREGATIONS: tuple[str, ...] = tuple(STRATEGY_REGISTRY)
+
+
+def strategy_help() -> str:
+    """Every strategy with its description, for a selector's help (``"R-M: mean ...; R-Md: ..."``)."""
+    return "; ".join(f"{s.name}: {s.description}" for s in STRATEGY_REGISTRY.values())
+
+
+def offered_parameters() -> list[tuple[StrategyParameter, tuple[str, ...]]]:
+    """The parameters the app offers a widget for, each with the strategies that use it."""
+    out: dict[str, tuple[StrategyParameter, tuple[str, ...]]] = {}
+    for strategy in STRATEGY_REGISTRY.values():
+        for param in strategy.params:
+            if param.offered:
+                users = out[param.name][1] if param.name in out else ()
+                out[param.name] = (param, (*users, strategy.name))
+    return list(out.values())
+
+
+# --------------------------------------------------------------------------- vocabulary order
+
+#: the order in which each factor's values are listed (tables, charts, filters)
+ORDERS: dict[str, tuple[str, ...]] = {
+    "model": MODELS, "tuning": TUNINGS, "scoring": METRICS, "split": SPLITS, "strategy": AGGREGATIONS,
+}
+
+
+def order_key(factor: str, value: object) -> tuple[int, str]:
+    """Sort key of a factor value: its place in :data:`ORDERS`, unknown values after, by text."""
+    order = ORDERS.get(factor, ())
+    text = str(value)
+    return (order.index(text), "") if text in order else (len(order), text)
+
+
+def ordered(factor: str, values: Iterable[object]) -> list[str]:
+    """Distinct values of a factor, as text, in vocabulary order (e.g. tuning: no, model, full).
+
+    Values the vocabulary does not know come after, sorted.
+    """
+    return sorted(dict.fromkeys(map(str, values)), key=lambda v: order_key(factor, v))
 
 # Published codes -> canonical names (DESIGN.md section 4).
 _FIXED_ENCODER_CODES = {

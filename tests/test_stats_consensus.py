@@ -6,7 +6,15 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from encbench.stats import HEURISTIC_STRATEGIES, STRATEGIES, consensus, consensus_table, strategy_parameters
+from encbench import vocab
+from encbench.stats import (
+    HEURISTIC_STRATEGIES,
+    STRATEGIES,
+    consensus,
+    consensus_table,
+    params_for,
+    strategy_parameters,
+)
 from encbench.store.published import load_published_results
 
 FACTORS = ["model", "tuning", "scoring"]
@@ -246,6 +254,37 @@ def test_strategy_parameters():
     assert strategy_parameters("Q-Th") == ("theta",)
     assert strategy_parameters("R-Nem") == ("alpha",)
     assert strategy_parameters("R-M") == ()
+
+
+def test_strategies_come_from_the_registry():
+    assert STRATEGIES == tuple(vocab.STRATEGY_REGISTRY)
+    assert HEURISTIC_STRATEGIES == ("R-M", "R-Md", "R-B", "R-W", "Q-M", "Q-Md", "Q-RM", "Q-Th", "R-Nem")
+    for name, spec in vocab.STRATEGY_REGISTRY.items():
+        assert strategy_parameters(name) == spec.param_names
+
+
+def test_registry_defaults_are_the_library_defaults():
+    # a parameter left out takes the registry's default
+    assert consensus(SMALL, "Q-Th").to_dict() == consensus(SMALL, "Q-Th", theta=vocab.THETA.default).to_dict()
+    assert consensus(SMALL, "R-Nem").to_dict() == consensus(SMALL, "R-Nem", alpha=vocab.ALPHA.default).to_dict()
+
+
+def test_params_for_keeps_what_the_strategies_use_and_validates():
+    values = {"theta": 0.9, "alpha": 0.1}
+    assert params_for(["R-M"], values) == {}
+    assert params_for("Q-Th", values) == {"theta": 0.9}
+    assert params_for(["R-Nem", "Q-Th"], values) == {"theta": 0.9, "alpha": 0.1}  # order of values
+    assert params_for(["R-M", "R-Kem"]) == {}
+    assert params_for(["Q-Imp"], {"n_iter": 5}) == {"n_iter": 5}
+    assert isinstance(params_for("Q-Th", {"theta": np.float64(0.9)})["theta"], float)
+    with pytest.raises(ValueError, match=r"theta must be a number in \(0, 1\]: got 1.5"):
+        params_for(["Q-Th"], {"theta": 1.5})
+    with pytest.raises(ValueError, match="unknown strategy parameter 'thetta'"):
+        params_for(["Q-Th"], {"thetta": 0.9})
+    with pytest.raises(ValueError, match="unknown strategy 'Q-X'"):
+        params_for(["Q-X"], values)
+    with pytest.raises(ValueError, match="strategies is empty"):
+        params_for([], values)
 
 
 # --- errors ----------------------------------------------------------------------------------

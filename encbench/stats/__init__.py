@@ -22,6 +22,8 @@ Consensus
     The per-dataset rankings: ``*by, dataset, encoder, cv_score, rank, average_rank``.
 ``strategy_parameters(strategy) -> tuple[str, ...]``
     Keyword parameters a strategy accepts.
+``params_for(strategies, values) -> dict``
+    The parameters ``strategies`` use, picked from ``values`` and validated.
 
 Critical-difference diagrams
 ----------------------------
@@ -87,6 +89,7 @@ from encbench.stats.consensus import (
     STRATEGIES,
     consensus,
     consensus_table,
+    params_for,
     strategy_parameters,
 )
 from encbench.stats.blocks import BLOCK_DESIGNS, BlockDesign, block_design
@@ -120,6 +123,7 @@ __all__ = [
     "jaccard_best",
     "kemeny",
     "nemenyi",
+    "params_for",
     "rank_intervals",
     "replicability",
     "sensitivity",

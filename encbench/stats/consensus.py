@@ -12,25 +12,26 @@ is undefined (Q-RM when all its datasets have IQR 0) is ranked after all others.
 """
 from __future__ import annotations
 
-import inspect
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from encbench import vocab
 from encbench.stats._arrays import dense_rank, nanmean, nanmedian_last, nanquantile_last, rank_last_axis
 from encbench.stats._cube import Cube, build_cube
-from encbench.stats.impute import DEFAULT_N_ITER, check_n_iter, fit_quality_difficulty
+from encbench.stats.impute import check_n_iter, fit_quality_difficulty
 from encbench.stats.kemeny import check_time_limit, kemeny_rank_vector
 from encbench.stats.nemenyi import check_alpha, nemenyi_better_counts
 
-HEURISTIC_STRATEGIES: tuple[str, ...] = (
-    "R-M", "R-Md", "R-B", "R-W", "Q-M", "Q-Md", "Q-RM", "Q-Th", "R-Nem",
-)
-STRATEGIES: tuple[str, ...] = HEURISTIC_STRATEGIES + ("R-Kem", "Q-Imp")
-DEFAULT_BY: tuple[str, ...] = ("model", "tuning", "scoring")
+#: every strategy of the registry (:data:`encbench.vocab.STRATEGY_REGISTRY`), in display order
+STRATEGIES: tuple[str, ...] = vocab.AGGREGATIONS
+#: the study's heuristics (the default set): all but the exact Kemeny solve and the fitted model
+HEURISTIC_STRATEGIES: tuple[str, ...] = tuple(
+    name for name, spec in vocab.STRATEGY_REGISTRY.items() if spec.heuristic)
+DEFAULT_BY: tuple[str, ...] = vocab.FACTORS
 
 
 class _Votes:
@@ -56,7 +57,10 @@ class _Votes:
         return self._ranks
 
     def final(self, aggregate: np.ndarray, *, higher_is_better: bool) -> np.ndarray:
-        """Dense consensus ranks from an aggregate score per (combination, encoder)."""
+        """Dense consensus ranks from an aggregate score per (combination, encoder).
+
+        Encoders whose aggregate is undefined (NaN while present) come last.
+        """
         key = -aggregate if higher_is_better else aggregate.copy()
         key = np.where(self.present & np.isnan(key), np.inf, key)  # undefined: last
         key[~self.present] = np.nan
@@ -72,32 +76,57 @@ def _count(mask: np.ndarray) -> np.ndarray:
     return mask.sum(axis=1).astype(float)
 
 
+# The computations of the strategies of :data:`encbench.vocab.STRATEGY_REGISTRY`, one per entry.
+# Each takes the votes and the strategy's parameters (by keyword, defaults from the registry) and
+# returns its aggregate per (combination, encoder); the registry's ``higher_is_better`` turns the
+# aggregate into ranks. A strategy whose direction is None (R-Kem) returns the ranks itself.
+_COMPUTE: dict[str, Callable[..., np.ndarray]] = {}
+
+
+def _computes(name: str) -> Callable[[Callable[..., np.ndarray]], Callable[..., np.ndarray]]:
+    """Register the computation of the registry strategy ``name``."""
+    if name not in vocab.STRATEGY_REGISTRY:
+        raise ValueError(f"no strategy {name!r} in encbench.vocab.STRATEGY_REGISTRY: add its entry there")
+
+    def register(compute: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+        _COMPUTE[name] = compute
+        return compute
+    return register
+
+
+@_computes("R-M")
 def _r_m(v: _Votes) -> np.ndarray:
-    return v.final(nanmean(v.dense, axis=1), higher_is_better=False)
+    return nanmean(v.dense, axis=1)
 
 
+@_computes("R-Md")
 def _r_md(v: _Votes) -> np.ndarray:
-    return v.final(nanmedian_last(_over_datasets(v.dense)), higher_is_better=False)
+    return nanmedian_last(_over_datasets(v.dense))
 
 
+@_computes("R-B")
 def _r_b(v: _Votes) -> np.ndarray:
-    return v.final(_count(v.dense == 1.0), higher_is_better=True)
+    return _count(v.dense == 1.0)
 
 
+@_computes("R-W")
 def _r_w(v: _Votes) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         worst = np.fmax.reduce(v.dense, axis=2, initial=-np.inf)  # NaN-skipping max per dataset
-    return v.final(_count(v.dense == worst[:, :, None]), higher_is_better=False)
+    return _count(v.dense == worst[:, :, None])
 
 
+@_computes("Q-M")
 def _q_m(v: _Votes) -> np.ndarray:
-    return v.final(nanmean(v.values, axis=1), higher_is_better=True)
+    return nanmean(v.values, axis=1)
 
 
+@_computes("Q-Md")
 def _q_md(v: _Votes) -> np.ndarray:
-    return v.final(nanmedian_last(_over_datasets(v.values)), higher_is_better=True)
+    return nanmedian_last(_over_datasets(v.values))
 
 
+@_computes("Q-RM")
 def _q_rm(v: _Votes) -> np.ndarray:
     # Per dataset: (score - min) / IQR over the encoders present (numpy linear quantiles);
     # datasets with IQR 0 are left out for every encoder (the study's convention).
@@ -107,27 +136,25 @@ def _q_rm(v: _Votes) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         rescaled = (v.values - low[:, :, None]) / iqr[:, :, None]
     rescaled = np.where(usable[:, :, None], rescaled, np.nan)
-    return v.final(nanmean(rescaled, axis=1), higher_is_better=True)
+    return nanmean(rescaled, axis=1)
 
 
-def _q_th(v: _Votes, theta: float = 0.95) -> np.ndarray:
+@_computes("Q-Th")
+def _q_th(v: _Votes, *, theta: float) -> np.ndarray:
     best = np.fmax.reduce(v.values, axis=2, initial=-np.inf)
     with np.errstate(invalid="ignore"):
         good = v.values >= theta * best[:, :, None]
-    return v.final(_count(good), higher_is_better=True)
+    return _count(good)
 
 
-def _r_nem(v: _Votes, alpha: float = 0.05) -> np.ndarray:
+@_computes("R-Nem")
+def _r_nem(v: _Votes, *, alpha: float) -> np.ndarray:
     counts, _ = nemenyi_better_counts(v.average, alpha)
-    return v.final(counts, higher_is_better=False)
+    return counts
 
 
-def _q_imp(v: _Votes, n_iter: int = DEFAULT_N_ITER) -> np.ndarray:
-    quality, _ = fit_quality_difficulty(v.values, n_iter)
-    return v.final(quality, higher_is_better=True)
-
-
-def _r_kem(v: _Votes, time_limit: float | None = None) -> np.ndarray:
+@_computes("R-Kem")
+def _r_kem(v: _Votes, *, time_limit: float | None) -> np.ndarray:
     # One exact solve per combination (the MILP cannot be batched); ~ms each with lazy rows.
     out = np.full(v.present.shape, np.nan)
     for g in range(v.values.shape[0]):
@@ -138,6 +165,12 @@ def _r_kem(v: _Votes, time_limit: float | None = None) -> np.ndarray:
         ranks = ranks[(~np.isnan(ranks)).any(axis=1)]
         out[g, cols], _ = kemeny_rank_vector(ranks, time_limit=time_limit)
     return out
+
+
+@_computes("Q-Imp")
+def _q_imp(v: _Votes, *, n_iter: int) -> np.ndarray:
+    quality, _ = fit_quality_difficulty(v.values, n_iter)
+    return quality
 
 
 def _check_theta(theta: object) -> float:
@@ -161,27 +194,21 @@ _CHECKS: dict[str, Callable[[object], object]] = {
 @dataclass(frozen=True)
 class _Strategy:
     compute: Callable[..., np.ndarray]
-    params: tuple[str, ...]
+    spec: vocab.Strategy
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        return self.spec.param_names
 
 
-def _strategy(compute: Callable[..., np.ndarray]) -> _Strategy:
-    names = tuple(list(inspect.signature(compute).parameters)[1:])
-    return _Strategy(compute, names)
+def _bind(name: str, spec: vocab.Strategy) -> _Strategy:
+    if name not in _COMPUTE:  # fails at import: a registry entry needs its computation
+        raise ValueError(f"strategy {name!r} of encbench.vocab.STRATEGY_REGISTRY has no computation: "
+                         f"add one here with @_computes({name!r})")
+    return _Strategy(_COMPUTE[name], spec)
 
 
-_REGISTRY: dict[str, _Strategy] = {
-    "R-M": _strategy(_r_m),
-    "R-Md": _strategy(_r_md),
-    "R-B": _strategy(_r_b),
-    "R-W": _strategy(_r_w),
-    "Q-M": _strategy(_q_m),
-    "Q-Md": _strategy(_q_md),
-    "Q-RM": _strategy(_q_rm),
-    "Q-Th": _strategy(_q_th),
-    "R-Nem": _strategy(_r_nem),
-    "R-Kem": _strategy(_r_kem),
-    "Q-Imp": _strategy(_q_imp),
-}
+_REGISTRY: dict[str, _Strategy] = {name: _bind(name, spec) for name, spec in vocab.STRATEGY_REGISTRY.items()}
 assert tuple(_REGISTRY) == STRATEGIES
 
 
@@ -223,14 +250,56 @@ def check_params(strategies: Sequence[str], params: dict[str, object]) -> dict[s
     return checked
 
 
+def params_for(strategies: str | Iterable[str], values: Mapping[str, object] | None = None) -> dict[str, object]:
+    """The parameters ``strategies`` use, taken from ``values`` and validated.
+
+    One place turns parameter values (a page's widgets, a caller's keywords) into what a
+    strategy accepts: values of parameters none of ``strategies`` uses are left out (the library
+    rejects unused ones), parameters not in ``values`` are left to the registry's defaults.
+
+    Parameters
+    ----------
+    strategies : str or iterable of str
+        Strategy names of :data:`STRATEGIES`.
+    values : mapping, optional
+        Parameter name -> value, e.g. ``{"theta": 0.9, "alpha": 0.05}``; each name must be a
+        parameter of some strategy of the registry.
+
+    Returns
+    -------
+    dict
+        ``{name: checked value}`` in the order of ``values``.
+
+    Raises
+    ------
+    ValueError
+        Unknown strategy, a name that is no strategy's parameter, or an invalid value.
+
+    Examples
+    --------
+    >>> params_for(["R-M", "Q-Th"], {"theta": 0.9, "alpha": 0.05})
+    {'theta': 0.9}
+    """
+    names = check_strategies(strategies)
+    known = {p.name for spec in vocab.STRATEGY_REGISTRY.values() for p in spec.params}
+    values = dict(values or {})
+    for key in values:
+        if key not in known:
+            raise ValueError(f"unknown strategy parameter {key!r}: expected one of {sorted(known)!r}")
+    used = {p for name in names for p in _lookup(name).params}
+    return check_params(names, {k: v for k, v in values.items() if k in used})
+
+
 def rank_cube(cube: Cube, strategies: Sequence[str], params: dict[str, object]) -> dict[str, np.ndarray]:
     """Consensus ranks ``(G, E)`` (NaN = absent) for each strategy; inputs already validated."""
     votes = _Votes(cube)
     out = {}
     for name in strategies:
-        spec = _REGISTRY[name]
-        kwargs = {k: v for k, v in params.items() if k in spec.params}
-        out[name] = spec.compute(votes, **kwargs)
+        strategy = _REGISTRY[name]
+        kwargs = {p.name: params.get(p.name, p.default) for p in strategy.spec.params}
+        result = strategy.compute(votes, **kwargs)
+        direction = strategy.spec.higher_is_better
+        out[name] = result if direction is None else votes.final(result, higher_is_better=direction)
     return out
 
 
@@ -252,14 +321,12 @@ def consensus(scores: pd.DataFrame, strategy: str = "R-M", **params: object) -> 
         are ignored) for ONE factor combination: at most one row per (dataset, encoder). Rows with
         a NaN ``cv_score`` count as missing results.
     strategy : str, default "R-M"
-        One of :data:`STRATEGIES`: ``R-M`` mean rank, ``R-Md`` median rank, ``R-B`` times in
-        the best tier, ``R-W`` times in the worst tier, ``Q-M`` mean score, ``Q-Md`` median
-        score, ``Q-RM`` mean IQR-rescaled score, ``Q-Th`` times within ``theta`` of the best,
-        ``R-Nem`` encoders significantly better (Friedman + Nemenyi), ``R-Kem`` exact
-        Kemeny-Young, ``Q-Imp`` quality of the imputation model.
+        One of :data:`STRATEGIES`; :data:`encbench.vocab.STRATEGY_REGISTRY` describes each
+        (e.g. ``R-M`` mean rank, ``Q-Th`` times within ``theta`` of the best, ``R-Kem`` exact
+        Kemeny-Young).
     **params
-        ``theta`` (Q-Th, default 0.95), ``alpha`` (R-Nem, default 0.05), ``time_limit`` (R-Kem,
-        seconds, default none), ``n_iter`` (Q-Imp, default 10).
+        The strategy's parameters, defaults and accepted values as in the registry:
+        ``theta`` (Q-Th), ``alpha`` (R-Nem), ``time_limit`` (R-Kem), ``n_iter`` (Q-Imp).
 
     Returns
     -------

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from encbench import vocab
 from encbench.stats._arrays import rank_last_axis
 from encbench.stats._cube import SCORE_COLUMNS, check_scores
 from encbench.stats.consensus import (
@@ -21,9 +22,10 @@ from encbench.stats.consensus import (
     check_strategies,
     consensus_table,
 )
-from encbench import vocab
 
-FACTORS: tuple[str, ...] = ("model", "scoring", "tuning", "strategy")
+#: what :func:`sensitivity` is documented to vary (named in its error message): the data factors
+#: and the aggregation strategy; any other column of ``scores`` is accepted too
+VARIED: tuple[str, ...] = ("model", "scoring", "tuning", "strategy")
 
 
 def _as_ranking(ranking: object, name: str) -> pd.Series:
@@ -134,25 +136,29 @@ class SensitivityResult:
     spearman: pd.DataFrame
 
 
-_VOCABULARY = {"model": vocab.MODELS, "scoring": vocab.METRICS, "tuning": vocab.TUNINGS}
+def agreement_matrices(rankings: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Pairwise Spearman rho and Jaccard (best sets) between the columns of ``rankings``.
 
+    Parameters
+    ----------
+    rankings : pandas.DataFrame
+        Encoder x ranking (lower = better, NaN = encoder absent from that ranking).
 
-def _vocabulary_order(factor: str, labels: list) -> list:
-    """Labels in vocabulary order (e.g. tuning: no, model, full), unknown ones after, sorted."""
-    known = [v for v in _VOCABULARY.get(factor, ()) if v in labels]
-    return known + sorted((v for v in labels if v not in known), key=str)
-
-
-def _matrices(rankings: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    Returns
+    -------
+    spearman, jaccard : pandas.DataFrame
+        Column x column matrices, in that order. Vectorised over all pairs with the row-wise
+        measures: each pair is compared over the encoders both rankings contain, as
+        :func:`spearman` and :func:`jaccard_best` do.
+    """
     values = rankings.to_numpy(dtype=float).T  # (L, E)
     n = values.shape[0]
-    i, j = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
-    i, j = i.ravel(), j.ravel()
+    i, j = (a.ravel() for a in np.meshgrid(np.arange(n), np.arange(n), indexing="ij"))
     rho = spearman_rows(values[i], values[j]).reshape(n, n)
     jac = jaccard_rows(values[i], values[j]).reshape(n, n)
     labels = pd.Index(rankings.columns, name=None)
-    return (pd.DataFrame(jac, index=labels, columns=labels),
-            pd.DataFrame(rho, index=labels, columns=labels))
+    return (pd.DataFrame(rho, index=labels, columns=labels),
+            pd.DataFrame(jac, index=labels, columns=labels))
 
 
 def sensitivity(
@@ -203,7 +209,7 @@ def sensitivity(
     if not isinstance(vary, str):
         raise ValueError(f"vary must be a factor name: got {vary!r}")
     if vary != "strategy" and vary not in (scores.columns if isinstance(scores, pd.DataFrame) else ()):
-        raise ValueError(f"unknown factor to vary {vary!r}: expected one of {list(FACTORS)!r} "
+        raise ValueError(f"unknown factor to vary {vary!r}: expected one of {list(VARIED)!r} "
                          f"or a column of scores")
     if vary in fixed:
         raise ValueError(f"factor {vary!r} cannot be both varied and fixed: got fixed={fixed!r}")
@@ -233,9 +239,10 @@ def sensitivity(
         checked = check_params(names, params)
         table = consensus_table(frame, strategies=names, by=(vary,), **checked)
         rankings = table.pivot(index="encoder", columns=vary, values="rank")
-        rankings = rankings.loc[:, _vocabulary_order(vary, list(rankings.columns))]
+        rankings.columns = [str(c) for c in rankings.columns]
+        rankings = rankings.loc[:, vocab.ordered(vary, rankings.columns)]
     rankings.columns = pd.Index([str(c) for c in rankings.columns], name=vary)
-    jac, rho = _matrices(rankings)
+    rho, jac = agreement_matrices(rankings)
     return SensitivityResult(vary=vary, fixed=fixed, labels=tuple(rankings.columns),
                              rankings=rankings, jaccard=jac, spearman=rho)
 
