@@ -84,6 +84,18 @@ def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
 
 
+def _sparse_variants():
+    from encbench.encoders import BinaryEncoder, BlowUpEncoder, OneHotEncoder, SumEncoder
+
+    yield from (cls(sparse_output=True) for cls in (OneHotEncoder, SumEncoder, BinaryEncoder))
+    yield BlowUpEncoder(encoder=OneHotEncoder(sparse_output=True), n_splits=2, sparse_output=True)
+
+
+@parametrize_with_checks(list(_sparse_variants()))
+def test_sklearn_estimator_checks_with_sparse_output(estimator, check):
+    check(estimator)
+
+
 # -- the conformance fixes, stated directly -------------------------------------------------------
 def test_parameters_are_validated_before_any_state_is_set():
     from encbench.encoders.target import WoEEncoder

@@ -154,3 +154,55 @@ def test_registry_mh_hashes_the_study_ngram_lengths_2_and_3():
             assert out.iloc[row, seed] == _study_fast_min_hash(text, seed)
     for row, text in enumerate(X["b"]):
         assert out.iloc[row, 30 + 5] == _study_fast_min_hash(text, 5)
+
+
+# -- sparse output (issue 12 item 3) ---------------------------------------------------------------
+def _many_levels(n=3000, seed=11):
+    """Seeded frame with a high-cardinality column, missing values, a one-level column and a
+    column of levels seen once; and a test frame with unseen levels and missing values."""
+    rng = np.random.default_rng(seed)
+    wide = rng.integers(0, 800, n).astype(str).astype(object)
+    wide[rng.random(n) < 0.05] = np.nan
+    train = pd.DataFrame({"wide": wide, "few": rng.choice(["a", "b", "c"], n), "one": ["k"] * n,
+                          "ids": [f"id{i}" for i in range(n)]}, index=pd.RangeIndex(10, 10 + n))
+    test = pd.DataFrame({"wide": rng.integers(0, 1000, 400).astype(str),
+                         "few": rng.choice(["a", "b", "z", None], 400), "one": ["k"] * 399 + ["q"],
+                         "ids": [f"id{i}" for i in range(0, 4000, 10)]}, index=pd.RangeIndex(400))
+    return train, test
+
+
+@pytest.mark.parametrize("cls", [OneHotEncoder, SumEncoder, BinaryEncoder])
+def test_sparse_output_has_the_values_of_the_dense_output(cls):
+    import scipy.sparse as sp
+
+    train, test = _many_levels()
+    dense, sparse = cls(), cls(sparse_output=True)
+    pairs = [(dense.fit_transform(train), sparse.fit_transform(train))]
+    pairs += [(dense.transform(frame), sparse.transform(frame)) for frame in (train, test)]
+    for expected, got in pairs:
+        assert type(got) is sp.csr_matrix and got.dtype == np.float64
+        assert got.shape == expected.shape
+        np.testing.assert_array_equal(got.toarray(), expected.to_numpy())  # bit-identical
+        assert (got.data != 0).all()  # zeros are implicit
+    assert list(sparse.get_feature_names_out()) == list(dense.get_feature_names_out())
+    assert all(sp.issparse(table) for table in sparse.tables_)
+    # numpy input too
+    np.testing.assert_array_equal(
+        cls(sparse_output=True).fit(train.to_numpy()).transform(test.to_numpy()).toarray(),
+        dense.transform(test).to_numpy())
+
+
+def test_sparse_one_hot_stores_one_value_per_seen_cell():
+    train, test = _many_levels()
+    out = OneHotEncoder(sparse_output=True).fit(train).transform(test)
+    seen = sum(test[c].isin(train[c].dropna().unique()).sum() for c in ("wide", "few", "one"))
+    seen += test["ids"].isin(train["ids"]).sum() + test["wide"].isna().sum()
+    assert out.nnz == seen and out.shape[1] == sum(train[c].nunique(dropna=False) for c in train)
+
+
+def test_sparse_output_parameter_is_checked_and_refuses_pandas_output():
+    with pytest.raises(ValueError, match="sparse_output must be True or False, got 'yes'"):
+        OneHotEncoder(sparse_output="yes").fit(X)
+    assert OneHotEncoder().get_params() == {"sparse_output": False}
+    with pytest.raises(ValueError, match="sparse"):
+        SumEncoder(sparse_output=True).set_output(transform="pandas").fit_transform(X)

@@ -122,3 +122,31 @@ def test_wrappers_validate_their_encoder_and_report_it():
     assert isinstance(encoder.get_params()["encoder"], MeanTargetEncoder)
     encoder.set_params(n_splits=3, encoder=GLMMEncoder())
     assert encoder.fit_transform(X, y).shape == X.shape
+
+
+def test_blow_up_sparse_output_equals_dense_with_a_wide_inner_encoder():
+    import scipy.sparse as sp
+
+    from encbench.encoders import OneHotEncoder
+
+    X, y = _data()
+    X = X.assign(c=np.random.default_rng(4).integers(0, 150, len(X)).astype(str))
+    test, _ = _data(60, seed=9)
+    test = test.assign(c=np.random.default_rng(5).integers(0, 200, 60).astype(str))
+    dense = BlowUpEncoder(encoder=OneHotEncoder(), n_splits=5, random_state=2).fit(X, y)
+    expected = dense.transform(test).to_numpy()
+    both = BlowUpEncoder(encoder=OneHotEncoder(sparse_output=True), n_splits=5, random_state=2,
+                         sparse_output=True)
+    got = both.fit(X, y).transform(test)
+    assert type(got) is sp.csr_matrix and got.nnz < got.shape[0] * got.shape[1] / 10
+    np.testing.assert_array_equal(got.toarray(), expected)
+    np.testing.assert_array_equal(both.fit_transform(X, y).toarray(), dense.transform(X).to_numpy())
+    # a narrow inner encoder made sparse by the wrapper, and sparse blocks made dense by it
+    narrow = BlowUpEncoder(encoder=MeanTargetEncoder(), n_splits=2, random_state=2, sparse_output=True)
+    np.testing.assert_array_equal(
+        narrow.fit(X, y).transform(test).toarray(),
+        BlowUpEncoder(encoder=MeanTargetEncoder(), n_splits=2, random_state=2).fit(X, y).transform(test).to_numpy())
+    mixed = BlowUpEncoder(encoder=OneHotEncoder(sparse_output=True), n_splits=5, random_state=2)
+    np.testing.assert_array_equal(mixed.fit(X, y).transform(test).to_numpy(), expected)
+    with pytest.raises(ValueError, match="sparse_output must be True or False"):
+        BlowUpEncoder(encoder=MeanTargetEncoder(), sparse_output=1).fit(X, y)

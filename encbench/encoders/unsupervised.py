@@ -10,6 +10,7 @@ import functools
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import CategoricalEncoder, TableEncoder
@@ -18,6 +19,66 @@ __all__ = [
     "DropEncoder", "OneHotEncoder", "OrdinalEncoder", "BinaryEncoder", "CountEncoder",
     "SumEncoder", "MinHashEncoder",
 ]
+
+
+def _check_sparse_output(value, owner: str) -> None:
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{owner}: sparse_output must be True or False, got {value!r}")
+
+
+class _SparseOutput:
+    """Mixin of the encoders with ``sparse_output``: a sparse result is returned as a float64
+    scipy.sparse CSR matrix (never a DataFrame, whatever the output container: like
+    scikit-learn's ``OneHotEncoder(sparse_output=True)``, pandas output then raises)."""
+
+    def _output(self, values, index):
+        if sp.issparse(values):
+            return sp.csr_matrix(values, dtype=np.float64)
+        return super()._output(values, index)
+
+
+class _WideTableEncoder(_SparseOutput, TableEncoder):
+    """A table encoder whose output grows with the number of levels (OH, Sum, Bin).
+
+    With ``sparse_output=True`` the tables are scipy.sparse CSR matrices (never built dense:
+    OH's dense table of 20,000 levels alone is 3.2 GB) and the output is CSR with the values of
+    the dense output, zeros left implicit.
+    """
+
+    def __init__(self, *, sparse_output=False):
+        self.sparse_output = sparse_output
+
+    def _check_params(self):
+        _check_sparse_output(self.sparse_output, type(self).__name__)
+
+    def _sparse_table(self, codes, n_levels, y):
+        """The table of ``_fit_column`` as CSR (overridden where the dense table is large)."""
+        return sp.csr_matrix(np.asarray(self._fit_column(codes, n_levels, y), dtype=float))
+
+    def _fit_tables(self, codes, y):
+        if not self.sparse_output:
+            return super()._fit_tables(codes, y)
+        tables, spec = [], []
+        if self._intercept is not None:
+            spec.append((-1, self._intercept))
+        for j, column_codes in enumerate(codes):
+            table = sp.csr_matrix(self._sparse_table(column_codes, len(self.levels_[j]), y),
+                                  dtype=np.float64)
+            tables.append(table)
+            spec.extend((j, s) for s in self._column_suffixes(j, table))
+        self.tables_ = tables
+        self.output_spec_ = spec
+
+    def _lookup(self, codes, n_rows):
+        if not self.sparse_output:
+            return super()._lookup(codes, n_rows)
+        # code -1 (unseen) selects the table's last row, as in the dense lookup
+        blocks = [self.tables_[j][c] for j, c in enumerate(codes)]
+        if self._intercept is not None:
+            blocks.insert(0, sp.csr_matrix(np.ones((n_rows, 1))))
+        if not blocks:
+            return sp.csr_matrix((n_rows, 0))
+        return sp.hstack(blocks, format="csr")
 
 
 class DropEncoder(CategoricalEncoder):
@@ -57,19 +118,28 @@ class DropEncoder(CategoricalEncoder):
         return np.ones((frame.shape[0], 1))
 
 
-class OneHotEncoder(TableEncoder):
+class OneHotEncoder(_WideTableEncoder):
     """One-Hot (OH): one 0/1 indicator column per training level.
 
     Columns are named ``{column}_{level}`` (``{column}_nan`` for missing values seen in fit).
     Unseen levels (and missing values when fit saw none) are encoded as all zeros, like
     category_encoders' ``handle_unknown="value"``.
 
+    Parameters
+    ----------
+    sparse_output : bool, default=False
+        Return a float64 scipy.sparse CSR matrix (same values, zeros implicit) instead of a
+        DataFrame, and keep the fitted tables sparse: memory grows with the number of rows
+        instead of rows x levels. (scikit-learn's name; models that accept sparse input give
+        the same scores only for some of them: see ``encbench.engine.protocol``.)
+
     Attributes
     ----------
     levels_ : list of pandas.Index
         Training levels of each column, in order of first appearance (NaN included when present).
-    tables_ : list of ndarray
+    tables_ : list of ndarray or scipy.sparse.csr_matrix
         Per column, the encoding of each level (rows in ``levels_`` order) and, last row, of unseen levels.
+        (sparse with ``sparse_output=True``).
     n_features_in_ : int
         Number of input columns seen in ``fit``.
     feature_names_in_ : ndarray of str
@@ -85,13 +155,15 @@ class OneHotEncoder(TableEncoder):
     >>> from encbench.encoders import OneHotEncoder
     >>> OneHotEncoder().fit_transform(X).columns.tolist()
     ['color_red', 'color_blue', 'color_green']
+    >>> OneHotEncoder(sparse_output=True).fit_transform(X).nnz
+    6
     """
-
-    def __init__(self):
-        pass
 
     def _fit_column(self, codes, n_levels, y):
         return np.vstack([np.eye(n_levels), np.zeros((1, n_levels))])
+
+    def _sparse_table(self, codes, n_levels, y):
+        return sp.vstack([sp.identity(n_levels, format="csr"), sp.csr_matrix((1, n_levels))])
 
     def _column_suffixes(self, j, table):
         return [str(level) for level in self.levels_[j]]
@@ -133,19 +205,28 @@ class OrdinalEncoder(TableEncoder):
         return np.append(np.arange(1, n_levels + 1, dtype=float), -1.0)
 
 
-class BinaryEncoder(TableEncoder):
+class BinaryEncoder(_WideTableEncoder):
     """Binary (Bin): the base-2 digits of the Ordinal id (most significant first).
 
     A column with L levels gives ``L.bit_length()`` columns ``{column}_0, {column}_1, ...``
     (as category_encoders). Unseen levels (and missing values when fit saw none) are all zeros,
     i.e. the digits of id 0, which no training level has.
 
+    Parameters
+    ----------
+    sparse_output : bool, default=False
+        Return a float64 scipy.sparse CSR matrix (same values, zeros implicit) instead of a
+        DataFrame, and keep the fitted tables sparse: memory grows with the number of rows
+        instead of rows x levels. (scikit-learn's name; models that accept sparse input give
+        the same scores only for some of them: see ``encbench.engine.protocol``.)
+
     Attributes
     ----------
     levels_ : list of pandas.Index
         Training levels of each column, in order of first appearance (NaN included when present).
-    tables_ : list of ndarray
+    tables_ : list of ndarray or scipy.sparse.csr_matrix
         Per column, the encoding of each level (rows in ``levels_`` order) and, last row, of unseen levels.
+        (sparse with ``sparse_output=True``).
     n_features_in_ : int
         Number of input columns seen in ``fit``.
     feature_names_in_ : ndarray of str
@@ -162,9 +243,6 @@ class BinaryEncoder(TableEncoder):
     >>> BinaryEncoder().fit_transform(X).to_numpy().tolist()[:3]
     [[0.0, 1.0], [1.0, 0.0], [0.0, 1.0]]
     """
-
-    def __init__(self):
-        pass
 
     def _fit_column(self, codes, n_levels, y):
         n_digits = max(int(n_levels).bit_length(), 1)
@@ -211,21 +289,31 @@ class CountEncoder(TableEncoder):
         return np.append(np.bincount(codes, minlength=n_levels).astype(float), 0.0)
 
 
-class SumEncoder(TableEncoder):
+class SumEncoder(_WideTableEncoder):
     """Sum (deviation) contrast coding: L-1 columns per column plus one ``intercept`` column.
 
     Level i < L-1 is the i-th unit vector, the last level (in order of first appearance) is all
     -1, so the encodings of the L levels sum to zero (paper, section 3). Unseen levels (and
     missing values when fit saw none) are all zeros, the average of the level encodings. A column
     with a single level contributes no column. The intercept (a constant 1) is the study's
-    convention; category_encoders 2.11 no longer emits it.
+    convention; category_encoders 2.11 no longer emits it. (Sparse output stores the last
+    level's L-1 entries of -1 explicitly: its rows are dense.)
+
+    Parameters
+    ----------
+    sparse_output : bool, default=False
+        Return a float64 scipy.sparse CSR matrix (same values, zeros implicit) instead of a
+        DataFrame, and keep the fitted tables sparse: memory grows with the number of rows
+        instead of rows x levels. (scikit-learn's name; models that accept sparse input give
+        the same scores only for some of them: see ``encbench.engine.protocol``.)
 
     Attributes
     ----------
     levels_ : list of pandas.Index
         Training levels of each column, in order of first appearance (NaN included when present).
-    tables_ : list of ndarray
+    tables_ : list of ndarray or scipy.sparse.csr_matrix
         Per column, the encoding of each level (rows in ``levels_`` order) and, last row, of unseen levels.
+        (sparse with ``sparse_output=True``).
     n_features_in_ : int
         Number of input columns seen in ``fit``.
     feature_names_in_ : ndarray of str
@@ -245,12 +333,14 @@ class SumEncoder(TableEncoder):
 
     _intercept = "intercept"
 
-    def __init__(self):
-        pass
-
     def _fit_column(self, codes, n_levels, y):
         contrasts = np.vstack([np.eye(n_levels - 1), -np.ones((1, n_levels - 1))])
         return np.vstack([contrasts, np.zeros((1, n_levels - 1))])
+
+    def _sparse_table(self, codes, n_levels, y):
+        width = n_levels - 1
+        return sp.vstack([sp.identity(width, format="csr"), sp.csr_matrix(-np.ones((1, width))),
+                          sp.csr_matrix((1, width))])
 
     def _column_suffixes(self, j, table):
         return [str(i) for i in range(table.shape[1])]

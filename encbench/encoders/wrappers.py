@@ -14,11 +14,13 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import CategoricalEncoder
+from .unsupervised import _check_sparse_output, _SparseOutput
 
 __all__ = ["CrossValidatedEncoder", "BlowUpEncoder", "make_folds"]
 
@@ -157,7 +159,7 @@ class CrossValidatedEncoder(_FoldWrapper):
         return self._output(out, frame.index)
 
 
-class BlowUpEncoder(_FoldWrapper):
+class BlowUpEncoder(_SparseOutput, _FoldWrapper):
     """BlowUp encoder (BUMT_k, BUGLMM_k): one encoder per fold, all k encodings side by side.
 
     ``fit`` splits the training rows into ``n_splits`` folds and fits one clone of ``encoder``
@@ -175,6 +177,11 @@ class BlowUpEncoder(_FoldWrapper):
         Number of folds and encoders (the study used 2, 5, 10).
     random_state : int, RandomState or None, default=None
         Seed of the fold assignment.
+    sparse_output : bool, default=False
+        Return a float64 scipy.sparse CSR matrix (same values) instead of a DataFrame. Useful
+        with a wide wrapped encoder that outputs sparse blocks itself (e.g.
+        ``OneHotEncoder(sparse_output=True)``): they are then never made dense. With False, the
+        wrapped encoder's sparse blocks are made dense.
 
     Attributes
     ----------
@@ -199,6 +206,14 @@ class BlowUpEncoder(_FoldWrapper):
     ['color_fold0', 'color_fold1']
     """
 
+    def __init__(self, *, encoder=None, n_splits=5, random_state=None, sparse_output=False):
+        super().__init__(encoder=encoder, n_splits=n_splits, random_state=random_state)
+        self.sparse_output = sparse_output
+
+    def _check_params(self):
+        super()._check_params()
+        _check_sparse_output(self.sparse_output, type(self).__name__)
+
     def _fit(self, frame, y):
         _check_encoder(self.encoder, type(self).__name__)
         folds = make_folds(y, self.n_splits, self.random_state)
@@ -215,7 +230,12 @@ class BlowUpEncoder(_FoldWrapper):
 
     def _transform(self, frame):
         frame = _positional(frame)
-        return np.hstack([np.asarray(e.transform(frame), dtype=float) for e in self.encoders_])
+        blocks = [e.transform(frame) for e in self.encoders_]
+        if self.sparse_output:
+            return sp.hstack([b if sp.issparse(b) else sp.csr_matrix(np.asarray(b, dtype=float))
+                              for b in blocks], format="csr")
+        return np.hstack([b.toarray() if sp.issparse(b) else np.asarray(b, dtype=float)
+                          for b in blocks])
 
     def get_feature_names_out(self, input_features=None):
         """Output names ``{name}_fold{i}``, fold by fold."""
