@@ -1,4 +1,4 @@
-"""Command line: ``python -m encbench <command>``.
+"""Command line: ``python -m encbench <command>`` (or the ``encbench`` console script).
 
 Commands
 --------
@@ -10,26 +10,57 @@ runs                list runs with status and counts
 worker              drain the app's run queue (started by the app; one at a time)
 encoders            list the study's 32 encoders and the installed encoder plugins
 compare RUN_ID      where a run's custom encoder ranks among the published 32
+
+Examples
+--------
+::
+
+    python -m encbench run --datasets bundled:tic-tac-toe --encoders OH,MT,CB --models LogReg,DT --tuning no
+    python -m encbench run --datasets bundled:credit-g,31,data.csv:target --workers 2 --timeout 600
+    python -m encbench run --datasets bundled:adult --scheduler tcp://10.0.0.5:8786
+    python -m encbench run --datasets suite:matteucci2023 --encoders mypkg.encoders:FancyEncoder --models DT,LogReg
+    python -m encbench runs
+    python -m encbench runs --errors local-0123456789abcdef
 """
 from __future__ import annotations
 
 import argparse
+import io
+import json
 import logging
+import os
+import shutil
 import sys
 from pathlib import Path
 
 import duckdb
+import pandas as pd
 
-from encbench import __version__
+from encbench import __version__, placement, vocab
+from encbench.custom import ENTRY_POINT_GROUP, load_params, parse_encoders, plugins
+from encbench.data import DatasetError, parse_dataset_spec, read_table
+from encbench.engine import Grid, plan, run_grid
+from encbench.engine.runner import guard_memory, open_writer
+from encbench.engine.worker import delete_run, serve
+from encbench.runs import effective_status
 from encbench.store import (
     PUBLISHED_RUN_ID, Reader, SnapshotMissing, Writer, default_db_path, import_published, queries,
 )
 from encbench.store.db import migration_files
+from encbench.store.writer import DatabaseBusy
+from encbench.suites import expand
+from encbench.uploads import stage_upload, store_upload
 
 log = logging.getLogger("encbench")
 
 
+#: help of every command's ``--db`` option
+DB_HELP = ("database file (default: $ENCBENCH_DB, else db/encbench.duckdb in a checkout or "
+           "encbench.duckdb in the per-user data directory)")
+
+
 def _db_path(args) -> Path:
+    """The ``--db`` option, else :func:`encbench.store.default_db_path`."""
     return Path(args.db) if getattr(args, "db", None) else default_db_path()
 
 
@@ -97,14 +128,11 @@ def cmd_db_info(args) -> int:
 
 
 def cmd_worker(args) -> int:
-    from encbench.engine.worker import serve
-
     return serve(_db_path(args), idle_exit=args.idle_exit)
 
 
 def cmd_encoders(args) -> int:
-    from encbench.custom import ENTRY_POINT_GROUP, plugins
-    from encbench.encoders import REGISTRY
+    from encbench.encoders import REGISTRY  # imports every encoder's library: only here
 
     print(f"the study's {len(REGISTRY)} encoders:")
     for spec in REGISTRY.values():
@@ -119,8 +147,6 @@ def cmd_encoders(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from encbench import placement
-
     db_path = _db_path(args)
     if not db_path.exists():
         raise ValueError(f"no database at {str(db_path)!r} (check --db / ENCBENCH_DB)")
@@ -128,6 +154,309 @@ def cmd_compare(args) -> int:
     with Reader(db_path) as reader:
         result = placement.place(reader, args.run_id, strategies=strategies, alpha=args.alpha)
     return placement.print_report(result, out=args.out, alpha=args.alpha)
+
+
+def _names(text: str | None):
+    """``None`` (all) for 'all' or nothing, else the comma-separated names."""
+    if text is None or text.strip().lower() in ("", "all"):
+        return None
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def _tqdm_progress():
+    """A progress callback drawing a tqdm bar (counts, rate, ETA) on the terminal."""
+    from tqdm import tqdm
+
+    state = {"bar": None}
+
+    def progress(done: int, total: int, info: dict) -> None:
+        bar = state["bar"]
+        if bar is None:
+            # a terminal reporting a 0 x 0 size (e.g. a fresh pty) would hide the bar
+            size = shutil.get_terminal_size(fallback=(100, 24))
+            bar = state["bar"] = tqdm(total=total, initial=done, unit="task", ncols=size.columns or 100,
+                                      nrows=size.lines or 24, file=sys.stderr, smoothing=0.1)
+            return
+        bar.update(done - bar.n)
+        text = f"{info.get('task', '')} {info.get('status', '')}"
+        bad = info.get("rows_failed", 0) + info.get("rows_timeout", 0)
+        if bad:
+            text += f" ({bad} rows not ok)"
+        bar.set_postfix_str(text, refresh=True)
+        if info.get("status") not in (None, "ok"):
+            bar.write(f"{info['task']}: {info['status']}: {info.get('error')}")
+
+    def close() -> None:
+        if state["bar"] is not None:
+            state["bar"].close()
+
+    progress.close = close
+    return progress
+
+
+def _comparison(reader, run_id: str, grid, keys: list[str]) -> pd.DataFrame:
+    """This run's scores next to the published ones for the same experiments."""
+    scores = queries.load_scores(reader, datasets=keys,
+                                 encoders=[e for e in grid.encoders if e in vocab.ENCODERS],
+                                 models=list(grid.models), tunings=[grid.tuning],
+                                 scorings=list(grid.scorings))
+    ours = scores[scores["run_id"] == run_id]
+    published = scores[scores["origin"] == "published"]
+    on = ["dataset", "encoder", "model", "tuning", "scoring"]
+    table = ours[on + ["cv_score"]].rename(columns={"cv_score": "ours"}).merge(
+        published[on + ["cv_score"]].rename(columns={"cv_score": "published"}), on=on, how="left")
+    table["difference"] = table["ours"] - table["published"]
+    return table.sort_values(on).reset_index(drop=True)
+
+
+def _ensure_published(db_path: Path) -> None:
+    """Import the published results into a database that lacks them (a fresh clone), so that
+    new scores appear next to the published ones."""
+    with open_writer(db_path) as writer:
+        if writer.run_status(PUBLISHED_RUN_ID) != "done":
+            log.info("importing the published results into %s first", db_path)
+            import_published(writer)
+
+
+def _without_columns(spec: str, drop: list[str], db_path: Path):
+    """A file dataset minus ``drop``: (staged derived Parquet upload, load options).
+
+    The same mechanism as the app's "Columns to leave out": the run uses a derived copy of
+    the file (its own content hash, hence its own dataset key, so results on the full file and
+    on the reduced one never mix). The copy is staged privately; it is stored beside the
+    database only once the run is accepted.
+    """
+    parsed = parse_dataset_spec(spec)
+    if parsed.kind != "file":
+        raise ValueError(f"--drop-columns applies to files; {spec!r} is an OpenML or bundled "
+                         f"dataset, which uses the published columns")
+    path = Path(parsed.value)
+    frame = read_table(path)
+    unknown = [c for c in drop if c not in frame.columns]
+    if unknown:
+        columns = ", ".join(repr(str(c)) for c in list(frame.columns)[:50])
+        raise ValueError(f"--drop-columns names columns absent from file {path.name!r}: got "
+                         f"{', '.join(map(repr, unknown))}; its columns are {columns}")
+    buffer = io.BytesIO()
+    frame.drop(columns=drop).to_parquet(buffer, index=False)
+    stem = path.name[:-3] if path.name.lower().endswith(".gz") else path.name
+    stem = stem.rsplit(".", 1)[0] if "." in stem else stem
+    staged = stage_upload(buffer.getvalue(), f"{stem}.parquet", max_bytes=None, db_path=db_path)
+    if not staged.ok:
+        raise DatasetError(staged.errors)
+    options = {"name": stem, "label": f"{path.name} without {', '.join(drop)}"}
+    if parsed.target:
+        options["target"] = parsed.target
+    if parsed.positive_class:
+        options["positive_class"] = parsed.positive_class
+    return staged, options
+
+
+def _build_grid(args, db_path: Path, *, final: bool):
+    """The grid of ``run`` (and the staged uploads to store when ``final``)."""
+    datasets, options, staged_uploads = [], {}, []
+    drop = [c.strip() for c in (args.drop_columns or "").split(",") if c.strip()]
+    for spec in (d.strip() for d in args.datasets.split(",")):
+        if not spec:
+            continue
+        opts = {}
+        if drop:
+            staged, opts = _without_columns(spec, drop, db_path)
+            staged_uploads.append(staged)
+            spec = str(store_upload(staged, db_path)) if final else str(staged.path)
+        elif args.target is not None or args.positive is not None:
+            try:
+                kind = parse_dataset_spec(spec).kind
+            except DatasetError:
+                kind = "file"
+            if kind != "file":
+                raise ValueError(f"--target and --positive apply to files; {spec!r} is an OpenML or "
+                                 f"bundled dataset, which has its published target")
+        if args.target is not None:
+            opts["target"] = args.target
+        if args.positive is not None:
+            opts["positive_class"] = args.positive
+        datasets.append(spec)
+        if opts:
+            options[spec] = opts
+    canonical, customs = _encoders(args)
+    return Grid(datasets=datasets, encoders=canonical, custom_encoders=customs, models=_names(args.models),
+                scorings=_names(args.metrics), tuning=args.tuning, n_folds=args.folds,
+                timeout=args.timeout, label=args.label, dataset_options=options,
+                split=getattr(args, "split", "cv"), gap=getattr(args, "gap", 0))
+
+
+def _encoders(args):
+    """(canonical names, custom encoders) of ``--encoders``, ``--encoder-params`` and ``--controls``.
+
+    With a custom encoder, the controls (default OH, MT) join the run: their local scores are
+    checked against the published ones by ``encbench compare``.
+    """
+    canonical, customs = parse_encoders(getattr(args, "encoders", None),
+                                        load_params(getattr(args, "encoder_params", None)))
+    if not customs:
+        return canonical, ()
+    if (getattr(args, "encoders", None) or "").strip().lower() in ("", "all"):
+        canonical = ()
+    controls = getattr(args, "controls", "OH,MT") or ""
+    if controls.strip().lower() not in ("", "none"):
+        extra, more = parse_encoders(controls, default_all=False)
+        if more:
+            raise ValueError(f"--controls are encoders of the study: got {', '.join(c.name for c in more)}")
+        canonical = tuple(e for e in vocab.ENCODERS if e in set(canonical) | set(extra))
+    return canonical, customs
+
+
+def _custom_import_path(customs) -> None:
+    """Task processes import custom encoders: a module found in the current directory must be
+    found there too (they run from the checkout with their own PYTHONPATH)."""
+    cwd = os.getcwd()
+    paths = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    if customs and cwd not in paths:
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [cwd, *paths]))
+
+
+def cmd_run(args) -> int:
+    if "suite:" in (args.datasets or "").lower():
+        args.datasets, selections = expand(args.datasets)
+        for selection in selections:
+            print(selection.message(), file=sys.stderr)
+    if args.workers < 0:
+        raise ValueError(f"--workers must be 0 (in this process) or a positive number: got {args.workers}")
+    if args.workers == 0 and args.timeout != 6000.0:
+        log.warning("--workers 0 runs tasks in this process, where --timeout cannot be enforced")
+    db_path = _db_path(args)
+    # Everything is validated before anything is created: no database, no stored file.
+    grid = _build_grid(args, db_path, final=False)
+    _custom_import_path(grid.custom_encoders)
+    the_plan = plan(grid)
+    on_oversize = "skip" if args.skip_oversized else "refuse"
+    workers = 1 if args.scheduler else max(1, args.workers)
+    skip = guard_memory(the_plan, args.memory_budget, workers=workers, on_oversize=on_oversize)
+    if args.dry_run:
+        print(f"run {grid.run_id}: {len(the_plan.tasks)} tasks, {the_plan.n_expected} result rows")
+        for spec, ds in the_plan.datasets.items():
+            print(f"  {spec}: key {ds.key}, {ds.name}, {ds.n_rows} rows, {ds.n_categorical} categorical "
+                  f"of {ds.n_features} features, positive class {ds.positive_class!r}")
+        for reason in skip.values():
+            print(f"  {reason}")
+        return 0
+    if args.drop_columns:
+        grid = _build_grid(args, db_path, final=True)  # the derived files, stored beside the database
+        the_plan = None
+    _ensure_published(db_path)
+    progress = _tqdm_progress() if sys.stderr.isatty() else None
+    try:
+        options = dict(db_path=db_path, workers=args.workers, scheduler=args.scheduler,
+                       memory_budget=args.memory_budget, on_oversize=on_oversize, prepared=the_plan)
+        if progress is None:  # not a terminal: one log line per task
+            run_id = run_grid(grid, **options)
+        else:
+            from tqdm.contrib.logging import logging_redirect_tqdm
+
+            with logging_redirect_tqdm():  # log lines above the bar, not through it
+                run_id = run_grid(grid, progress=progress, **options)
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: run {grid.run_id} is marked cancelled; the same command resumes it",
+              file=sys.stderr)
+        return 130
+    finally:
+        if progress is not None:
+            progress.close()
+
+    with Reader(db_path) as reader:
+        runs = queries.list_runs(reader)
+        row = runs[runs["run_id"] == run_id].iloc[0]
+        print(f"run {run_id} {row['status']}: {row['n_ok']} ok, {row['n_failed']} failed, "
+              f"{row['n_timeout']} timed out of {row['n_expected']} result rows; database {db_path}")
+        if row["n_failed"] or row["n_timeout"]:
+            print(f"errors: python -m encbench runs --errors {run_id}")
+        table = _comparison(reader, run_id, grid, _dataset_keys(runs, run_id))
+    if len(table):
+        with pd.option_context("display.max_rows", 60, "display.width", 120, "display.float_format", "{:.4f}".format):
+            shown = table.head(60)
+            print("\nscores (mean over folds) next to the published ones:")
+            print(shown.to_string(index=False))
+            if len(table) > len(shown):
+                print(f"... {len(table) - len(shown)} more rows (see the app or the scores view)")
+    if grid.custom_encoders:
+        checked = table.dropna(subset=["published"]) if len(table) else table
+        if len(checked):  # the controls first: do the local numbers reproduce the published ones?
+            share = float((checked["difference"].abs() <= placement.AGREEMENT_TOLERANCE).mean())
+            print(f"\ncontrols ({', '.join(sorted(set(checked['encoder'])))}): {share:.1%} of {len(checked)} "
+                  f"cells within {placement.AGREEMENT_TOLERANCE:g} of the published value")
+            if share < placement.AGREEMENT_WARN:
+                print(f"WARNING: under {placement.AGREEMENT_WARN:.0%}: the new encoder's ranks may be biased here")
+        print(f"\nwhere the new encoder ranks: python -m encbench compare {run_id}")
+    return 0
+
+
+def _dataset_keys(runs: pd.DataFrame, run_id: str) -> list[str]:
+    config = runs.loc[runs["run_id"] == run_id, "config"].iloc[0]
+    resolved = json.loads(config).get("resolved_datasets", {}) if isinstance(config, str) else {}
+    return [entry["key"] for entry in resolved.values()]
+
+
+def _refresh_snapshot(db_path: Path) -> None:
+    """Publish a fresh read snapshot unless a live writer holds the database.
+
+    A killed run leaves committed rows that its last snapshot does not show (``runs`` would say
+    n_ok 0); briefly becoming the writer publishes them. A live writer publishes by itself every
+    few seconds, so a busy database is left alone.
+    """
+    try:
+        with Writer(db_path):
+            pass
+    except DatabaseBusy:
+        log.debug("%s is being written by another process; reading its latest snapshot", db_path)
+
+
+def cmd_runs(args) -> int:
+    db_path = _db_path(args)
+    if not db_path.exists():
+        raise ValueError(f"no database at {str(db_path)!r}: build it with `python -m encbench db init "
+                         f"--db {db_path}` (or check --db / ENCBENCH_DB)")
+    if args.delete:
+        removed, uploads = delete_run(db_path, args.delete)
+        print(f"deleted run {args.delete}: {removed} result rows, {uploads} uploaded datasets")
+        return 0
+    _refresh_snapshot(db_path)
+    reader = Reader(db_path)
+    with reader:
+        if args.errors:
+            known = queries.list_runs(reader)["run_id"].tolist()
+            if args.errors not in known:
+                raise ValueError(f"unknown run: got {args.errors!r}; known: {', '.join(known)}")
+            errors = queries.run_errors(reader, args.errors)
+            if errors.empty:
+                print(f"run {args.errors}: no failed or timed-out results")
+            else:
+                with pd.option_context("display.max_colwidth", 120, "display.width", 200):
+                    print(errors.to_string(index=False))
+            return 0
+        runs = queries.list_runs(reader)
+    if runs.empty:
+        print("no runs")
+        return 0
+    runs = runs.copy()
+    runs["status"] = effective_status(runs)  # 'interrupted' when a running run's process is gone
+    done = runs["n_ok"] + runs["n_failed"] + runs["n_timeout"]
+    runs["progress"] = [f"{d / e:.0%}" if pd.notna(e) and e else "" for d, e in zip(done, runs["n_expected"])]
+    for column in ("created_at", "finished_at"):
+        runs[column] = pd.to_datetime(runs[column]).dt.strftime("%Y-%m-%d %H:%M").fillna("")
+    columns = ["run_id", "label", "origin", "status", "n_ok", "n_failed", "n_timeout", "n_expected",
+               "progress", "created_at", "finished_at"]
+    print(runs[columns].fillna("").to_string(index=False))
+    return 0
+
+
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Show defaults, but not the uninformative ``(default: None)`` of optional values."""
+
+    def _get_help_string(self, action):
+        if action.default is None or action.required:
+            return action.help
+        return super()._get_help_string(action)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -144,13 +473,13 @@ def build_parser() -> argparse.ArgumentParser:
         ("info", cmd_db_info, "print what the database holds"),
     ):
         p = db_sub.add_parser(name, help=text)
-        p.add_argument("--db", help="database file (default: $ENCBENCH_DB, else db/encbench.duckdb in a checkout or encbench.duckdb in the per-user data directory)")
+        p.add_argument("--db", help=DB_HELP)
         if name == "init":
             p.add_argument("--force", action="store_true", help="re-run the import even if present")
         p.set_defaults(func=func)
 
     worker = sub.add_parser("worker", help="drain the app's run queue (one worker per database)")
-    worker.add_argument("--db", help="database file (default: $ENCBENCH_DB, else db/encbench.duckdb in a checkout or encbench.duckdb in the per-user data directory)")
+    worker.add_argument("--db", help=DB_HELP)
     worker.add_argument("--idle-exit", type=float, default=300.0,
                         help="exit after the queue has been empty this many seconds (default 300)")
     worker.set_defaults(func=cmd_worker)
@@ -166,7 +495,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "aggregation strategy, per model and metric and pooled, and test it against the "
                     "best published encoder (Wilcoxon signed-rank over datasets).")
     compare.add_argument("run_id", metavar="RUN_ID", help="a run made with a custom encoder")
-    compare.add_argument("--db", help="database file (default: $ENCBENCH_DB, else db/encbench.duckdb in a checkout or encbench.duckdb in the per-user data directory)")
+    compare.add_argument("--db", help=DB_HELP)
     compare.add_argument("--strategies", help="comma-separated aggregation strategies (default: all)")
     compare.add_argument("--alpha", type=float, default=0.05, help="significance level of R-Nem and the CD diagram")
     compare.add_argument("--out", metavar="DIR",
@@ -174,14 +503,74 @@ def build_parser() -> argparse.ArgumentParser:
                               "pooled CD diagram (SVG) there, each with its provenance")
     compare.set_defaults(func=cmd_compare)
 
-    try:  # the engine adds its commands (run, runs) when it is installed
-        from encbench.engine.cli import add_commands
-    except ImportError as exc:
-        if "encbench.engine" not in str(exc):
-            raise
-    else:
-        add_commands(sub)
+    _add_engine_commands(sub)
     return parser
+
+
+def _add_engine_commands(sub) -> None:
+    """``run`` and ``runs``."""
+    run = sub.add_parser(
+        "run", help="run a grid of experiments into the database (re-running resumes)",
+        description="Run every (dataset, encoder, model, scoring) experiment of a grid with the "
+                    "published protocol and write the results into the database. Re-running the "
+                    "same command resumes the run: finished experiments are skipped.",
+        formatter_class=_HelpFormatter,
+    )
+    run.add_argument("--datasets", required=True,
+                     help="comma-separated: bundled:<name>, an OpenML id, path.csv:target[:positive], or "
+                          "suite:matteucci2023 (the study's 50) / suite:matteucci2023-small (its 30 "
+                          "full-tuning datasets): bundled copies or the OpenML cache; offline the missing "
+                          "ones are named and the rest run")
+    run.add_argument("--encoders", default="all",
+                     help=f"comma-separated, or all ({len(vocab.ENCODERS)}); besides the study's names: "
+                          f"your own encoder as module:attr (a class, factory or estimator; named attr) "
+                          f"or NAME=module:attr, or an installed plugin's name (python -m encbench encoders)")
+    run.add_argument("--encoder-params", metavar="JSON_OR_FILE",
+                     help='parameters of custom encoders: JSON such as \'{"FancyEncoder": {"alpha": 2}}\' '
+                          'or a .json/.toml file with one table per encoder')
+    run.add_argument("--controls", default="OH,MT",
+                     help="study encoders run beside a custom encoder, to check the local protocol "
+                          "against the published scores (none: no controls)")
+    run.add_argument("--models", default="all", help=f"comma-separated of {' '.join(vocab.MODELS)}, or all")
+    run.add_argument("--metrics", default="all", help=f"comma-separated of {' '.join(vocab.METRICS)}, or all")
+    run.add_argument("--tuning", default="no", choices=vocab.TUNINGS, help="tuning strategy")
+    run.add_argument("--folds", type=int, default=5,
+                     help="outer folds: stratified (split cv) or forward in time (split time)")
+    run.add_argument("--split", default="cv", metavar="SCHEME",
+                     help="outer evaluation: cv (the published stratified folds, no shuffling) or "
+                          "time:COLUMN (expanding-window forward folds ordered by COLUMN: train on the "
+                          "past, test on the next block; COLUMN is not a feature, rows without a time "
+                          "are refused)")
+    run.add_argument("--gap", type=int, default=0,
+                     help="time split: training rows left out between each training part and its test block")
+    run.add_argument("--workers", type=int, default=1,
+                     help="local task processes (0: in this process, no timeout)")
+    run.add_argument("--timeout", type=float, default=6000.0,
+                     help="seconds one task (dataset, encoder, fold) may run before it is killed")
+    run.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786 (instead of local workers)")
+    run.add_argument("--db", help=DB_HELP)
+    run.add_argument("--label", help="a name for the run, shown in the app")
+    run.add_argument("--target", help="target column of the file datasets (for names containing ':')")
+    run.add_argument("--positive", help="positive class of the file datasets (default: the second in sorted order)")
+    run.add_argument("--drop-columns", metavar="COLUMNS",
+                     help="comma-separated columns of the file datasets to leave out (e.g. ID-like ones; "
+                          "the run uses a copy of the file without them)")
+    run.add_argument("--memory-budget", metavar="SIZE",
+                     help="memory one task may use: a size (4GB) or a share of this machine (50%%), split "
+                          "between workers; default $ENCBENCH_MEMORY_BUDGET or 50%%")
+    run.add_argument("--skip-oversized", action="store_true",
+                     help="record encoders over the memory budget as failed with the reason, instead of "
+                          "refusing the run")
+    run.add_argument("--dry-run", action="store_true", help="load and validate the datasets, print the plan, run nothing")
+    run.set_defaults(func=cmd_run)
+
+    runs = sub.add_parser("runs", help="list runs with status and counts")
+    runs.add_argument("--db", help=DB_HELP)
+    action = runs.add_mutually_exclusive_group()
+    action.add_argument("--errors", metavar="RUN_ID", help="list the failed and timed-out results of a run")
+    action.add_argument("--delete", metavar="RUN_ID",
+                        help="delete a run's results (and uploaded files no other run uses)")
+    runs.set_defaults(func=cmd_runs)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -300,7 +300,7 @@ def test_resume_config_keeps_the_custom_encoder():
 def test_cli_controls_option(monkeypatch):
     import argparse
 
-    from encbench.engine.cli import _encoders
+    from encbench.cli import _encoders
 
     args = argparse.Namespace(encoders=FREQ, encoder_params=None, controls="OH,MT")
     assert _encoders(args)[0] == ("OH", "MT")
