@@ -10,6 +10,10 @@ import pandas as pd
 
 from encbench.engine.grid import Grid
 from encbench.engine.queue import Request
+from encbench.engine.runner import format_duration
+
+__all__ = ["COLUMNS", "STALE_AFTER_S", "WAITING", "effective_status", "expected_rows", "format_duration",
+           "grid_from_config", "progress_table", "runner_gone"]
 
 COLUMNS = ["run_id", "label", "origin", "status", "done", "total", "n_ok", "n_failed", "n_timeout",
            "eta_s", "created_at", "finished_at", "error"]
@@ -52,20 +56,6 @@ def effective_status(runs: pd.DataFrame) -> list[str]:
                                                       getattr(run, "heartbeat_at", None))
         statuses.append("interrupted" if gone else run.status)
     return statuses
-
-
-def format_duration(seconds: float | None) -> str:
-    """A short human duration: ``"45 s"``, ``"3 min 20 s"``, ``"2 h 05 min"``; ``""`` if unknown."""
-    if seconds is None or pd.isna(seconds):
-        return ""
-    seconds = int(round(float(seconds)))
-    if seconds < 60:
-        return f"{seconds} s"
-    minutes, seconds = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes} min {seconds:02d} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes:02d} min"
 
 
 def expected_rows(grid: dict) -> int:

@@ -75,6 +75,12 @@ def test_format_duration(seconds, text):
     assert format_duration(seconds) == text
 
 
+def test_one_duration_formatter_for_the_runner_log_and_the_app():
+    from encbench.engine import runner
+
+    assert format_duration is runner.format_duration
+
+
 def test_a_running_run_whose_process_is_gone_is_interrupted():
     import os
     import socket

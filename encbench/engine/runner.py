@@ -12,6 +12,8 @@ import logging
 import time
 from collections.abc import Callable
 
+import pandas as pd
+
 from encbench.engine.executors import make_executor
 from encbench.engine.grid import PROTOCOL_VERSION, Grid, Plan, plan
 from encbench.engine.protocol import Payload, unfinished_rows
@@ -119,17 +121,27 @@ def _log_progress(done: int, total: int, info: dict) -> None:
             log.info("run %s: %d of %d tasks already finished, skipped", info["run_id"], info["skipped"], total)
         return
     eta = info.get("eta")
-    eta_text = f", eta {_duration(eta)}" if eta is not None else ""
+    eta_text = f", eta {format_duration(eta)}" if eta is not None else ""
     error = f": {info['error']}" if info.get("error") and info["status"] != "ok" else ""
     log.info("[%d/%d] %s %s in %.1f s%s%s", done, total, info["task"], info["status"], info["seconds"],
              eta_text, error)
 
 
-def _duration(seconds: float) -> str:
-    seconds = int(round(seconds))
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+def format_duration(seconds: float | None) -> str:
+    """A short human duration: ``"45 s"``, ``"3 min 20 s"``, ``"2 h 05 min"``; ``""`` if unknown.
+
+    The one formatter of durations: the runner's log lines and the app's run tables.
+    """
+    if seconds is None or pd.isna(seconds):
+        return ""
+    seconds = int(round(float(seconds)))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
 
 
 ON_OVERSIZE = ("refuse", "skip")
