@@ -9,23 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from encbench.stats._checks import check_level, check_positive_int
 from encbench.stats._cube import build_cube
 from encbench.stats.consensus import check_params, check_strategies, rank_cube
-from encbench.stats.nemenyi import check_open_unit
 
 _CHUNK = 500  # resamples ranked per cube, to bound memory for large B
-
-
-def check_positive_int(value: object, name: str) -> int:
-    """Return ``value`` as an int >= 1 or raise ``ValueError`` naming it."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer: got {value!r}")
-    return int(value)
-
-
-def check_level(level: object) -> float:
-    """Return a confidence level as a float in (0, 1)."""
-    return check_open_unit(level, "level")
 
 
 def rank_intervals(

@@ -12,7 +12,6 @@ is undefined (Q-RM when all its datasets have IQR 0) is ranked after all others.
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -21,10 +20,11 @@ import pandas as pd
 
 from encbench import vocab
 from encbench.stats._arrays import dense_rank, nanmean, nanmedian_last, nanquantile_last, rank_last_axis
+from encbench.stats._checks import check_alpha, check_n_iter, check_theta, check_time_limit
 from encbench.stats._cube import Cube, build_cube
-from encbench.stats.impute import check_n_iter, fit_quality_difficulty
-from encbench.stats.kemeny import check_time_limit, kemeny_rank_vector
-from encbench.stats.nemenyi import check_alpha, nemenyi_better_counts
+from encbench.stats.impute import fit_quality_difficulty
+from encbench.stats.kemeny import kemeny_rank_vector
+from encbench.stats.nemenyi import nemenyi_better_counts
 
 #: every strategy of the registry (:data:`encbench.vocab.STRATEGY_REGISTRY`), in display order
 STRATEGIES: tuple[str, ...] = vocab.AGGREGATIONS
@@ -173,18 +173,8 @@ def _q_imp(v: _Votes, *, n_iter: int) -> np.ndarray:
     return quality
 
 
-def _check_theta(theta: object) -> float:
-    try:
-        value = float(theta)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ValueError(f"theta must be a number in (0, 1]: got {theta!r}") from None
-    if not (math.isfinite(value) and 0.0 < value <= 1.0):
-        raise ValueError(f"theta must be a number in (0, 1]: got {theta!r}")
-    return value
-
-
 _CHECKS: dict[str, Callable[[object], object]] = {
-    "theta": _check_theta,
+    "theta": check_theta,
     "alpha": check_alpha,
     "n_iter": check_n_iter,
     "time_limit": check_time_limit,

@@ -23,16 +23,10 @@ import numpy as np
 import pandas as pd
 
 from encbench.stats._arrays import nanmean
+from encbench.stats._checks import check_n_iter
 from encbench.stats._cube import build_cube
 
 DEFAULT_N_ITER = 10
-
-
-def check_n_iter(n_iter: object) -> int:
-    """Validate the number of correction sweeps (a positive integer)."""
-    if isinstance(n_iter, (bool, np.bool_)) or not isinstance(n_iter, (int, np.integer)) or n_iter < 1:
-        raise ValueError(f"n_iter must be a positive integer: got {n_iter!r}")
-    return int(n_iter)
 
 
 def fit_quality_difficulty(values: np.ndarray, n_iter: int = DEFAULT_N_ITER) -> tuple[np.ndarray, np.ndarray]:

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from encbench.stats._arrays import dense_rank
+from encbench.stats._checks import check_time_limit
 from encbench.stats._cube import build_cube
 
 log = logging.getLogger(__name__)
@@ -286,19 +287,6 @@ def kemeny_rank_vector(ranks: np.ndarray, *, time_limit: float | None = None) ->
     x, info = solve_kemeny(kemeny_weights(ranks), time_limit=time_limit)
     wins = x.sum(axis=1).astype(float)
     return dense_rank(wins, descending=True).astype(np.int64), info
-
-
-def check_time_limit(time_limit: object) -> float | None:
-    """Validate a solver time limit (None or a positive number of seconds)."""
-    if time_limit is None:
-        return None
-    try:
-        value = float(time_limit)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ValueError(f"time_limit must be a positive number of seconds or None: got {time_limit!r}") from None
-    if not value > 0:
-        raise ValueError(f"time_limit must be a positive number of seconds or None: got {time_limit!r}")
-    return value
 
 
 def kemeny(scores: pd.DataFrame, *, time_limit: float | None = None) -> KemenyResult:

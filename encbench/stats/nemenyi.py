@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from encbench.stats._arrays import nanmean, rank_last_axis
+from encbench.stats._checks import check_alpha
 from encbench.stats._cube import Cube, build_cube
 
 
@@ -29,22 +30,6 @@ def _scipy_stats():
     from scipy import stats
 
     return stats
-
-
-def check_open_unit(value: object, name: str) -> float:
-    """Return ``value`` as a float in (0, 1) or raise ``ValueError`` naming ``name`` and it."""
-    try:
-        number = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number in (0, 1): got {value!r}") from None
-    if not 0.0 < number < 1.0:
-        raise ValueError(f"{name} must be a number in (0, 1): got {value!r}")
-    return number
-
-
-def check_alpha(alpha: object) -> float:
-    """Return the significance level ``alpha`` as a float in (0, 1)."""
-    return check_open_unit(alpha, "alpha")
 
 
 @lru_cache(maxsize=256)

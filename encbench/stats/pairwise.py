@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from encbench.stats._checks import check_alpha
 from encbench.stats._cube import build_cube
-from encbench.stats.nemenyi import check_alpha
 
 COLUMNS = ["encoder_a", "encoder_b", "n_datasets", "wins_a", "wins_b", "ties", "median_difference",
            "statistic", "p_value", "p_holm", "significant"]

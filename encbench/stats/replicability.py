@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from encbench.stats._checks import check_level, check_positive_int
 from encbench.stats._cube import Cube, build_cube
-from encbench.stats.bootstrap import check_level, check_positive_int
 from encbench.stats.consensus import check_params, check_strategies, rank_cube
 from encbench.stats.similarity import jaccard_rows, spearman_rows
 
