@@ -57,7 +57,7 @@ def page_compute(reader: Reader, model: str, strategies: list[str]) -> None:
     """The Consensus page's computation for one filter state (no caching, no Streamlit)."""
     rows = queries.one_score_per_experiment(
         queries.load_scores(reader, models=[model], tunings=["no"], scorings=["AUC"], origins=["published"]))
-    params = dashboard.strategy_params(strategies, 0.95, 0.05)
+    params = stats.params_for(strategies, {"theta": 0.95, "alpha": 0.05})
     ranks = dashboard.consensus_ranks(rows, strategies, mode="per-combination", params=params)
     if "R-Kem" in strategies:
         kem, _info = dashboard.kemeny_ranks(rows, mode="per-combination")
@@ -67,7 +67,7 @@ def page_compute(reader: Reader, model: str, strategies: list[str]) -> None:
     subset = dashboard.subset_for(rows, combo, "per-combination")
     nem = stats.nemenyi(subset, alpha=0.05)
     interval_strategy = next((s for s in strategies if s != "R-Kem"), "R-M")
-    use = {k: v for k, v in params.items() if k in stats.strategy_parameters(interval_strategy)}
+    use = stats.params_for(interval_strategy, params)
     iv = stats.rank_intervals(subset, interval_strategy, B=B, seed=0, **use)
     charts = [plots.rank_matrix(view.ranks, column="column"),
               plots.cd_diagram(*dashboard.cd_inputs(nem)),

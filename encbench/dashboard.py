@@ -25,25 +25,18 @@ import pandas as pd
 
 from encbench import stats, vocab
 from encbench.encoders import REGISTRY
-from encbench.stats.similarity import jaccard_rows, spearman_rows
+from encbench.stats.similarity import agreement_matrices
+# The factors and their order live in the vocabulary; imported here for the pages' convenience.
+from encbench.vocab import FACTORS, ordered
 
-FACTORS: tuple[str, ...] = ("model", "tuning", "scoring")
 MODES: tuple[str, ...] = ("per-combination", "pooled")
 NOT_IN_REGISTRY = "(not in registry)"
 POOLED = "pooled"
-_VOCAB_ORDER = {"model": vocab.MODELS, "tuning": vocab.TUNINGS, "scoring": vocab.METRICS,
-                "strategy": vocab.AGGREGATIONS + ("Q-Imp",), "split": vocab.SPLITS}
 #: factors Sensitivity can vary: the data factors, the evaluation split (issue 15), the strategy
 VARIABLE: tuple[str, ...] = (*FACTORS, "split", "strategy")
 
 
 # --------------------------------------------------------------------------- labels and ordering
-
-def ordered(factor: str, values: Iterable[str]) -> list[str]:
-    """Values of a factor in vocabulary order (e.g. tuning: no, model, full), others after."""
-    values = list(dict.fromkeys(map(str, values)))
-    known = [v for v in _VOCAB_ORDER.get(factor, ()) if v in values]
-    return known + sorted(v for v in values if v not in known)
 
 
 def natural_key(label: object) -> tuple:
@@ -58,13 +51,16 @@ def combination_label(model: str, tuning: str, scoring: str) -> str:
 
 
 def strategy_label(strategy: str, params: Mapping[str, object] | None = None) -> str:
-    """A strategy with the parameter that changes its meaning, e.g. ``"Q-Th (theta=0.95)"``."""
+    """A strategy with the parameters that change its meaning, e.g. ``"Q-Th (theta=0.95)"``.
+
+    Which parameters those are is the registry's ``in_label`` (:data:`encbench.vocab.STRATEGY_REGISTRY`);
+    a parameter not in ``params`` is not named.
+    """
     params = params or {}
-    if strategy == "Q-Th" and "theta" in params:
-        return f"Q-Th (theta={float(params['theta']):g})"
-    if strategy == "R-Nem" and "alpha" in params:
-        return f"R-Nem (alpha={float(params['alpha']):g})"
-    return strategy
+    spec = vocab.STRATEGY_REGISTRY.get(strategy)
+    shown = [f"{p.name}={float(params[p.name]):g}" for p in (spec.params if spec else ())
+             if p.in_label and p.name in params]
+    return f"{strategy} ({', '.join(shown)})" if shown else strategy
 
 
 def encoder_families(encoders: Iterable[str]) -> pd.Series:
@@ -215,8 +211,12 @@ def published_vs_local(scores: pd.DataFrame) -> pd.DataFrame:
 
 # --------------------------------------------------------------------------- overview
 
+#: the Overview's headline strategy: a mean rank, which the headline table also shows
+HEADLINE_STRATEGY = "R-M"
+
+
 def headline_consensus(scores: pd.DataFrame) -> pd.DataFrame:
-    """R-M over everything: every (dataset, model, tuning, metric) is a voter.
+    """:data:`HEADLINE_STRATEGY` (R-M) over everything: every (dataset, model, tuning, metric) is a voter.
 
     Returns
     -------
@@ -224,7 +224,7 @@ def headline_consensus(scores: pd.DataFrame) -> pd.DataFrame:
         ``encoder, rank, mean_rank, n_voters, family``, best first.
     """
     pooled = pool_combinations(scores)
-    ranking = stats.consensus(pooled, "R-M")
+    ranking = stats.consensus(pooled, HEADLINE_STRATEGY)
     ranks = stats.dataset_ranks(pooled)
     per_encoder = ranks.groupby("encoder")["rank"].agg(mean_rank="mean", n_voters="size")
     out = ranking.rename("rank").to_frame().join(per_encoder).reset_index()
@@ -308,16 +308,6 @@ def _check_mode(mode: str) -> str:
     return mode
 
 
-def strategy_params(strategies: Sequence[str], theta: float, alpha: float) -> dict[str, float]:
-    """Only the parameters the chosen strategies use (the library rejects unused ones)."""
-    params: dict[str, float] = {}
-    if "Q-Th" in strategies:
-        params["theta"] = float(theta)
-    if "R-Nem" in strategies:
-        params["alpha"] = float(alpha)
-    return params
-
-
 def consensus_ranks(scores: pd.DataFrame, strategies: Sequence[str], *, mode: str,
                     params: Mapping[str, float] | None = None) -> pd.DataFrame:
     """Consensus rankings of every non-Kemeny strategy, per combination or pooled.
@@ -333,8 +323,7 @@ def consensus_ranks(scores: pd.DataFrame, strategies: Sequence[str], *, mode: st
     columns = ["combination", "strategy", "encoder", "rank"]
     if not strategies:
         return pd.DataFrame(columns=columns)
-    params = {k: v for k, v in (params or {}).items()
-              if any(k in stats.strategy_parameters(s) for s in strategies)}
+    params = stats.params_for(strategies, params)
     if mode == "pooled":
         table = stats.consensus_table(pool_combinations(scores), strategies=strategies, by=(), **params)
         table.insert(0, "combination", POOLED)
@@ -434,7 +423,7 @@ def assemble(ranks: pd.DataFrame, strategies: Sequence[str],
     wide.insert(1, "family", encoder_families(wide["encoder"]).to_numpy())
     for column in columns:
         wide[column] = wide[column].astype("Int64")
-    spearman, jaccard = agreement(wide.set_index("encoder")[list(columns)].astype("float64"))
+    spearman, jaccard = agreement_matrices(wide.set_index("encoder")[list(columns)].astype("float64"))
     return ConsensusView(ranks=ranks[["combination", "strategy", "column", "encoder", "rank"]],
                          wide=wide, columns=columns, spearman=spearman, jaccard=jaccard)
 
@@ -462,23 +451,6 @@ def best_summary(view: ConsensusView, params: Mapping[str, float] | None = None,
     more = f", {len(wins) - top} more" if len(wins) > top else ""
     return (f"Best by **{strategy_label(strategy, params)}** across {len(combos)} combinations "
             f"(how many rank it first): {shown}{more}")
-
-
-def agreement(rankings: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Pairwise Spearman rho and Jaccard (best sets) between the columns of ``rankings``.
-
-    Vectorised over all pairs with the library's row-wise measures (each pair is compared over
-    the encoders both rankings contain, as :func:`encbench.stats.spearman` and
-    :func:`encbench.stats.jaccard_best` do).
-    """
-    columns = list(rankings.columns)
-    values = rankings.to_numpy(dtype=float).T  # (L, E)
-    n = values.shape[0]
-    i, j = (a.ravel() for a in np.meshgrid(np.arange(n), np.arange(n), indexing="ij"))
-    rho = spearman_rows(values[i], values[j]).reshape(n, n)
-    jac = jaccard_rows(values[i], values[j]).reshape(n, n)
-    return (pd.DataFrame(rho, index=columns, columns=columns),
-            pd.DataFrame(jac, index=columns, columns=columns))
 
 
 def agreement_long(view: ConsensusView) -> pd.DataFrame:
@@ -573,10 +545,8 @@ def sensitivity_view(scores: pd.DataFrame, vary: str, fixed: Mapping[str, str], 
         per_split = [set(group) for _, group in data.groupby("split", observed=True)["dataset"]]
         shared = set.intersection(*per_split) if per_split else set()
         data = data[data["dataset"].isin(shared)]
-    use_params = dict(params or {})
     names = list(strategies) if vary == "strategy" else [strategy]
-    use_params = {k: v for k, v in use_params.items()
-                  if any(k in stats.strategy_parameters(s) for s in names)}
+    use_params = stats.params_for(names, params)
     jac_sum = rho_sum = None
     jac_n = rho_n = None
     first_rankings = None

@@ -289,6 +289,56 @@ def empty_selection(selected: dict[str, list[str]]) -> list[str]:
     return [FACTOR_LABELS.get(k, k) for k, v in selected.items() if not v]
 
 
+# --------------------------------------------------------------------------- strategy parameters
+
+def warn_bad_parameters() -> None:
+    """Flag link values of the strategy parameters (``?theta=2``) their widgets cannot take."""
+    for param, _ in vocab.offered_parameters():
+        if param.options is not None:
+            warn_bad_number(param.name, low=min(param.options), high=max(param.options),
+                            options=param.options)
+        else:
+            warn_bad_number(param.name, low=param.low, high=param.high)
+
+
+def parameter_inputs(strategies: Sequence[str], *, keep_enabled: Sequence[str] = ()) -> dict[str, float]:
+    """One widget per strategy parameter the app offers, side by side, bound to the URL (``?theta=0.9``).
+
+    The parameters, their ranges, defaults and help come from the strategy registry
+    (:data:`encbench.vocab.STRATEGY_REGISTRY`); each is labelled with the strategies that use it
+    (``"theta (Q-Th)"``) and disabled while none of them is chosen, unless the page uses it
+    elsewhere too (``keep_enabled``). Call it where the widgets go (e.g. inside a column).
+
+    Parameters
+    ----------
+    strategies : sequence of str
+        The strategies chosen on the page.
+    keep_enabled : sequence of str
+        Parameters that stay enabled whatever the strategies.
+
+    Returns
+    -------
+    dict
+        Every offered parameter's value; :func:`encbench.stats.params_for` keeps those the
+        strategies use.
+    """
+    offered = vocab.offered_parameters()
+    values: dict[str, float] = {}
+    for box, (param, users) in zip(st.columns(len(offered)), offered):
+        label = f"{param.name} ({', '.join(users)})"
+        disabled = param.name not in keep_enabled and not any(s in strategies for s in users)
+        with box:
+            if param.options is not None:
+                values[param.name] = st.select_slider(
+                    label, options=list(param.options), value=param.default, key=param.name,
+                    bind="query-params", disabled=disabled, help=param.help)
+            else:
+                values[param.name] = st.slider(
+                    label, param.low, param.high, param.default, param.step, key=param.name,
+                    bind="query-params", disabled=disabled, help=param.help)
+    return values
+
+
 # --------------------------------------------------------------------------- origins
 
 ORIGIN_HELP = ("published: the study's results (Matteucci et al. 2023), the default. "

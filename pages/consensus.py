@@ -2,21 +2,12 @@
 import pandas as pd
 import streamlit as st
 
-from encbench import dashboard, plots, stats
+from encbench import dashboard, plots, stats, vocab
 from pages import common
 
 common.ensure_routed()
 
 MAX_DRAWN = 40  # rankings drawn in the side-by-side charts (tables and exports hold all)
-STRATEGY_HELP = {
-    "R-M": "mean per-dataset rank", "R-Md": "median per-dataset rank",
-    "R-B": "times in the best tier", "R-W": "times in the worst tier (fewer is better)",
-    "Q-M": "mean score", "Q-Md": "median score", "Q-RM": "mean IQR-rescaled score",
-    "Q-Th": "times within theta of the dataset's best score",
-    "R-Nem": "encoders significantly better (Friedman + Nemenyi at alpha; fewer is better)",
-    "R-Kem": "exact Kemeny-Young weak order (HiGHS)",
-    "Q-Imp": "quality of the score ~ encoder quality x dataset difficulty model (imputes missing)",
-}
 MODE_TEXT = {
     "per-combination": "one consensus per model/tuning/metric combination, shown side by side",
     "pooled": "one consensus over all selected combinations: every (dataset, combination) is a voter",
@@ -30,26 +21,20 @@ st.caption("Aggregate the per-dataset rankings of encoders into one consensus pe
 db, version = common.data_key()
 lv = common.levels(db, version)
 
-ALPHAS = [0.01, 0.05, 0.1]
-common.warn_bad_number("theta", low=0.5, high=1.0)
-common.warn_bad_number("alpha", low=0.0, high=1.0, options=ALPHAS)
+common.warn_bad_parameters()
 common.warn_bad_number("B", low=50, high=2000, integer=True)
 with st.container(border=True):
     selected = common.factor_filters(lv, {"model": ["LogReg"], "tuning": ["no"], "scoring": ["AUC"]})
-    c1, c2, c3, c4 = st.columns([3, 1, 1, 2])
+    c1, c2, c3 = st.columns([3, 2, 2])
     with c1:
         strategies = common.multiselect(
             "Aggregation strategies", list(stats.STRATEGIES), key="strategy",
-            default=["R-M", "Q-M", "R-Nem"],
-            help="; ".join(f"{k}: {v}" for k, v in STRATEGY_HELP.items()))
+            default=["R-M", "Q-M", "R-Nem"], help=vocab.strategy_help())
     with c2:
-        theta = st.slider("theta (Q-Th)", 0.50, 1.00, 0.95, 0.01, key="theta", bind="query-params",
-                          disabled="Q-Th" not in strategies)
+        # alpha stays enabled without R-Nem: the CD diagram and the pairwise tests below use it
+        values = common.parameter_inputs(strategies, keep_enabled=("alpha",))
+    alpha = values["alpha"]
     with c3:
-        alpha = st.select_slider("alpha (R-Nem)", options=ALPHAS, value=0.05, key="alpha",
-                                 bind="query-params",
-                                 help="Significance level of the Nemenyi tests (R-Nem and the CD diagram).")
-    with c4:
         mode = st.radio("Several combinations", list(dashboard.MODES), key="mode",
                         bind="query-params",
                         help="; ".join(f"{k}: {v}" for k, v in MODE_TEXT.items()))
@@ -72,11 +57,12 @@ if rows.empty:
     st.stop()
 
 combos = dashboard.combinations_of(rows)
-params = dashboard.strategy_params(strategies, theta, alpha)
+params = stats.params_for(strategies, values)
 st.markdown(f"**Aggregation:** {MODE_TEXT[mode if len(combos) > 1 else 'per-combination']}. "
             f"{len(combos)} combination(s), {rows['dataset'].nunique()} datasets, "
             f"{rows['encoder'].nunique()} encoders.")
-if mode == "pooled" and len(combos) > 1 and len(selected["scoring"]) > 1 and any(s.startswith("Q-") for s in strategies):
+if (mode == "pooled" and len(combos) > 1 and len(selected["scoring"]) > 1
+        and any(vocab.STRATEGY_REGISTRY[s].uses_scores for s in strategies)):
     st.caption("Note: quality strategies (Q-*) pool raw scores of different metrics.")
 
 
@@ -110,7 +96,7 @@ def nemenyi(db: str, version: tuple, load_key: tuple, combination: str, mode: st
 def intervals(db: str, version: tuple, load_key: tuple, combination: str, mode: str,
               strategy: str, B: int, params: tuple) -> pd.DataFrame:
     frame = common.scores(db, version, **dict(load_key))
-    use = {k: v for k, v in dict(params).items() if k in stats.strategy_parameters(strategy)}
+    use = stats.params_for(strategy, dict(params))
     return stats.rank_intervals(dashboard.subset_for(frame, combination, mode), strategy, B=B,
                                 seed=0, **use)
 

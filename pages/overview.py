@@ -1,8 +1,10 @@
 """Overview: what is in the results database, and the headline consensus (R-M over everything)."""
 import streamlit as st
 
-from encbench import dashboard, plots
+from encbench import dashboard, plots, vocab
 from pages import common
+
+HEADLINE = dashboard.HEADLINE_STRATEGY
 
 common.ensure_routed()
 
@@ -47,14 +49,14 @@ def headline(db: str, version: tuple, origins: tuple, prefer: str):
     return dashboard.headline_consensus(common.scores(db, version, origins=origins, prefer=prefer))
 
 
-st.subheader("Headline consensus: R-M over everything")
+st.subheader(f"Headline consensus: {HEADLINE} over everything")
 st.caption(
     "Every (dataset, model, tuning, metric) with results is one voter; within a voter encoders are "
-    "ranked by score (1 = best) and the consensus orders them by their mean rank (R-M). "
+    f"ranked by score (1 = best) and the consensus orders them by their mean rank ({HEADLINE}). "
     "Per-combination rankings and other aggregations are on the *Consensus* page."
 )
 table = headline(db, version, origins, prefer)
-prov = common.provenance("overview", {"strategy": "R-M", "scope": "all results", "origin": choice,
+prov = common.provenance("overview", {"strategy": HEADLINE, "scope": "all results", "origin": choice,
                                       **({"prefer": prefer} if choice == "both" else {})},
                          everything, version)
 best = table.loc[table["rank"] == 1, "encoder"].tolist()
@@ -62,8 +64,9 @@ st.markdown(f"Best overall: **{', '.join(best)}** (mean rank {table['mean_rank']
             f"over {int(table['n_voters'].iloc[0]):,} voters).")
 left, right = st.columns([1, 1])  # 3:2 left the table too narrow for its five columns
 with left:
-    chart = plots.consensus_bars(table, value="mean_rank", value_title="mean per-dataset rank (R-M)",
-                                 color="family", title="Consensus over all results (R-M)")
+    chart = plots.consensus_bars(table, value="mean_rank",
+                                 value_title=f"{vocab.STRATEGY_REGISTRY[HEADLINE].description} ({HEADLINE})",
+                                 color="family", title=f"Consensus over all results ({HEADLINE})")
     common.show_chart(chart, "headline-consensus", prov)
 with right:
     # narrow number columns: the table fits its column without a horizontal scroll (issue 11)

@@ -2,7 +2,7 @@
 import pandas as pd
 import streamlit as st
 
-from encbench import dashboard, plots, stats
+from encbench import dashboard, plots, stats, vocab
 from pages import common
 
 common.ensure_routed()
@@ -18,7 +18,7 @@ lv = common.levels(db, version)
 
 common.warn_bad_number("n_pairs", low=10, high=1000, integer=True)
 common.warn_bad_number("step", low=1, high=10, integer=True)
-common.warn_bad_number("theta", low=0.5, high=1.0)
+common.warn_bad_parameters()
 with st.container(border=True):
     c1, c2, c3 = st.columns(3)
     with c1:
@@ -30,19 +30,18 @@ with st.container(border=True):
     with c3:
         scoring = common.selectbox("Metric", dashboard.ordered("scoring", lv["scoring"]), key="metric",
                                    default="AUC")
-    s1, s2, s3, s4 = st.columns([3, 2, 1, 1])
+    s1, s2, s3, s4 = st.columns([3, 2, 1, 2])
     with s1:
         strategies = common.multiselect("Aggregation strategies", list(stats.STRATEGIES),
-                                        key="strategy", default=["R-M", "Q-M"])
+                                        key="strategy", default=["R-M", "Q-M"],
+                                        help=vocab.strategy_help())
     with s2:
         n_pairs = st.number_input("Sample pairs per size", 10, 1000, 100, 10, key="n_pairs",
                                   bind="query-params")
     with s3:
         step = st.number_input("Size step", 1, 10, 5, 1, key="step", bind="query-params")
     with s4:
-        theta = st.number_input("theta (Q-Th)", 0.5, 1.0, 0.95, 0.01, key="theta",
-                                bind="query-params", disabled="Q-Th" not in strategies)
-    alpha = 0.05
+        values = common.parameter_inputs(strategies)
     choice, origins, prefer = common.origin_filter(lv)
 
 if not strategies:
@@ -63,7 +62,7 @@ if not sizes:
     st.stop()
 st.markdown(f"**{dashboard.combination_label(model, tuning, scoring)}**: {n_datasets} datasets; "
             f"sample sizes {', '.join(map(str, sizes))}; {int(n_pairs)} pairs per size.")
-params = dashboard.strategy_params(strategies, theta, alpha)
+params = stats.params_for(strategies, values)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -71,7 +70,7 @@ def one_size(db: str, version: tuple, combo: tuple, strategy: str, size: int, n_
              params: tuple, origins: tuple = ("published",), prefer: str = "published"):
     frame = common.scores(db, version, models=(combo[0],), tunings=(combo[1],), scorings=(combo[2],),
                           origins=origins, prefer=prefer)
-    use = {k: v for k, v in dict(params).items() if k in stats.strategy_parameters(strategy)}
+    use = stats.params_for(strategy, dict(params))
     result = stats.replicability(frame, [size], n_pairs=n_pairs, seed=0, strategy=strategy, **use)
     return result.summary.assign(strategy=strategy), result.pairs.assign(strategy=strategy)
 

@@ -1,7 +1,7 @@
 """Sensitivity: how much consensus rankings change when one factor of the experiment changes."""
 import streamlit as st
 
-from encbench import dashboard, plots, stats
+from encbench import dashboard, plots, stats, vocab
 from pages import common
 
 common.ensure_routed()
@@ -21,13 +21,12 @@ has_time = "time" in lv.get("split", [])
 FACTOR_OF = {label: factor for factor, label in VARY_LABELS.items() if has_time or factor != "split"}
 SPLIT_LABEL = {"split": "Split"}
 
-common.warn_bad_number("theta", low=0.5, high=1.0)
-common.warn_bad_number("alpha", low=0.0, high=1.0, options=[0.01, 0.05, 0.1])
+common.warn_bad_parameters()
 with st.container(border=True):
     # The options are the labels shown, so the URL reads ?vary=metric.
     vary = FACTOR_OF[st.radio("Factor to vary", list(FACTOR_OF), horizontal=True, key="vary",
                               bind="query-params")]
-    others = [f for f in dashboard.FACTORS if f != vary]
+    others = [f for f in vocab.FACTORS if f != vary]
     cols = st.columns(len(others) + 1)
     fixed = {}
     for col, factor in zip(cols, others):
@@ -43,23 +42,19 @@ with st.container(border=True):
     with cols[-1]:
         if vary == "strategy":
             strategies = common.multiselect("Strategies compared", list(stats.STRATEGIES),
-                                            key="strategies", default=list(stats.HEURISTIC_STRATEGIES))
+                                            key="strategies", default=list(stats.HEURISTIC_STRATEGIES),
+                                            help=vocab.strategy_help())
             strategy = None
         else:
-            strategy = common.selectbox("Aggregation", list(stats.STRATEGIES), key="agg", default="R-M")
+            strategy = common.selectbox("Aggregation", list(stats.STRATEGIES), key="agg", default="R-M",
+                                        help=vocab.strategy_help())
             strategies = [strategy]
     if vary != "strategy":
         labels = common.multiselect(f"{common.FACTOR_LABELS.get(vary, SPLIT_LABEL.get(vary))} values compared",
                                     dashboard.ordered(vary, lv[vary]), key=f"{VARY_LABELS[vary]}s")
     else:
         labels = None
-    p1, p2 = st.columns(2)
-    with p1:
-        theta = st.slider("theta (Q-Th)", 0.50, 1.00, 0.95, 0.01, key="theta", bind="query-params",
-                          disabled="Q-Th" not in strategies)
-    with p2:
-        alpha = st.select_slider("alpha (R-Nem)", options=[0.01, 0.05, 0.1], value=0.05, key="alpha",
-                                 bind="query-params", disabled="R-Nem" not in strategies)
+    values = common.parameter_inputs(strategies)
     choice, origins, prefer = common.origin_filter(lv)
 
 if vary == "strategy" and len(strategies) < 2:
@@ -69,7 +64,7 @@ if labels is not None and len(labels) < 2:
     st.warning(f"Select at least two {VARY_LABELS[vary]} values to compare.")
     st.stop()
 
-params = dashboard.strategy_params(strategies, theta, alpha)
+params = stats.params_for(strategies, values)
 splits = None if vary == "split" else (split,)
 common.origin_banner(choice, prefer, splits=splits)
 

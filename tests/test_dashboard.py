@@ -7,6 +7,7 @@ import pytest
 
 from encbench import dashboard, stats, vocab
 from encbench.encoders import REGISTRY
+from encbench.stats.similarity import agreement_matrices
 from encbench.store import queries
 
 WORKED_R_M = ["Sum", "OH", "WoE", "Bin", "BUMT_5", "BUMT_10", "BUMT_2", "DMT_10", "DMT_5",
@@ -74,7 +75,7 @@ def test_assemble_labels_orders_and_measures_agreement(two_combos):
 
 def test_agreement_handles_rankings_with_absent_encoders():
     rankings = pd.DataFrame({"x": [1, 2, 3, np.nan], "y": [2, 1, 3, 4]}, index=list("abcd"))
-    rho, jac = dashboard.agreement(rankings)
+    rho, jac = agreement_matrices(rankings)
     assert rho.loc["x", "y"] == pytest.approx(stats.spearman(rankings["x"].dropna(), rankings["y"]))
     assert jac.loc["x", "y"] == 0.0
 
@@ -144,8 +145,8 @@ def test_family_helpers_use_the_registry():
 
 
 def test_small_helpers(everything):
-    assert dashboard.strategy_params(["R-M"], 0.9, 0.05) == {}
-    assert dashboard.strategy_params(["Q-Th", "R-Nem"], 0.9, 0.1) == {"theta": 0.9, "alpha": 0.1}
+    assert stats.params_for(["R-M"], {"theta": 0.9, "alpha": 0.05}) == {}
+    assert stats.params_for(["Q-Th", "R-Nem"], {"theta": 0.9, "alpha": 0.1}) == {"theta": 0.9, "alpha": 0.1}
     assert dashboard.default_sample_sizes(50) == [5, 10, 15, 20, 25]
     assert dashboard.default_sample_sizes(13, step=5) == [5, 6]
     assert dashboard.default_sample_sizes(3) == []

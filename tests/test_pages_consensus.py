@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from pagetest import charts, open_page, summary_line, texts
 
-from encbench import dashboard
+from encbench import dashboard, vocab
 
 
 @pytest.fixture(autouse=True)
@@ -161,3 +161,18 @@ def test_pairwise_wilcoxon_between_chosen_encoders_with_holm():
     pd.testing.assert_series_equal(table["p_holm"], expected["p_holm"], check_names=False)
     at.multiselect(key="wilcoxon").set_value(["WoE"]).run()
     assert "Choose two encoders or more" in texts(at)
+
+
+def test_the_strategy_registry_drives_the_selector_and_the_parameter_widgets(published_env):
+    """Issue 16: a strategy is added in encbench.vocab.STRATEGY_REGISTRY, never in a page."""
+    at = open_page("consensus")
+    selector = at.multiselect(key="strategy")
+    assert selector.options == list(vocab.STRATEGY_REGISTRY)
+    for spec in vocab.STRATEGY_REGISTRY.values():
+        assert f"{spec.name}: {spec.description}" in selector.help
+    for param, users in vocab.offered_parameters():
+        widget = (at.select_slider if param.options is not None else at.slider)(key=param.name)
+        assert widget.label == f"{param.name} ({', '.join(users)})"
+        assert widget.value == param.default and widget.help == param.help
+    assert at.slider(key="theta").disabled                   # Q-Th is not chosen
+    assert not at.select_slider(key="alpha").disabled        # the CD diagram uses alpha too

@@ -4,6 +4,8 @@ from __future__ import annotations
 import pytest
 from pagetest import charts, open_page, texts
 
+from encbench import vocab
+
 
 @pytest.fixture(autouse=True)
 def published_env(published_db, monkeypatch):
@@ -64,3 +66,12 @@ def test_r_kem_can_be_cancelled_and_restarted():
     assert not job.cancelled
     job.cancel()
     job.wait(60)
+
+
+def test_strategy_parameters_come_from_the_shared_widget():
+    """Issue 16: alpha was fixed at 0.05 here; the page now has the same theta/alpha widget."""
+    at = open_page("replicability", {"strategy": "R-Nem", "alpha": "0.1", "n_pairs": "10", "step": "10"})
+    assert at.multiselect(key="strategy").options == list(vocab.STRATEGY_REGISTRY)
+    assert at.select_slider(key="alpha").value == 0.1 and not at.select_slider(key="alpha").disabled
+    assert at.slider(key="theta").value == vocab.THETA.default and at.slider(key="theta").disabled
+    assert set(at.dataframe[0].value["strategy"]) == {"R-Nem"}

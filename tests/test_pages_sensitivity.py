@@ -6,6 +6,8 @@ import json
 import pytest
 from pagetest import charts, open_page, texts
 
+from encbench import vocab
+
 
 @pytest.fixture(autouse=True)
 def published_env(published_db, monkeypatch):
@@ -44,3 +46,11 @@ def test_too_few_values_get_a_message():
     at = open_page("sensitivity", {"vary": "strategy"})
     at.multiselect(key="strategies").set_value(["R-M"]).run()
     assert "at least two strategies" in texts(at)
+
+
+def test_strategy_choices_and_parameters_come_from_the_registry():
+    at = open_page("sensitivity", {"vary": "strategy", "theta": "0.9"})
+    assert at.multiselect(key="strategies").options == list(vocab.STRATEGY_REGISTRY)
+    assert at.multiselect(key="strategies").value == [n for n, s in vocab.STRATEGY_REGISTRY.items() if s.heuristic]
+    assert at.slider(key="theta").value == 0.9 and not at.slider(key="theta").disabled
+    assert at.select_slider(key="alpha").label == "alpha (R-Nem)"
