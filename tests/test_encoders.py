@@ -76,6 +76,24 @@ def test_registry_holds_the_32_canonical_names_in_order():
         assert spec.family in FAMILIES and name in FAMILIES[spec.family]
 
 
+def test_registry_checks_its_names_and_families_at_import():
+    from encbench.encoders import registry
+
+    specs = list(REGISTRY.values())
+    assert list(registry._in_order(specs, ENCODERS)) == list(ENCODERS)
+    with pytest.raises(ValueError, match="'OH' is configured twice"):
+        registry._in_order(specs + [REGISTRY["OH"]], ENCODERS)
+    with pytest.raises(ValueError, match=r"got \[\] not in it, \['Drop'\] missing"):
+        registry._in_order(specs[1:], ENCODERS)
+    with pytest.raises(ValueError, match=r"got \['Drop'\] not in it, \[\] missing"):
+        registry._in_order(specs, ENCODERS[1:])
+    with pytest.raises(ValueError, match="each name of encbench.vocab.ENCODERS once"):
+        registry._in_order(specs, ENCODERS + ("OH",))
+    assert registry._by_family(REGISTRY, registry._FAMILY_ORDER) == dict(FAMILIES)
+    with pytest.raises(ValueError, match=r"unknown family: got \{'Drop': 'baseline'\}"):
+        registry._by_family(REGISTRY, registry._FAMILY_ORDER[:-1])
+
+
 def test_registry_specs_are_frozen_and_read_only():
     spec = REGISTRY["CVMT_5"]
     with pytest.raises(dataclasses.FrozenInstanceError):

@@ -323,3 +323,14 @@ def test_errors_name_the_offending_value(call, match):
 def test_several_combinations_passed_to_consensus_is_an_error(published):
     with pytest.raises(ValueError, match="pass one factor combination"):
         consensus(published, "R-M")
+
+
+def test_a_registry_strategy_without_a_computation_fails_at_import():
+    import importlib
+
+    module = importlib.import_module("encbench.stats.consensus")  # the package exports a function of that name
+    spec = vocab.STRATEGY_REGISTRY["R-M"]
+    assert module._bind("R-M", spec).compute is module._COMPUTE["R-M"]
+    with pytest.raises(ValueError, match="strategy 'X-New' of encbench.vocab.STRATEGY_REGISTRY has no computation"):
+        module._bind("X-New", spec)
+    assert tuple(module._REGISTRY) == module.STRATEGIES == vocab.AGGREGATIONS

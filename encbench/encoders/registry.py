@@ -150,26 +150,53 @@ for _inner_name, _inner in (("MT", _study(MeanTargetEncoder)), ("GLMM", _study(G
              shown={"encoder": _inner_name, "n_splits": _k, "random_state": STUDY_SEED},
              seeded=True, inner=_inner)
 
-_by_name = {spec.name: spec for spec in _specs}
-assert set(_by_name) == set(ENCODERS) and len(_specs) == len(ENCODERS), sorted(
-    set(_by_name) ^ set(ENCODERS)
-)
+
+def _in_order(specs: list[EncoderSpec], names: tuple[str, ...]) -> dict[str, EncoderSpec]:
+    """name -> spec in the order of ``names``, checked at import: each name configured once.
+
+    Raises
+    ------
+    ValueError
+        If a name is configured twice, not at all, or is not in ``names``.
+    """
+    by_name: dict[str, EncoderSpec] = {}
+    for spec in specs:
+        if spec.name in by_name:
+            raise ValueError(f"encoder {spec.name!r} is configured twice in the registry")
+        by_name[spec.name] = spec
+    missing = [name for name in names if name not in by_name]
+    unknown = [name for name in by_name if name not in names]
+    if missing or unknown or len(set(names)) != len(names):
+        raise ValueError(f"the registry must configure each name of encbench.vocab.ENCODERS once: "
+                         f"got {unknown!r} not in it, {missing!r} missing, names {list(names)!r}")
+    return {name: by_name[name] for name in names}
+
 
 #: name -> :class:`EncoderSpec`, the 32 canonical names in :data:`encbench.vocab.ENCODERS` order.
-REGISTRY: MappingProxyType = MappingProxyType({name: _by_name[name] for name in ENCODERS})
+REGISTRY: MappingProxyType = MappingProxyType(_in_order(_specs, ENCODERS))
 
 #: family -> names of its encoders, in the paper's order of families (section 3), then the
 #: baseline Drop.
-FAMILIES: MappingProxyType = MappingProxyType(
-    {
-        family: tuple(spec.name for spec in REGISTRY.values() if spec.family == family)
-        for family in (
-            "identifier", "frequency", "contrast", "similarity", "simple target", "binning",
-            "smoothing", "data-constraining", "baseline",
-        )
-    }
-)
-assert sum(len(v) for v in FAMILIES.values()) == len(REGISTRY)
+_FAMILY_ORDER = ("identifier", "frequency", "contrast", "similarity", "simple target", "binning",
+                 "smoothing", "data-constraining", "baseline")
+
+
+def _by_family(registry, families: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """family -> names of its encoders, checked at import: every encoder is in one of ``families``.
+
+    Raises
+    ------
+    ValueError
+        If an encoder's family is not one of ``families``.
+    """
+    strays = {spec.name: spec.family for spec in registry.values() if spec.family not in families}
+    if strays:
+        raise ValueError(f"encoders of an unknown family: got {strays!r}; families: {list(families)!r}")
+    return {family: tuple(spec.name for spec in registry.values() if spec.family == family)
+            for family in families}
+
+
+FAMILIES: MappingProxyType = MappingProxyType(_by_family(REGISTRY, _FAMILY_ORDER))
 
 
 def make_encoder(name: str, random_state=None):
