@@ -11,6 +11,7 @@ import functools
 import logging
 import threading
 from collections.abc import Callable, Sequence
+from typing import Literal
 
 import pandas as pd
 import streamlit as st
@@ -88,31 +89,59 @@ class BackgroundJob:
         return self._finished.wait(timeout)
 
 
+# --------------------------------------------------------------------------- routing
+
+#: The app's pages, in menu order: (file, title, material icon, url path); the first is the
+#: home page. ``app.py`` routes with them: add a page by adding its file and a line here. The
+#: url path names the page in a shared link (``/consensus?model=LogReg``) and is the file's
+#: name, which is also how Streamlit's ``pages/`` folder names it (see :func:`ensure_routed`).
+PAGES = (
+    ("pages/overview.py", "Overview", "home", "overview"),
+    ("pages/explorer.py", "Results explorer", "table_view", "explorer"),
+    ("pages/consensus.py", "Consensus rankings", "leaderboard", "consensus"),
+    ("pages/sensitivity.py", "Sensitivity", "grid_on", "sensitivity"),
+    ("pages/replicability.py", "Replicability", "stacked_line_chart", "replicability"),
+    ("pages/run.py", "Run on your data", "upload_file", "run"),
+    ("pages/runs.py", "Runs", "pending_actions", "runs"),
+    ("pages/new_encoder.py", "New encoder", "add_chart", "new_encoder"),
+)
+
+_ROUTED = "_encbench_routed"  # session state: this session's runs go through app.py
+
+
+def navigation(*, position: Literal["sidebar", "hidden"] = "sidebar") -> st.Page:
+    """Declare the app's pages with ``st.navigation``; return the page the URL asks for.
+
+    ``app.py`` calls it once per run, then runs the returned page.
+    """
+    st.session_state[_ROUTED] = True
+    return st.navigation([
+        st.Page(path, title=title, icon=f":material/{icon}:", url_path=url, default=(i == 0))
+        for i, (path, title, icon, url) in enumerate(PAGES)
+    ], position=position)
+
+
 def ensure_routed() -> None:
-    """Make a page reached directly on a fresh server go through ``app.py``'s navigation.
+    """Send a page run without ``app.py`` through it; every page calls this first thing.
 
-    Streamlit keeps a relic of its first multipage design: while no script has called
-    ``st.navigation`` yet in the server process, a ``pages/`` folder beside the entry point is
-    auto-discovered and a URL such as ``/consensus`` runs ``pages/consensus.py`` directly,
-    bypassing ``app.py`` (no page config, every file of ``pages/`` listed, this module included).
-    That happens when the first visitor after a restart opens a shared link. Switching the relic
-    off and rerunning sends the same URL through ``app.py``, whose navigation resolves it.
+    Until some session calls ``st.navigation``, Streamlit serves a ``pages/`` folder beside the
+    entry point as its older multipage app: the first link opened after a server (re)start, say
+    ``/consensus?model=DT``, runs ``pages/consensus.py`` on its own (no page config; every file of
+    ``pages/``, this module included, listed in the sidebar). Streamlit documents that calling
+    ``st.navigation`` in any session switches the app to the ``st.navigation`` structure for all
+    sessions ("Creating multipage apps using the pages/ directory"). So a page run outside
+    ``app.py`` declares the app's pages (hidden, the rerun draws them) and reruns: ``st.rerun``
+    keeps the page and the query parameters, and the rerun goes through ``app.py``.
 
-    It runs when this module is first imported (the first script run of the process) and pages
-    call it first thing. Only a session's first run is rerun (a page load, nothing clicked yet):
-    AppTest switches the relic back on before every run, and rerunning a later run would drop a
+    A session is rerouted once, on its first run (a page load, nothing clicked yet): AppTest
+    turns the ``pages/`` folder back on before every run, and rerunning a later run would drop a
     button click.
     """
-    from streamlit.runtime.pages_manager import PagesManager
+    if st.session_state.get(_ROUTED):
+        return
+    navigation(position="hidden")
+    st.rerun()
 
-    if PagesManager.uses_pages_directory:
-        PagesManager.uses_pages_directory = False
-        if not st.session_state.get("_encbench_routed"):
-            st.session_state["_encbench_routed"] = True
-            st.rerun()
-
-
-ensure_routed()
 
 FACTOR_LABELS = {"model": "Model", "tuning": "Tuning", "scoring": "Metric"}
 

@@ -14,6 +14,8 @@ from encbench import custom, placement, vocab
 from encbench.stats import STRATEGIES
 from pages import common
 
+common.ensure_routed()
+
 st.title("New encoder")
 st.caption(
     "Rank an encoder of your own among the study's 32 without re-running them: its scores on "

@@ -16,6 +16,8 @@ from encbench.engine.splits import late_level_warnings, time_column_candidates
 from encbench.uploads import check_upload, queue_upload_run, stage_upload
 from pages import common, run_views
 
+common.ensure_routed()
+
 MAX_MB = DEFAULT_MAX_BYTES // 1_000_000
 FILE_TYPES = ["csv", "tsv", "txt", "parquet", "pq", "arff", "gz"]
 

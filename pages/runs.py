@@ -7,6 +7,8 @@ from encbench.runs import WAITING, format_duration, grid_from_config
 from encbench.store import queries
 from pages import common, run_views
 
+common.ensure_routed()
+
 ACTIVE = ("queued", "running", WAITING)  # WAITING: the worker retries a busy database
 
 st.title("Runs")

@@ -1,0 +1,40 @@
+"""The page table of ``pages.common`` and the routing of page runs through ``app.py``."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from pagetest import open_page
+from pages.common import PAGES
+
+REPO = Path(__file__).resolve().parents[1]
+HELPERS = {"__init__.py", "common.py", "run_views.py"}  # modules of pages/ that are not pages
+
+
+def test_every_page_file_is_routed_under_its_own_name():
+    """A link is matched by file name before ``st.navigation`` has run (ensure_routed), so each
+    url path must be its file's name; every file of pages/ but the helpers is a page."""
+    for path, title, icon, url in PAGES:
+        assert (REPO / path).is_file(), path
+        assert Path(path).stem == url, (path, url)
+        assert title and icon
+    assert len({url for *_, url in PAGES}) == len(PAGES)
+    files = {p.name for p in (REPO / "pages").glob("*.py")} - HELPERS
+    assert files == {Path(path).name for path, *_ in PAGES}
+
+
+def test_every_page_calls_ensure_routed_before_drawing_anything():
+    for path, *_ in PAGES:
+        tree = ast.parse((REPO / path).read_text())
+        calls = [ast.unparse(node.value.func) for node in tree.body
+                 if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)]
+        assert calls and calls[0] == "common.ensure_routed", (path, calls[:2])
+
+
+def test_a_rerouted_first_run_keeps_the_link_filters(published_db, monkeypatch):
+    """AppTest serves pages/ the old way on every run, so its first run of a page is rerouted
+    (the browser side, page config and sidebar included: tests/test_browser_direct_link.py)."""
+    monkeypatch.setenv("ENCBENCH_DB", str(published_db))
+    at = open_page("consensus", {"model": "DT"})
+    assert at.multiselect(key="model").value == ["DT"]
+    assert [t.value for t in at.title] == ["Consensus rankings"]
