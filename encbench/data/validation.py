@@ -213,24 +213,78 @@ def prepare(frame: pd.DataFrame, target: str | None, positive_class=None,
     """Validate ``frame`` and, when it is usable, return its features and 0/1 target.
 
     Parameters are those of :func:`validate`. ``X`` and ``y`` are None when there are errors.
+
+    The steps, each adding its errors and warnings in this order: the load report, unique
+    column names, the target column, the drops (rows without target, empty columns, empty
+    rows), the target's classes, the columns' treatment, the suspect (ID-like or leaking)
+    columns; then, without errors, the encoding of ``X`` and ``y``.
     """
     if not isinstance(n_folds, (int, np.integer)) or n_folds < 2:
         raise ValueError(f"n_folds must be an integer >= 2, got {n_folds!r}")
     errors: list[str] = []
     warnings: list[str] = []
     where = _where(source)
+    _report_missing_marks(frame, where, warnings)
+    frame, columns = _unique_columns(frame, where, errors)
+    if frame.shape[0] == 0 or frame.shape[1] == 0:
+        errors.append(f"{where} has no data (rows: {frame.shape[0]}, columns: {frame.shape[1]})")
+        return _finish(errors, warnings, [], [], target=target)
+
+    target_ok = _check_target_column(target, columns, where, errors)
+    frame, features, dropped_rows, dropped_columns = _drop_empty(frame, columns, target, target_ok,
+                                                                 warnings)
+    n_rows = len(frame)
+    classes: dict[str, int] = {}
+    positive_text: str | None = None
+    y_text: pd.Series | None = None
+    if target_ok:
+        classes, positive_text, y_text = _target_classes(frame[target], target, positive_class, n_folds,
+                                                         where, errors)
+    cat_cols, num_cols, converted = _column_treatment(frame, columns, features, target, categorical,
+                                                      where, errors, warnings)
+    suspects: list[str] = []
+    if n_rows > 1:
+        suspects = _id_like_columns(frame, features, cat_cols, warnings)
+        if y_text is not None and len(classes) == 2:
+            _leaking_columns(frame, features, cat_cols, target, y_text, positive_text, suspects,
+                             warnings)
+
+    report = _finish(errors, warnings, cat_cols, num_cols, classes=classes,
+                     positive_class=positive_text,
+                     target=target, n_rows=n_rows, dropped_rows=dropped_rows,
+                     dropped_columns=dropped_columns, suspect_columns=suspects)
+    if errors:
+        return Prepared(report, None, None, None)
+    out = {}
+    cat_set = set(cat_cols)
+    for c in features:
+        if c in cat_set:
+            out[c] = as_category_text(frame[c])
+        else:
+            out[c] = converted.get(c, frame[c])
+    X = pd.DataFrame(out, index=pd.RangeIndex(n_rows))
+    y = (y_text.to_numpy(dtype=object) == positive_text).astype(np.int64)
+    negative = next(k for k in classes if k != positive_text)
+    return Prepared(report, X, y, (negative, positive_text))
+
+
+def _report_missing_marks(frame: pd.DataFrame, where: str, warnings: list[str]) -> None:
+    """The load report: '?' cells became missing values, said, never silent."""
     marks = frame.attrs.get(MISSING_MARKS_ATTR) or {}
-    if marks:  # the load report: '?' cells became missing values, said, never silent
+    if marks:
         total = sum(marks.values())
         shown = ", ".join(f"{c!r} ({n})" for c, n in list(marks.items())[:_MAX_LISTED])
         more = f", ... ({len(marks) - _MAX_LISTED} more columns)" if len(marks) > _MAX_LISTED else ""
         warnings.append(f"read {total} '?' cells of {where} as missing values (OpenML/UCI "
                         f"convention, quoted or not): {shown}{more}")
+
+
+def _unique_columns(frame: pd.DataFrame, where: str, errors: list[str]) -> tuple[pd.DataFrame, list[str]]:
+    """A copy with text column names; duplicate names are reported, then the first of each is
+    kept for the other checks."""
     columns = [str(c) for c in frame.columns]
     frame = frame.copy()
     frame.columns = columns
-
-    # Duplicate column names: report, then keep the first of each for the other checks.
     positions: dict[str, list[int]] = {}
     for i, name in enumerate(columns, start=1):
         positions.setdefault(name, []).append(i)
@@ -241,16 +295,15 @@ def prepare(frame: pd.DataFrame, target: str | None, positive_class=None,
         errors.append(f"duplicate column names in {where}: {parts}; column names must be unique")
         frame = frame.loc[:, ~pd.Index(columns).duplicated()]
         columns = list(frame.columns)
+    return frame, columns
 
-    if frame.shape[0] == 0 or frame.shape[1] == 0:
-        errors.append(f"{where} has no data (rows: {frame.shape[0]}, columns: {frame.shape[1]})")
-        return _finish(errors, warnings, [], [], target=target)
 
-    # Target column present?
-    target_ok = target is not None and target in columns
+def _check_target_column(target: str | None, columns: list[str], where: str, errors: list[str]) -> bool:
+    """Whether the target is one of ``columns`` (else an error, with a close name as a hint)."""
     if target is None:
         errors.append(f"no target column given; columns of {where} are {_names(columns, 50)}")
-    elif not target_ok:
+        return False
+    if target not in columns:
         hint = ""
         close = [c for c in columns if c.lower() == str(target).lower()] or \
             difflib.get_close_matches(str(target), columns, n=1)
@@ -258,7 +311,18 @@ def prepare(frame: pd.DataFrame, target: str | None, positive_class=None,
             hint = f" (did you mean {close[0]!r}?)"
         errors.append(f"target column {target!r} not in {where}{hint}; columns are "
                       f"{_names(columns, 50)}")
+        return False
+    return True
 
+
+def _drop_empty(frame: pd.DataFrame, columns: list[str], target: str | None, target_ok: bool,
+                warnings: list[str]) -> tuple[pd.DataFrame, list[str], int, list[str]]:
+    """The protocol's drops, in its order: rows without target, entirely empty columns, rows
+    whose features are all missing.
+
+    Returns the frame (new index), the feature columns kept, the rows dropped and the columns
+    dropped.
+    """
     dropped_rows = 0
     dropped_columns: list[str] = []
     if target_ok:
@@ -281,52 +345,63 @@ def prepare(frame: pd.DataFrame, target: str | None, positive_class=None,
             dropped_rows += n_empty
             frame = frame.loc[~empty_rows]
             warnings.append(f"dropped {n_empty} rows whose features are all missing")
-    frame = frame.reset_index(drop=True)
-    n_rows = len(frame)
+    return frame.reset_index(drop=True), features, dropped_rows, dropped_columns
 
-    # Target classes, in LabelEncoder order (sorted values).
-    classes: dict[str, int] = {}
+
+def _target_classes(values: pd.Series, target: str, positive_class, n_folds: int, where: str,
+                    errors: list[str]) -> tuple[dict[str, int], str | None, pd.Series | None]:
+    """The target's classes in LabelEncoder order (sorted values), checked for the protocol.
+
+    Returns class (as text) -> rows, the positive class (None unless exactly two classes and a
+    valid choice) and the target as text (None without rows).
+    """
+    if len(values) == 0:
+        errors.append(f"target column {target!r} has no values: every row of {where} "
+                      f"misses it")
+        return {}, None, None
+    uniques = pd.unique(values.to_numpy(dtype=object))
+    try:
+        ordered = sorted(uniques)
+    except TypeError:  # mixed types in a user frame: order by text
+        ordered = sorted(uniques, key=label_text)
+    texts = [label_text(v) for v in ordered]
+    mapping = dict(zip(ordered, texts))
+    y_text = values.map(mapping)
+    counts = y_text.value_counts()
+    classes = {t: int(counts.get(t, 0)) for t in dict.fromkeys(texts)}
     positive_text: str | None = None
-    y_text: pd.Series | None = None
-    if target_ok:
-        values = frame[target]
-        if n_rows == 0:
-            errors.append(f"target column {target!r} has no values: every row of {where} "
-                          f"misses it")
+    if len(classes) != 2:
+        noun = "class" if len(classes) == 1 else "classes"
+        errors.append(f"target column {target!r} has {len(classes)} {noun}, the "
+                      f"benchmark needs exactly 2 (binary classification): "
+                      f"{_class_list(classes)}")
+        return classes, None, y_text
+    if positive_class is None:
+        positive_text = list(classes)[1]
+    else:
+        wanted = label_text(positive_class)
+        if wanted in classes:
+            positive_text = wanted
         else:
-            uniques = pd.unique(values.to_numpy(dtype=object))
-            try:
-                ordered = sorted(uniques)
-            except TypeError:  # mixed types in a user frame: order by text
-                ordered = sorted(uniques, key=label_text)
-            texts = [label_text(v) for v in ordered]
-            mapping = dict(zip(ordered, texts))
-            y_text = values.map(mapping)
-            counts = y_text.value_counts()
-            classes = {t: int(counts.get(t, 0)) for t in dict.fromkeys(texts)}
-            if len(classes) != 2:
-                noun = "class" if len(classes) == 1 else "classes"
-                errors.append(f"target column {target!r} has {len(classes)} {noun}, the "
-                              f"benchmark needs exactly 2 (binary classification): "
-                              f"{_class_list(classes)}")
-            else:
-                if positive_class is None:
-                    positive_text = list(classes)[1]
-                else:
-                    wanted = label_text(positive_class)
-                    if wanted in classes:
-                        positive_text = wanted
-                    else:
-                        errors.append(f"positive class {positive_class!r} is not a class of "
-                                      f"target {target!r}; classes are {_class_list(classes)}")
-                need = 2 * n_folds
-                for cls, count in classes.items():
-                    if count < need:
-                        errors.append(
-                            f"class {cls!r} of target {target!r} has {count} rows; {n_folds}-fold "
-                            f"cross-validation needs at least {need} (2 per fold)")
+            errors.append(f"positive class {positive_class!r} is not a class of "
+                          f"target {target!r}; classes are {_class_list(classes)}")
+    need = 2 * n_folds
+    for cls, count in classes.items():
+        if count < need:
+            errors.append(
+                f"class {cls!r} of target {target!r} has {count} rows; {n_folds}-fold "
+                f"cross-validation needs at least {need} (2 per fold)")
+    return classes, positive_text, y_text
 
-    # Column treatment.
+
+def _column_treatment(frame: pd.DataFrame, columns: list[str], features: list[str], target: str | None,
+                      categorical: Sequence[str] | None, where: str, errors: list[str],
+                      warnings: list[str]) -> tuple[list[str], list[str], dict[str, pd.Series]]:
+    """(categorical, numerical, text columns converted to numbers) of the features.
+
+    By dtype unless ``categorical`` lists the categorical columns; then every other feature
+    must hold numbers. At least one feature must be categorical.
+    """
     cat_auto, num_auto, other = infer_column_types(frame[features])
     cat_cols: list[str]
     num_cols: list[str]
@@ -372,74 +447,68 @@ def prepare(frame: pd.DataFrame, target: str | None, positive_class=None,
             f"no categorical column: every feature of {where} is numeric "
             f"({_names(num_cols)}); the benchmark compares categorical encoders, so at least "
             f"one column must be categorical (list columns to treat as categorical)")
+    return cat_cols, num_cols, converted
 
-    # Warnings: ID-like columns and target leakage.
-    suspects: list[str] = []
-    if n_rows > 1:
-        for c in features:
-            column = frame[c]
-            integer = pd.api.types.is_integer_dtype(column.dtype)
-            distinct = column.nunique(dropna=True) if (c in cat_cols or integer) else 0
-            if distinct == n_rows:
-                warnings.append(f"column {c!r} looks like an ID: all {n_rows} values are "
-                                f"unique, so encoders cannot learn from it; consider dropping it")
-                suspects.append(c)
-            elif c in cat_cols and n_rows >= ID_MIN_ROWS and distinct >= ID_SHARE * n_rows:
-                # OpenML marks such columns (row ids, timestamps) as ignored attributes and its
-                # loader drops them; a local copy keeps them, so they are flagged instead.
-                warnings.append(
-                    f"column {c!r} looks like an ID: {distinct} distinct values in {n_rows} rows "
-                    f"({100 * distinct // n_rows}%), so encoders can hardly learn from it; consider "
-                    f"dropping it (command line: --drop-columns {c})")
-                suspects.append(c)
-        if y_text is not None and len(classes) == 2:
-            y_values = y_text.to_numpy(dtype=object)
-            for c in features:
-                column = frame[c]
-                if column.nunique(dropna=False) != 2:
-                    continue
-                text = as_category_text(column).fillna("<missing>").to_numpy(dtype=object)
-                pairs = set(zip(text, y_values))
-                if len(pairs) != 2:
-                    continue
-                suspects.append(c)
-                if all(a == b for a, b in pairs):
-                    warnings.append(f"column {c!r} is identical to the target {target!r}: it "
-                                    f"leaks the answer; drop it")
-                else:
-                    shown = ", ".join(f"{a!r} -> {b!r}" for a, b in sorted(pairs, key=str))
-                    warnings.append(f"column {c!r} maps one-to-one onto the target {target!r} "
-                                    f"({shown}): it leaks the answer; drop it")
-            positive = y_values == positive_text if positive_text is not None else None
-            for c in features:
-                if c in suspects or positive is None:
-                    continue
-                auc = single_feature_auc(frame[c], positive, categorical=c in cat_cols)
-                if auc is not None and auc >= LEAK_AUC:
-                    suspects.append(c)
-                    warnings.append(
-                        f"column {c!r} alone predicts the target {target!r} almost perfectly "
-                        f"(single-feature AUC {auc:.3f} >= {LEAK_AUC}): it likely leaks the answer "
-                        f"(known only with or after the target); drop it unless it is truly known "
-                        f"before")
 
-    report = _finish(errors, warnings, cat_cols, num_cols, classes=classes,
-                     positive_class=positive_text,
-                     target=target, n_rows=n_rows, dropped_rows=dropped_rows,
-                     dropped_columns=dropped_columns, suspect_columns=suspects)
-    if errors:
-        return Prepared(report, None, None, None)
-    out = {}
-    cat_set = set(cat_cols)
+def _id_like_columns(frame: pd.DataFrame, features: list[str], cat_cols: list[str],
+                     warnings: list[str]) -> list[str]:
+    """Columns that look like row IDs (warned, not refused): all values unique, or a
+    categorical column with mostly distinct values."""
+    n_rows = len(frame)
+    suspects = []
     for c in features:
-        if c in cat_set:
-            out[c] = as_category_text(frame[c])
+        column = frame[c]
+        integer = pd.api.types.is_integer_dtype(column.dtype)
+        distinct = column.nunique(dropna=True) if (c in cat_cols or integer) else 0
+        if distinct == n_rows:
+            warnings.append(f"column {c!r} looks like an ID: all {n_rows} values are "
+                            f"unique, so encoders cannot learn from it; consider dropping it")
+            suspects.append(c)
+        elif c in cat_cols and n_rows >= ID_MIN_ROWS and distinct >= ID_SHARE * n_rows:
+            # OpenML marks such columns (row ids, timestamps) as ignored attributes and its
+            # loader drops them; a local copy keeps them, so they are flagged instead.
+            warnings.append(
+                f"column {c!r} looks like an ID: {distinct} distinct values in {n_rows} rows "
+                f"({100 * distinct // n_rows}%), so encoders can hardly learn from it; consider "
+                f"dropping it (command line: --drop-columns {c})")
+            suspects.append(c)
+    return suspects
+
+
+def _leaking_columns(frame: pd.DataFrame, features: list[str], cat_cols: list[str], target: str,
+                     y_text: pd.Series, positive_text: str | None, suspects: list[str],
+                     warnings: list[str]) -> None:
+    """Add to ``suspects`` (and warn about) the columns that likely leak the target: one-to-one
+    with it, or predicting it alone almost perfectly (:data:`LEAK_AUC`)."""
+    y_values = y_text.to_numpy(dtype=object)
+    for c in features:
+        column = frame[c]
+        if column.nunique(dropna=False) != 2:
+            continue
+        text = as_category_text(column).fillna("<missing>").to_numpy(dtype=object)
+        pairs = set(zip(text, y_values))
+        if len(pairs) != 2:
+            continue
+        suspects.append(c)
+        if all(a == b for a, b in pairs):
+            warnings.append(f"column {c!r} is identical to the target {target!r}: it "
+                            f"leaks the answer; drop it")
         else:
-            out[c] = converted.get(c, frame[c])
-    X = pd.DataFrame(out, index=pd.RangeIndex(n_rows))
-    y = (y_text.to_numpy(dtype=object) == positive_text).astype(np.int64)
-    negative = next(k for k in classes if k != positive_text)
-    return Prepared(report, X, y, (negative, positive_text))
+            shown = ", ".join(f"{a!r} -> {b!r}" for a, b in sorted(pairs, key=str))
+            warnings.append(f"column {c!r} maps one-to-one onto the target {target!r} "
+                            f"({shown}): it leaks the answer; drop it")
+    positive = y_values == positive_text if positive_text is not None else None
+    for c in features:
+        if c in suspects or positive is None:
+            continue
+        auc = single_feature_auc(frame[c], positive, categorical=c in cat_cols)
+        if auc is not None and auc >= LEAK_AUC:
+            suspects.append(c)
+            warnings.append(
+                f"column {c!r} alone predicts the target {target!r} almost perfectly "
+                f"(single-feature AUC {auc:.3f} >= {LEAK_AUC}): it likely leaks the answer "
+                f"(known only with or after the target); drop it unless it is truly known "
+                f"before")
 
 
 def _finish(errors, warnings, categorical, numerical, **kwargs) -> ValidationReport:
