@@ -206,3 +206,13 @@ def test_validate_file_reports_read_errors_without_raising(tmp_path):
     _frame().to_csv(path, index=False)
     assert validate_file(path, target="label").ok
     assert "over the 0.0001 MB size limit" in validate_file(path, "label", max_bytes=100).errors[0]
+
+
+@pytest.mark.parametrize("frame", [pd.DataFrame({"y": []}), pd.DataFrame(index=range(3))])
+def test_a_table_without_rows_or_columns_is_reported_not_a_crash(frame):
+    from encbench.data.validation import prepare
+
+    report = validate(frame, "y")  # was an AttributeError: prepare returned the bare report
+    assert not report.ok and "the data has no data (rows: " in report.errors[0]
+    prepared = prepare(frame, "y")
+    assert prepared.report == report and prepared.X is None and prepared.y is None

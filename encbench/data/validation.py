@@ -228,7 +228,7 @@ def prepare(frame: pd.DataFrame, target: str | None, positive_class=None,
     frame, columns = _unique_columns(frame, where, errors)
     if frame.shape[0] == 0 or frame.shape[1] == 0:
         errors.append(f"{where} has no data (rows: {frame.shape[0]}, columns: {frame.shape[1]})")
-        return _finish(errors, warnings, [], [], target=target)
+        return Prepared(_finish(errors, warnings, [], [], target=target), None, None, None)
 
     target_ok = _check_target_column(target, columns, where, errors)
     frame, features, dropped_rows, dropped_columns = _drop_empty(frame, columns, target, target_ok,
