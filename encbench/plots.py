@@ -44,17 +44,6 @@ def _height(n_rows: int, minimum: int = 120) -> int:
     return max(minimum, _ROW_PX * int(n_rows))
 
 
-def empty_chart(message: str, *, width: int = 400, height: int = 80) -> alt.Chart:
-    """A chart holding only ``message`` (used where a view has no data)."""
-    data = pd.DataFrame({"text": [message]})
-    return (
-        alt.Chart(data)
-        .mark_text(fontSize=14, color="#666666")
-        .encode(text="text:N")
-        .properties(width=width, height=height)
-    )
-
-
 def consensus_bars(ranking: pd.DataFrame, *, value: str = "rank", value_title: str | None = None,
                    color: str | None = None, title: str = "") -> alt.Chart:
     """Horizontal bars, one per encoder, ordered by consensus rank (best at the top).

@@ -98,7 +98,7 @@ def test_png_is_valid_and_carries_provenance(prov):
 
 
 def test_svg_is_xml_with_metadata_element(prov):
-    chart = plots.empty_chart("hello")
+    chart = plots.counts_bars(pd.DataFrame({"m": ["a"], "t": ["x"], "results": [1]}), x="m", color="t")
     root = ET.fromstring(export.chart_bytes(chart, "svg", prov))
     meta = root.find("{http://www.w3.org/2000/svg}metadata")
     assert meta is not None and _payload(meta.text)["snapshot"] == "1-2-3"
@@ -108,7 +108,8 @@ def test_unknown_formats_and_inputs_are_named(prov, table):
     with pytest.raises(ValueError, match="'xlsx'"):
         export.table_bytes(table, "xlsx", prov)
     with pytest.raises(ValueError, match="'jpeg'"):
-        export.chart_bytes(plots.empty_chart("x"), "jpeg", prov)
+        export.chart_bytes(plots.counts_bars(pd.DataFrame({"m": ["a"], "t": ["x"], "results": [1]}), x="m", color="t"),
+                           "jpeg", prov)
     with pytest.raises(ValueError, match="DataFrame"):
         export.table_bytes([1, 2], "csv", prov)
     with pytest.raises(ValueError, match="PNG"):

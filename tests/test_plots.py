@@ -133,10 +133,9 @@ def test_rank_intervals_and_replicability_render():
     assert "<svg" in _render_svg(plots.replicability_chart(rep, color="strategy"))
 
 
-def test_counts_and_empty_chart():
+def test_counts_bars():
     counts = pd.DataFrame({"model": ["DT", "DT"], "tuning": ["no", "full"], "results": [3, 4]})
     assert isinstance(plots.counts_bars(counts, x="model", color="tuning"), alt.TopLevelMixin)
-    assert "nothing" in _render_svg(plots.empty_chart("nothing"))
 
 
 def test_builders_name_missing_columns():

@@ -22,8 +22,6 @@ from encbench.data.validation import ValidationReport, prepare
 
 logger = logging.getLogger(__name__)
 
-SOURCES = ("openml", "bundled", "upload")
-
 
 @dataclass(frozen=True, eq=False)
 class Dataset:
