@@ -10,7 +10,7 @@ never as a zero.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import altair as alt
 import numpy as np
