@@ -24,9 +24,10 @@ import pandas as pd
 from encbench.data import (
     DEFAULT_MAX_BYTES, DatasetError, ValidationReport, infer_column_types, prepare, read_table_and_hash,
 )
-from encbench.engine.grid import Grid, plan
-from encbench.engine.splits import check_forward_folds, check_time_column, parse_split
+from encbench.engine.grid import Grid
 from encbench.engine.queue import RunQueue, upload_dir
+from encbench.engine.requests import RunRequest
+from encbench.engine.splits import check_forward_folds, check_time_column, parse_split
 
 log = logging.getLogger(__name__)
 
@@ -160,7 +161,7 @@ def stage_upload(data: bytes, filename: str, *, max_bytes: int | None = DEFAULT_
 
 
 def check_upload(staged: StagedUpload, target: str | None, positive_class=None, *,
-                 categorical: list[str] | None = None, n_folds: int = 5) -> ValidationReport:
+                 categorical: list[str] | None = None, n_folds: int = Grid.n_folds) -> ValidationReport:
     """Validate a staged upload for the chosen target (errors and warnings name the problem)."""
     if not staged.ok:
         return ValidationReport(errors=list(staged.errors), target=target)
@@ -205,7 +206,7 @@ def store_upload(staged: StagedUpload, db_path: Path | str | None = None) -> Pat
 
 def queue_upload_run(staged: StagedUpload, *, target: str, positive_class=None,
                      categorical: list[str] | None = None, drop: list[str] | None = None,
-                     encoders, models, scorings, tuning: str, n_folds: int = 5,
+                     encoders, models, scorings, tuning: str, n_folds: int = Grid.n_folds,
                      timeout: float = 600.0, db_path: Path | str | None = None,
                      workers: int = 1, split: str = "cv", gap: int = 0, custom_encoders=()) -> Grid:
     """Validate, store and queue a run of the chosen grid on a staged upload; return the grid.
@@ -245,7 +246,6 @@ def queue_upload_run(staged: StagedUpload, *, target: str, positive_class=None,
     grid = Grid(datasets=[spec], encoders=encoders, models=models, scorings=scorings, tuning=tuning,
                 n_folds=n_folds, timeout=timeout, label=label, dataset_options={spec: options},
                 split=split, gap=gap, custom_encoders=list(custom_encoders))
-    if grid.custom_encoders:  # a plugin failing its pre-run check is refused here, with the reason
-        plan(grid)
-    RunQueue(db_path).submit("run", {"run_id": grid.run_id, "grid": grid.to_dict(), "workers": workers})
+    # a plugin failing its pre-run check is refused here, with the reason
+    RunRequest(grid, workers=workers).checked().submit(RunQueue(db_path))
     return grid

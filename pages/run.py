@@ -11,7 +11,8 @@ from encbench.data import BUNDLED_DIR, DEFAULT_MAX_BYTES, DatasetError, list_bun
 from encbench.data.bundled import find_bundled
 from encbench.data.fingerprint import match_published
 from encbench.encoders import FAMILIES, REGISTRY
-from encbench.engine.grid import Grid, plan
+from encbench.engine.grid import Grid
+from encbench.engine.requests import SPLIT_MODES, RunRequest, default_workers, evaluation_splits
 from encbench.engine.splits import late_level_warnings, time_column_candidates
 from encbench.uploads import check_upload, queue_upload_run, stage_upload
 from pages import common, run_views
@@ -20,6 +21,7 @@ common.ensure_routed()
 
 MAX_MB = DEFAULT_MAX_BYTES // 1_000_000
 FILE_TYPES = ["csv", "tsv", "txt", "parquet", "pq", "arff", "gz"]
+N_FOLDS = Grid.n_folds  # the page runs the published protocol's folds
 
 
 @st.cache_data(show_spinner="Reading the file ...", max_entries=4)
@@ -51,9 +53,9 @@ source = st.radio("Dataset", ["Upload a file", "Bundled dataset"], horizontal=Tr
 bundled_name = staged = None
 drop: list[str] = []
 split_mode, time_column, gap = "cv", None, 0  # the published protocol unless a time split is chosen
-SPLIT_MODES = {"cv": "cv: stratified folds (published protocol)",
-               "time": "time: forward folds over a time column",
-               "both": "both, to compare"}
+SPLIT_LABELS = {"cv": "cv: stratified folds (published protocol)",
+                "time": "time: forward folds over a time column",
+                "both": "both, to compare"}
 if source == "Upload a file":
     st.caption(f"CSV/TSV, Parquet or ARFF, optionally gzipped; at most {MAX_MB} MB. The file stays "
                "on this machine; it is kept (by content hash) only when you launch a run.")
@@ -108,7 +110,7 @@ else:
                         f"knows a level's later outcomes. A time split trains on the past and tests on what "
                         f"follows; *both* runs the two and says whether the best encoders change.")
             c1, c2, c3 = st.columns([3, 2, 1])
-            split_mode = c1.radio("Evaluate with", list(SPLIT_MODES), format_func=SPLIT_MODES.get,
+            split_mode = c1.radio("Evaluate with", list(SPLIT_MODES), format_func=SPLIT_LABELS.get,
                                   key="split-mode")
             if split_mode != "cv":
                 time_column = c2.selectbox("Time column", candidates, key="time-column",
@@ -130,13 +132,13 @@ else:
                                       "categorical. Add integer codes here to encode them.")
     frame_kept = staged.frame.drop(columns=drop)
     features_kept = frame_kept.drop(columns=[time_column]) if time_column else frame_kept
-    report = prepare(features_kept, target, positive, categorical or None, 5, source=staged.filename).report
+    report = prepare(features_kept, target, positive, categorical or None, N_FOLDS, source=staged.filename).report
     for error in report.errors:
         st.error(error)
     for warning in report.warnings:
         st.warning(warning)
     if time_column:  # levels first seen late: warned, never refused
-        for warning in late_level_warnings(frame_kept, time_column, report.categorical, 5, ):
+        for warning in late_level_warnings(frame_kept, time_column, report.categorical, N_FOLDS):
             st.warning(warning, icon=":material/schedule:")
     if report.errors:
         st.stop()
@@ -191,7 +193,7 @@ cols = st.columns(2)
 timeout = cols[0].number_input("Timeout per fold task (seconds)", min_value=10, max_value=100_000,
                                value=600, step=60, key="timeout")
 cores = os.cpu_count() or 1
-workers = cols[1].number_input("Parallel task processes", min_value=1, max_value=cores, value=min(2, cores),
+workers = cols[1].number_input("Parallel task processes", min_value=1, max_value=cores, value=default_workers(),
                                key="workers", help=f"Fold tasks run in parallel, one per process; "
                                                    f"this machine has {cores} cores.")
 
@@ -203,32 +205,31 @@ if missing:
     st.stop()
 n_encoders = len(encoders) + len(chosen_plugins)
 n_experiments = n_encoders * len(models) * len(scorings)
-n_splits = 2 if split_mode == "both" else 1
-folds_text = {"cv": "each 5-fold cross-validated", "time": f"each on 5 forward folds over {time_column}",
-              "both": f"each 5-fold cross-validated and on 5 forward folds over {time_column}"}[split_mode]
+splits = evaluation_splits(split_mode, time_column, gap=gap)  # (split, gap) of each grid to queue
+n_splits = len(splits)
+folds_text = {"cv": f"each {N_FOLDS}-fold cross-validated",
+              "time": f"each on {N_FOLDS} forward folds over {time_column}",
+              "both": f"each {N_FOLDS}-fold cross-validated and on {N_FOLDS} forward folds over {time_column}"
+              }[split_mode]
 st.info(f"{n_experiments:,} experiments ({_count(n_encoders, 'encoder')} x {_count(len(models), 'model')} x "
         f"{_count(len(scorings), 'metric')}, {tuning} tuning), {folds_text}: "
-        f"{n_encoders * 5 * n_splits} fold tasks, {n_experiments * 5 * n_splits:,} result rows.")
+        f"{n_encoders * N_FOLDS * n_splits} fold tasks, {n_experiments * N_FOLDS * n_splits:,} result rows.")
 
 if st.button("Launch run", type="primary", key="launch"):
     try:
         if bundled_name is not None:
-            grid = Grid(datasets=[f"bundled:{bundled_name}"], encoders=encoders, models=models,
-                        scorings=scorings, tuning=tuning, timeout=float(timeout),
-                        label=f"bundled:{bundled_name}", custom_encoders=chosen_plugins)
-            if chosen_plugins:  # fit/transform each plugin on a sample first: a failure is shown here
-                plan(grid)
-            queue.submit("run", {"run_id": grid.run_id, "grid": grid.to_dict(), "workers": int(workers)})
+            # a plugin that fails on a sample of the data is refused here, with the reason
+            request = RunRequest.bundled(bundled_name, encoders=encoders, models=models, scorings=scorings,
+                                         tuning=tuning, timeout=float(timeout),
+                                         custom_encoders=chosen_plugins, workers=int(workers))
+            request.submit(queue)
+            grid = request.grid
         else:
-            # cv:COLUMN sets the time column aside like the time split does: both see the same features
-            splits = {"cv": ["cv"], "time": [f"time:{time_column}"],
-                      "both": [f"cv:{time_column}", f"time:{time_column}"]}[split_mode]
-            for split in splits:
+            for split, split_gap in splits:
                 grid = queue_upload_run(staged, target=target, positive_class=positive, categorical=categorical,
                                         drop=drop, encoders=encoders, models=models, scorings=scorings,
                                         tuning=tuning, timeout=float(timeout), db_path=common.db_path(),
-                                        workers=int(workers), split=split,
-                                        gap=gap if split.startswith("time") else 0,
+                                        workers=int(workers), split=split, gap=split_gap,
                                         custom_encoders=chosen_plugins)
     except (DatasetError, ValueError) as exc:
         st.error(str(exc))

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from encbench.runs import WAITING, format_duration, grid_from_config
+from encbench.engine.requests import DeleteRequest, RunRequest
+from encbench.runs import WAITING, format_duration
 from encbench.store import queries
 from pages import common, run_views
 
@@ -87,15 +88,15 @@ def _detail(run_id: str) -> None:
         can_resume = (not is_published and row["status"] in ("cancelled", "failed", "interrupted", "done")
                       and bool(config.get("datasets")))
         if st.button("Resume", key="resume", disabled=not can_resume,
-                     help="Queue the unfinished part again (finished experiments are kept)."):
-            queue.submit("run", {"run_id": run_id, "grid": grid_from_config(config), "workers": 2})
+                     help="Queue the unfinished part again (finished experiments are kept), with as "
+                          "many parallel task processes as the run had."):
+            RunRequest.resume(config, queue).submit(queue)
             queue.ensure_worker()
             st.rerun()
         confirm = st.checkbox(f"Confirm: delete run {run_id}", key="confirm_delete", disabled=is_published)
         if st.button("Delete", key="delete", disabled=is_published or not confirm,
                      help="Removes the run's results and, if no other run uses it, its uploaded file."):
-            queue.cancel(run_id)
-            queue.submit("delete", {"run_id": run_id})
+            DeleteRequest(run_id).submit(queue)
             queue.ensure_worker()
             st.rerun()
     if is_published:

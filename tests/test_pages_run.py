@@ -8,6 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from encbench.engine.grid import Grid
 from encbench.engine.queue import RunQueue
+from encbench.engine.requests import RunRequest, default_workers
 
 
 REPO = Path(__file__).resolve().parents[1]
@@ -61,6 +62,8 @@ def test_launch_queues_the_chosen_grid(app_db, monkeypatch):
     grid = Grid(**request.payload["grid"])
     assert grid.datasets == ("bundled:tic-tac-toe",)
     assert grid.encoders == ("OH", "MT") and grid.models == ("LogReg",) and grid.scorings == ("AUC",)
+    assert grid.n_folds == Grid.n_folds
+    assert request.payload["workers"] == default_workers()       # the widget's default
     assert any(grid.run_id in s.value for s in at.success)
 
 
@@ -126,3 +129,28 @@ def test_runs_page_deletes_the_run_named_in_the_url(app_db, monkeypatch):
     requests = RunQueue(app_db).pending()
     assert [(r.kind, r.run_id) for r in requests] == [("delete", "local-bbb")]
     assert any("Delete requested" in c.value for c in at.caption)
+
+
+def test_runs_page_resumes_a_run_with_the_workers_it_was_queued_with(app_db, monkeypatch):
+    """Resume re-queues the recorded grid with the original request's worker count (issue 16)."""
+    from encbench.store import Writer
+
+    monkeypatch.setattr(RunQueue, "ensure_worker", lambda self, **kw: False)
+    grid = Grid(datasets=["bundled:tic-tac-toe"], encoders=["OH"], models=["LogReg"], scorings=["AUC"],
+                label="cancelled one")
+    queue = RunQueue(app_db)
+    RunRequest(grid, workers=3).submit(queue)
+    queue.cancel(grid.run_id)                                   # the request moves to done/
+    with Writer(app_db) as writer:
+        writer.ensure_run(grid.run_id, origin="local", label=grid.label, status="cancelled", n_expected=4,
+                          config={**grid.to_dict(), "run_id": grid.run_id})
+        writer.set_run_status(grid.run_id, "cancelled")
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at.query_params["run"] = grid.run_id
+    at.switch_page("pages/runs.py")
+    at.run()
+    assert not at.exception, at.exception
+    at.button(key="resume").click().run()
+    assert not at.exception, at.exception
+    (request,) = queue.pending()
+    assert RunRequest.from_payload(request.payload) == RunRequest(grid, workers=3)

@@ -9,9 +9,9 @@
 
 Modules: :mod:`~encbench.engine.grid` (Grid, Task, plan), :mod:`~encbench.engine.protocol`
 (DESIGN.md section 5), :mod:`~encbench.engine.executors` (in-process, local task processes,
-Dask), :mod:`~encbench.engine.runner` (run_grid), :mod:`~encbench.engine.queue` and
-:mod:`~encbench.engine.worker` (the app's queue). The ``run`` and ``runs`` commands are in
-:mod:`encbench.cli` with the others.
+Dask), :mod:`~encbench.engine.runner` (run_grid), :mod:`~encbench.engine.queue`,
+:mod:`~encbench.engine.requests` (its typed requests) and :mod:`~encbench.engine.worker` (the
+app's queue). The ``run`` and ``runs`` commands are in :mod:`encbench.cli` with the others.
 """
 from encbench.engine.grid import Grid, Plan, Task, plan
 from encbench.engine.runner import run_grid

@@ -63,20 +63,21 @@ def _until_database_free(queue: RunQueue, request: Request, attempt, *, run_id: 
 
 
 def _handle_run(queue: RunQueue, request: Request) -> str:
-    from encbench.engine import Grid, run_grid  # the engine imports heavy ML libraries
+    from encbench.engine import run_grid  # the engine imports heavy ML libraries
+    from encbench.engine.requests import RunRequest
 
-    grid = Grid(**request.payload["grid"])
+    run = RunRequest.from_payload(request.payload)
+    grid = run.grid
     if queue.is_cancelled(grid.run_id):
         return "cancelled"
-    budget = request.payload.get("memory_budget")
 
     def attempt() -> str:
         run_grid(
             grid,
             db_path=queue.db_path,
-            workers=int(request.payload.get("workers", 1)),
+            workers=run.workers,
             should_stop=lambda: queue.is_cancelled(grid.run_id),
-            memory_budget=budget,
+            memory_budget=run.memory_budget,
         )
         return "cancelled" if queue.is_cancelled(grid.run_id) else "done"
 

@@ -1,0 +1,160 @@
+"""Typed queue requests: payload format, evaluation splits, resume and delete."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from encbench.engine import requests
+from encbench.engine.grid import Grid
+from encbench.engine.queue import RunQueue
+from encbench.engine.requests import (
+    DEFAULT_WORKERS, DeleteRequest, RunRequest, default_workers, evaluation_splits, grid_from_config,
+)
+
+
+@pytest.fixture()
+def queue(tmp_path):
+    return RunQueue(tmp_path / "q.duckdb")
+
+
+@pytest.fixture()
+def grid():
+    return Grid(datasets=["bundled:tic-tac-toe"], encoders=["OH", "MT"], models=["LogReg"], scorings=["AUC"],
+                label="mine")
+
+
+def _recorded_config(grid: Grid) -> dict:
+    """What the runner records in ``runs.config``: the grid's fields and more (runner.run_config)."""
+    return {**grid.to_dict(), "run_id": grid.run_id, "protocol": 1,
+            "resolved_datasets": {"bundled:tic-tac-toe": {"key": "50", "name": "tic-tac-toe", "sha256": "x"}}}
+
+
+def _finish(queue: RunQueue, request: RunRequest) -> None:
+    """Queue a request and let a (pretend) worker finish it: it moves to done/."""
+    request.submit(queue)
+    queue.complete(queue.claim_next())
+
+
+# -- the payload -----------------------------------------------------------------------------
+
+def test_payload_keeps_the_queue_format_and_reads_back(queue, grid):
+    request = RunRequest(grid, workers=3)
+    written = request.submit(queue)
+    on_disk = json.loads(written.path.read_text())
+    assert on_disk["kind"] == "run"
+    assert on_disk["payload"] == {"run_id": grid.run_id, "grid": grid.to_dict(), "workers": 3}
+    assert RunRequest.from_payload(queue.pending()[0].payload) == request
+    budgeted = RunRequest(grid, workers=0, memory_budget="2GB")
+    assert budgeted.payload()["memory_budget"] == "2GB"
+    assert RunRequest.from_payload(budgeted.payload()) == budgeted
+
+
+def test_a_request_without_a_worker_count_runs_with_one(grid):
+    """Requests written by hand (tests, older versions) carry no worker count: 1, as always."""
+    request = RunRequest.from_payload({"run_id": grid.run_id, "grid": grid.to_dict()})
+    assert request.workers == 1 and request.memory_budget is None and request.grid == grid
+
+
+@pytest.mark.parametrize("workers", [-1, True, 2.0, "2", None])
+def test_bad_worker_counts_are_named(grid, workers):
+    with pytest.raises(ValueError, match=f"got {workers!r}"):
+        RunRequest(grid, workers=workers)
+
+
+def test_a_request_needs_a_grid(grid):
+    with pytest.raises(ValueError, match="must be an encbench.engine.grid.Grid"):
+        RunRequest(grid.to_dict())
+
+
+def test_default_workers_is_documented_and_fits_the_machine(monkeypatch):
+    monkeypatch.setattr(requests.os, "cpu_count", lambda: 8)
+    assert default_workers() == DEFAULT_WORKERS == 2
+    monkeypatch.setattr(requests.os, "cpu_count", lambda: 1)
+    assert default_workers() == 1
+    monkeypatch.setattr(requests.os, "cpu_count", lambda: None)
+    assert default_workers() == 1
+
+
+# -- building --------------------------------------------------------------------------------
+
+def test_bundled_names_the_dataset_and_takes_folds_from_the_grid(monkeypatch):
+    def no_plan(grid):
+        raise AssertionError("a grid of the 32 only loads no data before it is queued")
+
+    monkeypatch.setattr(requests, "plan", no_plan)
+    request = RunRequest.bundled("tic-tac-toe", encoders=["OH"], models=["LogReg"], scorings=["AUC"],
+                                 tuning="no", timeout=600)
+    assert request.grid.datasets == ("bundled:tic-tac-toe",) and request.grid.label == "bundled:tic-tac-toe"
+    assert request.grid.n_folds == Grid.n_folds
+    assert request.workers == default_workers()
+    assert RunRequest.bundled("tic-tac-toe", encoders=["OH"], models=["LogReg"], scorings=["AUC"],
+                              tuning="no", timeout=600, workers=4).workers == 4
+
+
+def test_checked_plans_a_grid_with_custom_encoders(monkeypatch, grid):
+    planned = []
+    monkeypatch.setattr(requests, "plan", planned.append)
+    custom = Grid(datasets=["bundled:tic-tac-toe"], encoders=["OH"],
+                  custom_encoders={"Freq": {"import": "collections:Counter"}})
+    assert RunRequest(custom).checked().grid == custom and planned == [custom]
+    assert RunRequest(grid).checked().grid == grid and planned == [custom]
+
+
+@pytest.mark.parametrize("mode, expected", [
+    ("cv", [("cv", 0)]),
+    ("time", [("time:day", 3)]),
+    # the cv grid sets the time column aside too (same features); the gap is for forward folds only
+    ("both", [("cv:day", 0), ("time:day", 3)]),
+])
+def test_evaluation_splits(mode, expected):
+    assert evaluation_splits(mode, "day", gap=3) == expected
+    for split, gap in expected:  # each is a valid grid
+        Grid(datasets=["x.csv:y"], split=split, gap=gap)
+
+
+def test_evaluation_splits_name_bad_choices():
+    with pytest.raises(ValueError, match="'forward'"):
+        evaluation_splits("forward", "day")
+    with pytest.raises(ValueError, match="needs a time column: got None"):
+        evaluation_splits("both")
+    assert evaluation_splits("cv") == [("cv", 0)]
+
+
+# -- resume ----------------------------------------------------------------------------------
+
+def test_grid_from_a_recorded_config_is_the_run_s_grid(grid):
+    assert grid_from_config(_recorded_config(grid)) == grid
+    assert grid_from_config(_recorded_config(grid)).run_id == grid.run_id
+    with pytest.raises(ValueError, match="does not describe a grid"):
+        grid_from_config({"source": "Matteucci et al. 2023"})
+
+
+def test_resume_reuses_the_worker_count_the_run_was_queued_with(queue, grid):
+    _finish(queue, RunRequest(grid, workers=1))
+    _finish(queue, RunRequest(grid, workers=3, memory_budget="1GB"))      # the latest one counts
+    _finish(queue, RunRequest(Grid(datasets=["bundled:tic-tac-toe"], encoders=["OH"]), workers=4))
+    resumed = RunRequest.resume(_recorded_config(grid), queue)
+    assert resumed == RunRequest(grid, workers=3, memory_budget="1GB")
+    assert RunRequest.resume(_recorded_config(grid), queue, workers=1).workers == 1
+
+
+def test_resume_without_an_earlier_request_uses_the_default(queue, grid):
+    assert RunRequest.resume(_recorded_config(grid), queue) == RunRequest(grid, workers=default_workers())
+
+
+def test_resume_skips_a_request_it_cannot_read(queue, grid):
+    _finish(queue, RunRequest(grid, workers=3))
+    queue.submit("run", {"run_id": grid.run_id, "grid": grid.to_dict(), "workers": "many"})
+    assert RunRequest.resume(_recorded_config(grid), queue).workers == 3
+
+
+# -- delete ----------------------------------------------------------------------------------
+
+def test_delete_cancels_the_run_and_queues_the_delete(queue, grid):
+    RunRequest(grid, workers=2).submit(queue)
+    DeleteRequest(grid.run_id).submit(queue)
+    assert [(r.kind, r.payload) for r in queue.pending()] == [("delete", {"run_id": grid.run_id})]
+    assert queue.is_cancelled(grid.run_id)
+    with pytest.raises(ValueError, match="got ''"):
+        DeleteRequest("")
