@@ -143,6 +143,10 @@ def ensure_routed() -> None:
     st.rerun()
 
 
+if __name__ == "__main__":  # this module opened as a page (/common): to app.py, which has no such page
+    ensure_routed()
+
+
 FACTOR_LABELS = {"model": "Model", "tuning": "Tuning", "scoring": "Metric"}
 
 

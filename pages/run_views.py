@@ -12,6 +12,9 @@ from encbench.runs import format_duration, progress_table
 from encbench.store import queries
 from pages import common
 
+if __name__ == "__main__":  # opened as a page (/run_views, before app.py's navigation ran)
+    common.ensure_routed()
+
 
 def queue() -> RunQueue:
     return RunQueue(common.db_path())

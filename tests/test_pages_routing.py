@@ -38,3 +38,17 @@ def test_a_rerouted_first_run_keeps_the_link_filters(published_db, monkeypatch):
     at = open_page("consensus", {"model": "DT"})
     assert at.multiselect(key="model").value == ["DT"]
     assert [t.value for t in at.title] == ["Consensus rankings"]
+
+
+def test_a_helper_module_opened_as_a_page_lands_on_the_home_page(published_db, monkeypatch):
+    """Before app.py's navigation runs, Streamlit serves /common and /run_views too: they send
+    the run to app.py, which has no such page and shows its home page."""
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("ENCBENCH_DB", str(published_db))
+    for helper in sorted(HELPERS - {"__init__.py"}):
+        at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+        at.switch_page(f"pages/{helper}")
+        at.run()
+        assert not at.exception, (helper, at.exception)
+        assert [t.value for t in at.title] == ["encbench"], helper
