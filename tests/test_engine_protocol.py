@@ -145,3 +145,61 @@ def test_rows_carry_the_encoding_time_apart(credit):
     encode = {row["encode_time"] for row in rows}
     assert len(encode) == 1  # one training-fold encoding shared by every model and metric
     assert all(0 < row["encode_time"] <= row["time"] for row in rows)
+
+
+# -- sparse output of the wide encoders (issue 12 item 3) ------------------------------------------
+def _many_levels_payload(n=600, seed=3):
+    """Seeded data: a column of ~250 levels (Zipf-like), one of 30, one of 4 with missing
+    values, and two numerical columns (one with missing values)."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    hi = np.minimum(rng.zipf(1.4, n), 250).astype(str).astype(object)
+    mid = rng.integers(0, 30, n).astype(str).astype(object)
+    lo = rng.choice(["a", "b", "c", "d"], n).astype(object)
+    lo[rng.random(n) < 0.05] = np.nan
+    num = rng.normal(size=n)
+    num2 = rng.exponential(size=n)
+    num2[rng.random(n) < 0.05] = np.nan
+    effect = {level: rng.normal() for level in set(hi) | set(mid)}
+    logit = np.array([effect[a] + effect[b] for a, b in zip(hi, mid)]) + num
+    y = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(int)
+    X = pd.DataFrame({"hi": hi, "mid": mid, "lo": lo, "num": num, "num2": num2})
+    return Payload("many-levels", "seeded", X, y, ("hi", "mid", "lo"))
+
+
+def test_sparse_output_only_where_every_model_of_the_task_accepts_it():
+    from encbench.engine.protocol import SPARSE_MODELS, uses_sparse
+
+    assert SPARSE_MODELS == {"OH": {"DT", "LGBM"}, "Sum": {"DT", "LGBM"}}
+    assert uses_sparse("OH", ("DT",)) and uses_sparse("Sum", ("LGBM", "DT"))
+    assert not uses_sparse("OH", ("DT", "kNN"))        # one dense model: the fold stays dense
+    for model in ("kNN", "LogReg", "SVM"):
+        assert not uses_sparse("OH", (model,))
+    assert not uses_sparse("Bin", ("DT",)) and not uses_sparse("MT", ("DT",))
+    assert not uses_sparse("OH", ()) and not uses_sparse("OH", ("DT",), custom='{"import": "x:y"}')
+
+
+@pytest.mark.parametrize("encoder", ["OH", "Sum"])
+@pytest.mark.parametrize("model, tuning, folds", [
+    ("DT", "no", range(5)), ("DT", "model", [1]), ("DT", "full", [2]), ("LGBM", "no", [0, 3]),
+])
+def test_sparse_pairs_score_exactly_as_dense(encoder, model, tuning, folds, monkeypatch):
+    """Each pair of SPARSE_MODELS gives the engine's dense scores bit for bit (the measurement
+    behind the table: benchmarks/bench_wide.py identity, which also covers LightGBM's full
+    tuning values, too slow here: 100 s a task)."""
+    import scipy.sparse as sp
+
+    data = _many_levels_payload()
+    scorings = ("AUC", "BAcc", "F1", "Acc") if tuning == "no" else ("AUC",)
+    for fold in folds:
+        task = Task(data.key, encoder, fold, 5, (model,), scorings, tuning)
+        train, _, _ = protocol._Fold(task, data).encoded()
+        assert sp.issparse(train) and train.nnz < train.shape[0] * train.shape[1] / 10
+        sparse_rows = run_task(task, data)
+        with monkeypatch.context() as patch:
+            patch.setattr(protocol, "SPARSE_MODELS", {})
+            assert not sp.issparse(protocol._Fold(task, data).encoded()[0])
+            dense_rows = run_task(task, data)
+        assert [r["status"] for r in sparse_rows] == ["ok"] * len(scorings)
+        assert [r["cv_score"] for r in sparse_rows] == [r["cv_score"] for r in dense_rows]

@@ -175,11 +175,36 @@ def bayes_n_iter(space: dict) -> int:
     return min(BAYES_MAX_ITER, size)
 
 
-def make_preprocessor(encoder: str, categorical, numerical, custom: str | None = None):
+#: Encoders whose output grows with the number of levels -> the models whose predictions and
+#: probabilities are bit-identical on their sparse (CSR) output and on the dense output
+#: (measured by ``benchmarks/bench_wide.py identity``: tic-tac-toe, credit-g, kr-vs-kp, nursery,
+#: adult and a synthetic set with 300 levels, 5 outer folds, the no-tuning configuration and the
+#: values model and full tuning visit). A task encodes sparse only when every one of its models
+#: is listed (its folds are encoded once for all of them). Left out, because they differ:
+#: kNN (distance ties fall in another order: up to 1.0 of probability and other labels on the
+#: all-categorical datasets); LogReg (lbfgs sums in another order: probabilities differ by up
+#: to 3e-2, some labels too); SVM (gamma='scale' is computed from X.var() by another formula on
+#: sparse input, and libsvm's sparse kernels sum in another order: probabilities differ by
+#: ~1e-14, enough to move an AUC tie). Bin is identical with DT and LGBM too but left dense: it
+#: has log2(levels) + 1 columns (16 for 20,000 levels), nothing to save.
+SPARSE_MODELS = {"OH": frozenset({"DT", "LGBM"}), "Sum": frozenset({"DT", "LGBM"})}
+
+
+def uses_sparse(encoder: str, models, custom: str | None = None) -> bool:
+    """Whether a task of ``encoder`` with ``models`` encodes to a sparse matrix
+    (:data:`SPARSE_MODELS`: only where every model's scores are unchanged)."""
+    accepting = SPARSE_MODELS.get(encoder) if custom is None else None
+    models = set(models)
+    return bool(accepting) and bool(models) and models <= accepting
+
+
+def make_preprocessor(encoder: str, categorical, numerical, custom: str | None = None, *,
+                      sparse: bool = False):
     """Categorical: impute most frequent, then encode; numerical: impute median, RobustScaler.
 
     ``custom`` is a custom encoder's JSON spec (:mod:`encbench.custom`); the 32 canonical
-    encoders (``custom`` None) are built by ``make_encoder`` as always.
+    encoders (``custom`` None) are built by ``make_encoder`` as always. ``sparse=True`` (an
+    encoder with ``sparse_output``) gives a CSR matrix with the dense output's values.
     """
     from sklearn.compose import ColumnTransformer
     from sklearn.impute import SimpleImputer
@@ -188,17 +213,21 @@ def make_preprocessor(encoder: str, categorical, numerical, custom: str | None =
 
     from encbench.encoders import make_encoder
 
+    encode = make_encoder(encoder, random_state=ENCODER_SEED) if custom is None else _custom_encoder(custom)
+    if sparse:
+        encode.set_params(sparse_output=True)
     categorical_pipe = Pipeline([
         # pandas output keeps column names for the encoders
         ("impute", SimpleImputer(strategy="most_frequent").set_output(transform="pandas")),
-        ("encode", make_encoder(encoder, random_state=ENCODER_SEED) if custom is None
-         else _custom_encoder(custom)),
+        ("encode", encode),
     ])
     transformers = [("categorical", categorical_pipe, list(categorical))]
     if len(numerical):
         numerical_pipe = Pipeline([("impute", SimpleImputer(strategy="median")), ("scale", RobustScaler())])
         transformers.append(("numerical", numerical_pipe, list(numerical)))
-    return ColumnTransformer(transformers, remainder="drop")
+    # sparse: stack to CSR whatever the density (scikit-learn's default threshold, 0.3, would
+    # pick dense or sparse by density and the memory estimate could count on neither)
+    return ColumnTransformer(transformers, remainder="drop", sparse_threshold=1.0 if sparse else 0.3)
 
 
 def _custom_encoder(spec: str):
@@ -341,8 +370,9 @@ class _Fold:
         self._encoded = None
 
     def preprocessor(self):
-        return make_preprocessor(self.task.encoder, self.categorical, self.numerical,
-                                 getattr(self.task, "custom", None))
+        custom = getattr(self.task, "custom", None)
+        return make_preprocessor(self.task.encoder, self.categorical, self.numerical, custom,
+                                 sparse=uses_sparse(self.task.encoder, self.task.models, custom))
 
     def encoded(self):
         """``(X_train_encoded, X_test_encoded, seconds)``; raises the encoder's exception."""
