@@ -4,6 +4,8 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import pickle
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
@@ -92,6 +94,43 @@ def test_registry_checks_its_names_and_families_at_import():
     assert registry._by_family(REGISTRY, registry._FAMILY_ORDER) == dict(FAMILIES)
     with pytest.raises(ValueError, match=r"unknown family: got \{'Drop': 'baseline'\}"):
         registry._by_family(REGISTRY, registry._FAMILY_ORDER[:-1])
+
+
+def test_registry_names_each_class_it_builds_without_importing_it():
+    """The registry's stand-ins resolve to the package's classes, and building goes through them."""
+    import encbench.encoders as package
+    from encbench.encoders import registry
+
+    stand_ins = {v.name: v for v in vars(registry).values() if isinstance(v, registry._Class)}
+    built = {type(make_encoder(n)).__name__ for n in NAMES} | {"GLMMEncoder", "MeanTargetEncoder"}
+    assert set(stand_ins) == built                   # every class the registry builds, no other
+    for name, ref in stand_ins.items():
+        cls = ref.resolve()
+        assert isinstance(cls, type) and cls.__name__ == name
+        assert name in package.__all__ and getattr(package, name) is cls
+        assert pickle.loads(pickle.dumps(ref)) == ref
+    assert isinstance(registry.OneHotEncoder(), package.OneHotEncoder)
+
+
+def test_package_exports_load_on_first_use():
+    import encbench.encoders as package
+
+    assert set(package.__all__) <= set(dir(package))
+    assert all(getattr(package, name) is not None for name in package.__all__)
+    with pytest.raises(AttributeError, match="has no attribute 'Nope'"):
+        package.Nope  # noqa: B018
+
+
+def test_registry_imports_no_encoder_library():
+    """Names, families and descriptions come without scikit-learn (the app's first visit reads them)."""
+    code = ("import sys; from encbench.encoders import FAMILIES, REGISTRY, make_encoder; "
+            "import encbench.dashboard; "
+            "assert len(REGISTRY) == 32 and REGISTRY['WoE'].family == 'simple target' and FAMILIES; "
+            "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'sklearn', 'scipy', 'category_encoders', "
+            "'skrub', 'lightgbm', 'skopt'}); "
+            "assert not heavy, heavy; make_encoder('OH'); assert 'sklearn' in sys.modules")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
 
 
 def test_registry_specs_are_frozen_and_read_only():

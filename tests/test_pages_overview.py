@@ -1,6 +1,10 @@
 """AppTest: the Overview page, its messages, and the per-database cache."""
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from pagetest import charts, open_page, texts
 
@@ -42,3 +46,17 @@ def test_missing_snapshot_is_explained(tmp_path, monkeypatch):
     monkeypatch.setenv("ENCBENCH_DB", str(tmp_path / "nothing.duckdb"))
     at = open_page("overview")
     assert "no read snapshot" in "\n".join(e.value for e in at.error)
+
+
+def test_first_visit_imports_no_encoder_library(published_env):
+    """The first page a visitor sees reads encoder names and families, never builds an encoder:
+    scikit-learn, SciPy and the encoder libraries stay unimported (about 2 s of a first visit on
+    2 cores, issue 11 item 6). Run in a fresh interpreter: this one has imported them already."""
+    code = ("import sys; from pagetest import REPO; from streamlit.testing.v1 import AppTest; "
+            "at = AppTest.from_file(str(REPO / 'app.py'), default_timeout=120); at.run(); "
+            "assert not at.exception, at.exception; assert at.metric, 'the Overview was not shown'; "
+            "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'sklearn', 'scipy', "
+            "'category_encoders', 'skrub', 'lightgbm', 'skopt'}); assert not heavy, heavy")
+    done = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).parent, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -8,23 +8,39 @@ Every encoder takes a DataFrame (or 2-D numpy array) of categorical columns, mis
 allowed, and returns a float64 DataFrame with the same index and the columns
 ``get_feature_names_out()``; unseen levels and missing values never raise and never give NaN
 (see each class for its documented value, and ``encbench.encoders._base`` for the shared rules).
-"""
-from .glmm import GLMMEncoder, OneWayREML, one_way_reml
-from .registry import FAMILIES, REGISTRY, EncoderSpec, make_encoder
-from .target import (
-    CatBoostEncoder, DiscretizedMeanTargetEncoder, MeanEstimateEncoder, MeanTargetEncoder,
-    PreBinnedMeanTargetEncoder, WoEEncoder,
-)
-from .unsupervised import (
-    BinaryEncoder, CountEncoder, DropEncoder, MinHashEncoder, OneHotEncoder, OrdinalEncoder,
-    SumEncoder,
-)
-from .wrappers import BlowUpEncoder, CrossValidatedEncoder
 
-__all__ = [
-    "REGISTRY", "FAMILIES", "EncoderSpec", "make_encoder",
-    "DropEncoder", "OneHotEncoder", "OrdinalEncoder", "BinaryEncoder", "CountEncoder",
-    "SumEncoder", "MinHashEncoder", "MeanTargetEncoder", "WoEEncoder", "MeanEstimateEncoder",
-    "PreBinnedMeanTargetEncoder", "DiscretizedMeanTargetEncoder", "CatBoostEncoder",
-    "GLMMEncoder", "OneWayREML", "one_way_reml", "CrossValidatedEncoder", "BlowUpEncoder",
-]
+Names are imported on first use (PEP 562 module ``__getattr__``): ``REGISTRY`` and ``FAMILIES``
+import no encoder (:mod:`encbench.encoders.registry`), so the app's pages read the encoders'
+names and families without importing scikit-learn; an encoder class, or building an encoder,
+imports its module.
+"""
+from __future__ import annotations
+
+import importlib
+
+#: module of this package -> the public names it provides here
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "registry": ("REGISTRY", "FAMILIES", "EncoderSpec", "make_encoder"),
+    "unsupervised": ("DropEncoder", "OneHotEncoder", "OrdinalEncoder", "BinaryEncoder", "CountEncoder",
+                     "SumEncoder", "MinHashEncoder"),
+    "target": ("MeanTargetEncoder", "WoEEncoder", "MeanEstimateEncoder", "PreBinnedMeanTargetEncoder",
+               "DiscretizedMeanTargetEncoder", "CatBoostEncoder"),
+    "glmm": ("GLMMEncoder", "OneWayREML", "one_way_reml"),
+    "wrappers": ("CrossValidatedEncoder", "BlowUpEncoder"),
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+
+__all__ = list(_MODULE_OF)
+
+
+def __getattr__(name: str):
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -2,25 +2,21 @@
 
 Engine, app and tests all read :data:`REGISTRY`; :func:`make_encoder` builds a configured,
 unfitted encoder from a canonical name.
+
+Importing this module imports no encoder: the classes are named here (:class:`_Class`) and
+imported when an encoder is first built. The app's pages read the names, families and
+descriptions on every first visit, and the encoders' modules import scikit-learn, SciPy and
+skrub (about 2 s on a 2-core machine, the larger part of a first page load, issue 11 item 6).
 """
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 from functools import partial
 from types import MappingProxyType
 from typing import Any, Callable
 
 from ..vocab import ENCODERS
-from .glmm import GLMMEncoder
-from .target import (
-    CatBoostEncoder, DiscretizedMeanTargetEncoder, MeanEstimateEncoder, MeanTargetEncoder,
-    PreBinnedMeanTargetEncoder, WoEEncoder,
-)
-from .unsupervised import (
-    BinaryEncoder, CountEncoder, DropEncoder, MinHashEncoder, OneHotEncoder, OrdinalEncoder,
-    SumEncoder,
-)
-from .wrappers import BlowUpEncoder, CrossValidatedEncoder
 
 __all__ = ["EncoderSpec", "REGISTRY", "FAMILIES", "STUDY_SEED", "STUDY_UNKNOWN", "make_encoder"]
 
@@ -56,6 +52,45 @@ class EncoderSpec:
     def make(self, random_state=None):
         """A new configured, unfitted encoder (same as ``make_encoder(self.name, ...)``)."""
         return self.factory(random_state=random_state)
+
+
+@dataclass(frozen=True)
+class _Class:
+    """An encoder class of this package, named by module and class, imported when first called.
+
+    Calling it calls the class (``_Class("target", "WoEEncoder")(regularization=1.0)``); it
+    pickles by name, as a class does.
+    """
+
+    module: str
+    name: str
+
+    def resolve(self) -> type:
+        """The class itself (imports its module)."""
+        return getattr(importlib.import_module(f"{__package__}.{self.module}"), self.name)
+
+    def __call__(self, *args, **kwargs):
+        return self.resolve()(*args, **kwargs)
+
+
+# Stand-ins for the classes, under their names so the entries below read as the classes they
+# build; unit tests check each names a class of encbench.encoders.__all__.
+DropEncoder = _Class("unsupervised", "DropEncoder")
+OneHotEncoder = _Class("unsupervised", "OneHotEncoder")
+OrdinalEncoder = _Class("unsupervised", "OrdinalEncoder")
+BinaryEncoder = _Class("unsupervised", "BinaryEncoder")
+CountEncoder = _Class("unsupervised", "CountEncoder")
+SumEncoder = _Class("unsupervised", "SumEncoder")
+MinHashEncoder = _Class("unsupervised", "MinHashEncoder")
+MeanTargetEncoder = _Class("target", "MeanTargetEncoder")
+WoEEncoder = _Class("target", "WoEEncoder")
+MeanEstimateEncoder = _Class("target", "MeanEstimateEncoder")
+DiscretizedMeanTargetEncoder = _Class("target", "DiscretizedMeanTargetEncoder")
+PreBinnedMeanTargetEncoder = _Class("target", "PreBinnedMeanTargetEncoder")
+CatBoostEncoder = _Class("target", "CatBoostEncoder")
+GLMMEncoder = _Class("glmm", "GLMMEncoder")
+CrossValidatedEncoder = _Class("wrappers", "CrossValidatedEncoder")
+BlowUpEncoder = _Class("wrappers", "BlowUpEncoder")
 
 
 #: The study's seed of the CV and BlowUp wrappers' ``StratifiedKFold(shuffle=True)``
