@@ -186,7 +186,10 @@ def _cd_and_intervals(strategies: list[str], combos: list, mode_used: str, load_
             target = common.selectbox("Combination", targets, key="detail")
         else:
             target = targets[0]
-            if "detail" in st.query_params:  # a stale choice from a wider selection: not this view's
+            # A link's detail= names a combination this view does not have: drop it. When the
+            # Combination select was shown on the previous run, its URL binding is Streamlit's
+            # (deleting raises); Streamlit drops the parameter of a widget that is gone.
+            if "detail" in st.query_params and "detail" not in st.session_state:
                 del st.query_params["detail"]
     interval_options = [s for s in strategies if s != "R-Kem"] or ["R-M"]
     with d2:

@@ -176,3 +176,15 @@ def test_the_strategy_registry_drives_the_selector_and_the_parameter_widgets(pub
         assert widget.value == param.default and widget.help == param.help
     assert at.slider(key="theta").disabled                   # Q-Th is not chosen
     assert not at.select_slider(key="alpha").disabled        # the CD diagram uses alpha too
+
+
+def test_narrowing_to_one_combination_drops_the_detail_choice_without_an_error():
+    """Back to one combination, the Combination select goes, and its detail= with it: Streamlit
+    drops the URL parameter of a widget that is gone (deleting it by hand raised, once the
+    select had been bound)."""
+    at = open_page("consensus", {"metric": "AUC"})
+    for metrics in (["AUC", "Acc"], ["AUC", "BAcc"], ["AUC"], ["AUC", "Acc"], ["AUC"]):
+        at.multiselect(key="metric").set_value(metrics).run()
+        assert not at.exception and not at.error, (metrics, [e.value for e in at.error])
+        assert len(charts(at)) == 5
+    assert "detail" not in at.query_params
