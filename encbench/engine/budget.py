@@ -11,6 +11,13 @@ output columns come from the encoder configuration (registry parameters) and the
 levels of each categorical column, and ``COPIES`` = 2 accounts for the encoder's frame plus the
 ColumnTransformer's stacked array (calibrated on that measurement: the estimate for it is
 9.6 GB). The model's own working memory is not counted.
+
+A task whose encoder and models all accept sparse output
+(:data:`encbench.engine.protocol.SPARSE_MODELS`: OH and Sum with DT and LGBM, whose scores are
+bit-identical on it) encodes to a CSR matrix: it costs its stored values, ``nnz x 12 bytes x
+COPIES`` (a float64 value and an int32 column index each), not rows x columns: about one value
+per row and categorical column (Sum: also the intercept, and L-1 for the rows of the level
+that comes last in order of first appearance, whose contrast row is all -1).
 """
 from __future__ import annotations
 
@@ -24,6 +31,8 @@ log = logging.getLogger(__name__)
 
 #: bytes of one encoded cell (float64) ...
 CELL_BYTES = 8
+#: ... or of one stored value of a CSR matrix (float64 value + int32 column index) ...
+SPARSE_CELL_BYTES = 12
 #: ... times the dense copies a task holds at once (encoder output + stacked array).
 COPIES = 2
 #: default budget: this share of the machine's physical memory, split between concurrent tasks.
@@ -125,41 +134,88 @@ class Oversize:
     rows: int
     estimate: int
     budget: int
+    sparse: bool = False
+    #: models that would let this encoder's output be sparse (when the plan's are dense)
+    sparse_models: tuple[str, ...] = ()
+    sparse_estimate: int | None = None
 
     @property
     def reason(self) -> str:
-        return (f"encoder {self.encoder} on dataset {self.spec!r}: column {self.column!r} has "
+        text = (f"encoder {self.encoder} on dataset {self.spec!r}: column {self.column!r} has "
                 f"{self.levels:,} levels on {self.rows:,} rows, so one task would need about "
-                f"{size_text(self.estimate)} (dense output), over the memory budget of "
-                f"{size_text(self.budget)} per task")
+                f"{size_text(self.estimate)} ({'sparse' if self.sparse else 'dense'} output), "
+                f"over the memory budget of {size_text(self.budget)} per task")
+        if self.sparse_models and self.sparse_estimate is not None:
+            text += (f"; with only the models {', '.join(self.sparse_models)} (--models) its "
+                     f"output would be sparse, about {size_text(self.sparse_estimate)}")
+        return text
 
 
-def estimate_task_bytes(encoder: str, n_rows: int, levels: dict[str, int], n_numerical: int) -> tuple[int, str | None]:
-    """(bytes, widest column) one task of ``encoder`` needs for the encoded data (estimate)."""
+def estimate_task_bytes(encoder: str, n_rows: int, levels: dict[str, int], n_numerical: int, *,
+                        sparse: bool = False,
+                        last_counts: dict[str, int] | None = None) -> tuple[int, str | None]:
+    """(bytes, widest column) one task of ``encoder`` needs for the encoded data (estimate).
+
+    ``sparse``: the task encodes to CSR (OH, Sum): count stored values instead of cells.
+    ``last_counts``: per column, the rows of the level that comes last in order of first
+    appearance (Sum stores L-1 values for each of them); unknown: one row.
+    """
     widths = {c: output_columns(encoder, n) for c, n in levels.items()}
+    widest = max(widths, key=widths.get) if widths else None
+    if sparse:
+        stored = n_rows * (len(levels) + n_numerical)
+        if encoder == "Sum":
+            stored += n_rows  # the intercept
+            stored += sum(max(0, (last_counts or {}).get(c, 1)) * max(0, n - 2)
+                          for c, n in levels.items())
+        return int(stored * SPARSE_CELL_BYTES * COPIES), widest
     if encoder == "Drop":
         total = 1
     else:
         total = sum(widths.values())
     total += n_numerical
-    widest = max(widths, key=widths.get) if widths else None
     return int(n_rows * total * CELL_BYTES * COPIES), widest
+
+
+def _last_level_counts(X, columns) -> dict[str, int]:
+    """Rows of the level that comes last in order of first appearance, per column."""
+    import pandas as pd
+
+    counts = {}
+    for c in columns:
+        codes, uniques = pd.factorize(X[c], use_na_sentinel=False)
+        counts[c] = int((codes == len(uniques) - 1).sum()) if len(uniques) else 0
+    return counts
 
 
 def check_plan(the_plan, budget: int) -> list[Oversize]:
     """Every (dataset, encoder) of a plan whose task estimate exceeds ``budget`` bytes."""
+    from encbench.engine.protocol import SPARSE_MODELS, uses_sparse
+
     found = []
+    models = tuple(the_plan.grid.models)
     for spec, ds in the_plan.datasets.items():
         # a time split's time column orders the rows and is never encoded
         time_column = getattr(the_plan.grid, "time_column", None)
         levels = {c: int(ds.X[c].nunique(dropna=True)) for c in ds.categorical if c != time_column}
         n_numerical = ds.n_features - ds.n_categorical - int(
             time_column in ds.X.columns and time_column not in ds.categorical)
+        last_counts = None
         for encoder in the_plan.grid.encoders:
-            estimate, widest = estimate_task_bytes(encoder, ds.n_rows, levels, n_numerical)
+            accepting = tuple(m for m in models if m in SPARSE_MODELS.get(encoder, ()))
+            if encoder == "Sum" and accepting and last_counts is None:
+                last_counts = _last_level_counts(ds.X, levels)
+            sparse = uses_sparse(encoder, models)
+            estimate, widest = estimate_task_bytes(encoder, ds.n_rows, levels, n_numerical,
+                                                   sparse=sparse, last_counts=last_counts)
             if estimate > budget:
+                hint = {}
+                if accepting and not sparse:  # the plan's other models keep it dense
+                    hint = {"sparse_models": accepting, "sparse_estimate": estimate_task_bytes(
+                        encoder, ds.n_rows, levels, n_numerical, sparse=True,
+                        last_counts=last_counts)[0]}
                 found.append(Oversize(ds.key, spec, encoder, str(widest), levels.get(widest, 0),
-                                      ds.n_rows, estimate, budget))
+                                      ds.n_rows, estimate, budget, sparse, **hint))
     for item in found:
         log.warning("memory guard: %s", item.reason)
     return found

@@ -1,0 +1,88 @@
+"""The memory guard with sparse output (issue 12 item 3): tasks whose encoder and models all
+accept sparse output are estimated by their stored values, so issue 12's 20,000-level column
+runs with OH and DT/LGBM instead of being refused. (Budget syntax and the dense estimate:
+tests/test_hostile_inputs.py.)"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from encbench.engine import Grid, plan
+from encbench.engine.budget import estimate_task_bytes, size_text
+from encbench.engine.runner import guard_memory
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def hicard(tmp_path_factory) -> Path:
+    """Issue 12's case: 20,000 levels on 30,000 rows (seeded, as test_hostile_inputs builds it)."""
+    rng = np.random.default_rng(12)
+    levels = np.concatenate([np.arange(20_000), rng.integers(0, 20_000, 10_000)])
+    path = tmp_path_factory.mktemp("wide") / "hicard.csv"
+    pd.DataFrame({"lvl": [f"L{i}" for i in rng.permutation(levels)],
+                  "label": np.tile(["no", "yes"], 15_000)}).to_csv(path, index=False)
+    return path
+
+
+def test_sparse_estimate_counts_stored_values_not_cells():
+    dense, _ = estimate_task_bytes("OH", 30_000, {"lvl": 20_000}, 0)
+    sparse, widest = estimate_task_bytes("OH", 30_000, {"lvl": 20_000}, 0, sparse=True)
+    assert dense == 9_600_000_000 and widest == "lvl"
+    assert sparse == 30_000 * 1 * 12 * 2  # one value per row (float64 + int32 index), 2 copies
+    # numerical columns are stored too; Sum adds the intercept and the last level's L-1 values
+    assert estimate_task_bytes("OH", 100, {"a": 50, "b": 7}, 3, sparse=True)[0] == 100 * 5 * 24
+    assert estimate_task_bytes("Sum", 100, {"a": 50}, 0, sparse=True, last_counts={"a": 4})[0] == \
+        (100 * 2 + 4 * 48) * 24
+
+
+def _grid(path, encoders, models):
+    return Grid(datasets=(f"{path}:label",), encoders=encoders, models=models, scorings=("AUC",))
+
+
+def test_a_20000_level_column_runs_sparse_with_accepting_models(hicard):
+    accepted = plan(_grid(hicard, ("OH", "Sum"), ("DT", "LGBM")))
+    assert guard_memory(accepted, "100MB") == {}
+    refused = plan(_grid(hicard, ("OH",), ("DT", "LogReg")))
+    with pytest.raises(ValueError) as info:
+        guard_memory(refused, "100MB")
+    assert re.search(r"column 'lvl' has 20,000 levels on 30,000 rows, so one task would need about "
+                     r"9\.6 GB \(dense output\), over the memory budget of 100\.0 MB per task; with "
+                     r"only the models DT \(--models\) its output would be sparse, about 720\.0 kB",
+                     str(info.value)), str(info.value)
+    # a sparse task over the budget says so
+    skipped = guard_memory(accepted, "500kB", on_oversize="skip")
+    key = next(iter(accepted.datasets.values())).key
+    assert "about 720.0 kB (sparse output)" in skipped[(key, "OH")] and size_text(720_000) == "720.0 kB"
+
+
+def test_peak_memory_of_the_20000_level_case_with_sparse_output(hicard, tmp_path):
+    """Whole run (5 folds, OH, DT and LGBM) in this process: was 9.15 GB with OH and refused by
+    the guard since; now runs within the budget."""
+    code = ("import resource, sys\nfrom encbench.cli import main\n"
+            "main(['run', '--datasets', sys.argv[1] + ':label', '--encoders', 'OH', '--models', "
+            "'DT,LGBM', '--metrics', 'AUC', '--db', sys.argv[2], '--workers', '0', "
+            "'--memory-budget', '1GB'])\n"
+            "print('PEAK', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", code, str(hicard), str(tmp_path / "w.duckdb")],
+                          env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True,
+                          text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    peak_mb = int(re.search(r"PEAK (\d+)", done.stderr).group(1)) / 1024
+    # about 300 MB alone; the bound leaves room for the full suite's process and still fails on
+    # any dense copy (24,000 x 20,000 float64 is 3.8 GB)
+    assert peak_mb < 1500, peak_mb
+    import duckdb
+
+    with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
+        statuses = con.execute("SELECT r.model, r.status, count(*) FROM results r JOIN runs USING (run_id) "
+                               "WHERE origin = 'local' GROUP BY ALL ORDER BY 1").fetchall()
+    assert statuses == [("DT", "ok", 5), ("LGBM", "ok", 5)], statuses
+    sys.stderr.write(f"\npeak RSS: OH + DT, LGBM on 20,000 levels x 30,000 rows, sparse {peak_mb:.0f} MB\n")
