@@ -475,7 +475,7 @@ def table_exports(frame: pd.DataFrame, item: str, provenance: export.Provenance,
 
 
 def chart_exports(chart, item: str, provenance: export.Provenance) -> None:
-    """PNG / SVG download buttons for an Altair chart (rendered by vl-convert when clicked)."""
+    """PNG / SVG download buttons for an Altair chart or a Vega-Lite spec (rendered by vl-convert when clicked)."""
     _download_row(f"chart-{item}", [
         (fmt.upper(), provenance.file_name(item, fmt),
          (lambda fmt=fmt: export.chart_bytes(chart, fmt, provenance)), export.MIME[fmt])
@@ -491,11 +491,11 @@ def show_table(frame: pd.DataFrame, item: str, provenance: export.Provenance, *,
 
 
 def show_chart(chart, item: str, provenance: export.Provenance, *, width: str = "stretch") -> None:
-    """An Altair chart with its export buttons underneath."""
+    """An Altair chart, or its Vega-Lite spec (a dict, e.g. cached), with its export buttons underneath."""
     # The spec without Altair's JSON-schema validation (st.altair_chart validates on every rerun,
     # about half of a chart's cost: 400 of 800 ms per Consensus rerun). Chart builders are
-    # validated by tests/test_plots.py, and exports still validate when clicked.
-    st.vega_lite_chart(chart.to_dict(validate=False), width=width)
+    # validated by tests/test_plots.py, and exports of a chart still validate when clicked.
+    st.vega_lite_chart(chart if isinstance(chart, dict) else chart.to_dict(validate=False), width=width)
     chart_exports(chart, item, provenance)
 
 

@@ -101,15 +101,61 @@ def intervals(db: str, version: tuple, load_key: tuple, combination: str, mode: 
                                 seed=0, **use)
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def consensus_view(db: str, version: tuple, load_key: tuple, strategies: tuple, mode: str,
+                   params: tuple) -> dashboard.ConsensusView:
+    ranks = heuristic_ranks(db, version, load_key, strategies, mode, params)
+    if "R-Kem" in strategies:
+        ranks = pd.concat([ranks, kemeny_ranks(db, version, load_key, mode)[0]], ignore_index=True)
+    return dashboard.assemble(ranks, list(strategies), dict(params))
+
+
+# Charts are cached as Vega-Lite specs beside the numbers they draw: building and serialising an
+# Altair chart costs more than the cached ranks behind it (about half of a rerun, issue 11 item 6).
+@st.cache_data(show_spinner=False, max_entries=64)
+def view_charts(db: str, version: tuple, load_key: tuple, strategies: tuple, mode: str,
+                params: tuple) -> dict[str, dict]:
+    """Specs of the rank matrix and the two agreement heatmaps (those the view draws)."""
+    view = consensus_view(db, version, load_key, strategies, mode, params)
+    if len(view.columns) > MAX_DRAWN:
+        return {}
+    charts = {"rank-matrix": plots.rank_matrix(view.ranks, column="column", columns=view.columns,
+                                               encoders=view.wide["encoder"].astype(str).tolist(),
+                                               title="Consensus ranks side by side (1 = best)")}
+    if len(view.columns) > 1:
+        charts["agreement-spearman"] = plots.similarity_heatmap(view.spearman, measure="Spearman rho",
+                                                                title="Spearman rho")
+        charts["agreement-jaccard"] = plots.similarity_heatmap(view.jaccard, measure="Jaccard",
+                                                               domain=(0.0, 1.0), title="Jaccard (best sets)")
+    return {item: chart.to_dict(validate=False) for item, chart in charts.items()}
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def cd_chart(db: str, version: tuple, load_key: tuple, combination: str, mode: str, alpha: float,
+             design: str) -> tuple[dict, list[str]]:
+    """Spec of the CD diagram and its subtitle (test, alpha, N, block design)."""
+    result = nemenyi(db, version, load_key, combination, mode, alpha, design)
+    subtitle = dashboard.cd_subtitle(result, block_design(db, version, load_key, combination, mode, design))
+    chart = plots.cd_diagram(*dashboard.cd_inputs(result), title=f"Critical difference: {combination}",
+                             subtitle=subtitle)
+    return chart.to_dict(validate=False), subtitle
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def intervals_chart(db: str, version: tuple, load_key: tuple, combination: str, mode: str,
+                    strategy: str, B: int, params: tuple) -> dict:
+    iv = intervals(db, version, load_key, combination, mode, strategy, B, params)
+    return plots.rank_intervals_chart(iv, title=f"Rank intervals: {strategy}, {combination}").to_dict(validate=False)
+
+
 mode_used = mode if len(combos) > 1 else "per-combination"
-ranks = heuristic_ranks(db, version, load_key, tuple(strategies), mode_used,
-                        tuple(sorted(params.items())))
+view_key = (db, version, load_key, tuple(strategies), mode_used, tuple(sorted(params.items())))
 kemeny_info = None
 if "R-Kem" in strategies:
     with st.spinner("Solving Kemeny-Young exactly (HiGHS)...", show_time=True):
-        kem_ranks, kemeny_info = kemeny_ranks(db, version, load_key, mode_used)
-    ranks = pd.concat([ranks, kem_ranks], ignore_index=True)
-view = dashboard.assemble(ranks, strategies, params)
+        kemeny_info = kemeny_ranks(db, version, load_key, mode_used)[1]
+view = consensus_view(*view_key)
+drawn = view_charts(*view_key)
 
 filters = {"model": selected["model"], "tuning": selected["tuning"], "metric": selected["scoring"],
            "strategy": strategies, **params, "mode": mode_used, "origin": choice,
@@ -124,11 +170,8 @@ st.subheader("Rankings")
 # every strategy column holds consensus ranks (1 = best): LaTeX sets each column's best in bold
 common.show_table(view.wide, "rankings", prov, height=min(38 + 35 * len(view.wide), 700),
                   best={c: "min" for c in view.wide.columns if pd.api.types.is_numeric_dtype(view.wide[c])})
-if len(view.columns) <= MAX_DRAWN:
-    common.show_chart(plots.rank_matrix(view.ranks, column="column", columns=view.columns,
-                                        encoders=view.wide["encoder"].astype(str).tolist(),
-                                        title="Consensus ranks side by side (1 = best)"),
-                      "rank-matrix", prov)
+if drawn:
+    common.show_chart(drawn["rank-matrix"], "rank-matrix", prov)
 else:
     st.info(f"{len(view.columns)} rankings are too many to draw; the table and its exports hold "
             "all of them. Narrow the selection or pool the combinations.")
@@ -162,13 +205,9 @@ if len(view.columns) > 1:
         # side by side while both fit; stacked (each at full width) for many rankings
         a, b = st.columns(2) if len(view.columns) <= 5 else (st.container(), st.container())
         with a:
-            common.show_chart(plots.similarity_heatmap(view.spearman, measure="Spearman rho",
-                                                       title="Spearman rho"),
-                              "agreement-spearman", prov, width="content")
+            common.show_chart(drawn["agreement-spearman"], "agreement-spearman", prov, width="content")
         with b:
-            common.show_chart(plots.similarity_heatmap(view.jaccard, measure="Jaccard",
-                                                       domain=(0.0, 1.0), title="Jaccard (best sets)"),
-                              "agreement-jaccard", prov, width="content")
+            common.show_chart(drawn["agreement-jaccard"], "agreement-jaccard", prov, width="content")
     common.show_table(dashboard.agreement_long(view), "agreement", prov)
 
 # The CD diagram and the rank intervals have selects of their own (combination, interval
@@ -223,13 +262,10 @@ def _cd_and_intervals(strategies: list[str], combos: list, mode_used: str, load_
             except ValueError as exc:
                 st.info(f"No critical-difference diagram for {target}: {exc}")
             else:
-                mean_ranks, cd, pairs = dashboard.cd_inputs(result)
-                subtitle = dashboard.cd_subtitle(result, design)
+                spec, subtitle = cd_chart(db, version, load_key, target, mode_used, float(alpha), design_name)
                 st.caption(" · ".join(subtitle) + ". Red bars join encoders not significantly different.")
                 cd_prov = prov.with_filters(detail=target, blocks=design_name)
-                common.show_chart(plots.cd_diagram(mean_ranks, cd, pairs, title=f"Critical difference: {target}",
-                                                   subtitle=subtitle),
-                                  "cd-diagram", cd_prov, width="content")
+                common.show_chart(spec, "cd-diagram", cd_prov, width="content")
                 common.table_exports(dashboard.nemenyi_table(result), "nemenyi", cd_prov)
     with right:
         try:
@@ -241,7 +277,8 @@ def _cd_and_intervals(strategies: list[str], combos: list, mode_used: str, load_
             st.caption(f"{interval_strategy} consensus rank with its 95% bootstrap interval "
                        f"({int(B)} resamples of the voters, seed 0).")
             iprov = prov.with_filters(detail=target, interval_strategy=interval_strategy, B=int(B))
-            common.show_chart(plots.rank_intervals_chart(iv, title=f"Rank intervals: {interval_strategy}, {target}"),
+            common.show_chart(intervals_chart(db, version, load_key, target, mode_used, interval_strategy,
+                                              int(B), tuple(sorted(params.items()))),
                               "rank-intervals", iprov)
             common.table_exports(iv, "rank-intervals", iprov)
 
@@ -249,8 +286,8 @@ def _cd_and_intervals(strategies: list[str], combos: list, mode_used: str, load_
     st.caption(f"Wilcoxon signed-rank test over the datasets where both encoders have a result "
                f"({target}; two-sided, zero differences dropped). With more than two encoders every "
                f"pair is tested and the p-values are Holm-corrected (family-wise alpha = {alpha}).")
-    present = [e for e in view_encoders if e in set(
-        dashboard.subset_for(common.scores(db, version, **dict(load_key)), target, mode_used)["encoder"])]
+    scored = set(dashboard.subset_for(common.scores(db, version, **dict(load_key)), target, mode_used)["encoder"])
+    present = [e for e in view_encoders if e in scored]
     chosen = common.multiselect("Encoders to compare", present, key="wilcoxon", default=present[:2],
                                 help="A is the encoder listed first; a positive median difference "
                                      "means A scores higher.")
