@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from encbench import vocab  # noqa: E402
 from encbench.encoders import FAMILIES, REGISTRY  # noqa: E402
+from encbench.store.published import reproducibility_notes  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 DATA_DIRS = (SHARED / "datasets", ROOT / "data" / "bundled")
@@ -150,6 +151,13 @@ def report(cells: pd.DataFrame, *, top: int = 15) -> None:
             continue
         print(f"\n{title}, share (%) within each tolerance, per encoder family:")
         print(frame.groupby("family").apply(shares, include_groups=False).to_string())
+    lgbm = compared[compared["model"] == "LGBM"]
+    if not lgbm.empty:
+        earlier = reproducibility_notes(lgbm) != ""
+        print("\nLGBM cells by the published run that produced them (store.published.reproducibility_note):")
+        print(pd.DataFrame({"study's final code": shares(lgbm[~earlier]),
+                            "earlier run (label metrics of 26 encoders)": shares(lgbm[earlier])}).T
+              .to_string())
     print("\nper model:")
     print(compared.groupby("model").apply(shares, include_groups=False).to_string())
     print("\nper dataset (non-LGBM):")
@@ -159,8 +167,9 @@ def report(cells: pd.DataFrame, *, top: int = 15) -> None:
     print(per_encoder.reindex([e for e in vocab.ENCODERS if e in per_encoder.index]).round(1)
           .to_frame("%").T.to_string())
     pd.set_option("display.float_format", lambda v: f"{v:.4f}")
-    print(f"\n{top} largest deviations:")
-    worst = compared.sort_values("abs", ascending=False).head(top)
+    print(f"\n{top} largest deviations (leaving out the published cells of an earlier run):")
+    reproducible = compared[reproducibility_notes(compared) == ""]
+    worst = reproducible.sort_values("abs", ascending=False).head(top)
     print(worst[["dataset", "encoder", "model", "scoring", "tuning", "local", "published",
                  "diff"]].to_string(index=False))
     if failed:
