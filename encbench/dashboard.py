@@ -26,6 +26,7 @@ import pandas as pd
 from encbench import stats, vocab
 from encbench.encoders import REGISTRY
 from encbench.stats.similarity import agreement_matrices
+from encbench.store.published import reproducibility_notes
 # The factors and their order live in the vocabulary; imported here for the pages' convenience.
 from encbench.vocab import FACTORS, ordered
 
@@ -186,11 +187,13 @@ def published_vs_local(scores: pd.DataFrame) -> pd.DataFrame:
     -------
     pandas.DataFrame
         ``dataset, model, tuning, scoring, encoder, published, local, difference`` (local minus
-        published), ``local_runs``; experiments with a score of only one origin are left out.
+        published), ``local_runs``, ``note`` (why the published score is no reference for the
+        local one, see :func:`encbench.store.published.reproducibility_note`; ``''`` when it
+        is); experiments with a score of only one origin are left out.
         Sorted by dataset, then factors and encoders in vocabulary order.
     """
     columns = [*_EXPERIMENT[3:4], *_EXPERIMENT[:3], "encoder", "published", "local", "difference",
-               "local_runs"]
+               "local_runs", "note"]
     if scores.empty:
         return pd.DataFrame(columns=columns)
     mean = scores.groupby([*_EXPERIMENT, "origin"], observed=True)["cv_score"].mean().unstack("origin")
@@ -200,6 +203,7 @@ def published_vs_local(scores: pd.DataFrame) -> pd.DataFrame:
             .agg(lambda s: ",".join(sorted(set(s)))).rename("local_runs"))
     out = mean[["published", "local"]].dropna().join(runs).reset_index()
     out["difference"] = out["local"] - out["published"]
+    out["note"] = reproducibility_notes(out)
     order = {f: {v: i for i, v in enumerate(ordered(f, out[f]))} for f in FACTORS}
     enc = {e: i for i, e in enumerate(vocab.ENCODERS)}
     out = out.assign(_d=out["dataset"].map(natural_key),

@@ -169,9 +169,18 @@ if not pairs.empty:
     st.markdown(f"Mean difference **{diff.mean():+.4f}**, mean absolute difference "
                 f"**{diff.abs().mean():.4f}**, largest **{diff.abs().max():.4f}** "
                 f"({(diff.abs() <= 1e-9).sum():,} of {len(pairs):,} identical).")
+    earlier = pairs["note"] != ""
+    if earlier.any():
+        kept = diff[~earlier]
+        st.info(
+            f"{earlier.sum():,} of these published scores are LightGBM label metrics (Acc, BAcc, F1) "
+            f"from an earlier run of the study's code, which no protocol reproduces (README, "
+            f"'Differences from the published study'); their *note* column says so. Leaving them "
+            f"out: " + (f"mean absolute difference **{kept.abs().mean():.4f}**, largest "
+                        f"**{kept.abs().max():.4f}**." if len(kept) else "nothing is left."))
     shown = pairs.assign(name=pairs["dataset"].map(names)).rename(columns={"scoring": "metric"})
     shown = shown[["dataset", "name", "model", "tuning", "metric", "encoder", "published", "local",
-                   "difference", "local_runs"]]
+                   "difference", "note", "local_runs"]]
     pair_prov = common.provenance("explorer-published-vs-local", {**filters, "origin": "both"},
                                   common.raw_scores(db, version, **filter_args, origins=("published", "local")),
                                   version)

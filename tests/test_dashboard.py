@@ -204,8 +204,19 @@ def test_published_vs_local_pairs_each_local_score_with_its_published_value():
     assert list(pairs["encoder"]) == ["OH", "MT"]                 # vocabulary order
     assert pairs["difference"].tolist() == pytest.approx([0.1, -0.1])
     assert set(pairs["dataset"]) == {"3"} and pairs["local_runs"].tolist() == ["l1", "l1"]
+    assert pairs["note"].tolist() == ["", ""]
     only_published = _origin_rows()[lambda f: f["origin"] == "published"]
     assert dashboard.published_vs_local(only_published).empty
+
+
+def test_published_vs_local_notes_published_cells_of_an_earlier_run():
+    """LightGBM's label metrics of MT come from an earlier run of the study (issue 10): the pair
+    says so; its AUC and ME_1's Acc are references."""
+    rows = _origin_rows().assign(model="LGBM")
+    rows = pd.concat([rows, rows.assign(scoring="Acc"), rows.assign(scoring="Acc", encoder="ME_1")])
+    pairs = dashboard.published_vs_local(rows).set_index(["encoder", "scoring"])["note"]
+    assert "earlier run" in pairs[("MT", "Acc")] and "earlier run" in pairs[("OH", "Acc")]
+    assert pairs[("MT", "AUC")] == pairs[("ME_1", "Acc")] == ""
 
 
 def test_best_summary_counts_first_places_over_many_combinations():

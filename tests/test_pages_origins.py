@@ -152,3 +152,25 @@ def test_explorer_shows_the_per_fold_spread_of_local_scores(published_db, tmp_pa
     assert local.loc["OH", "cv_std"] == pytest.approx(np.std(folds["OH"], ddof=1))
     assert local.loc["MT", "cv_std"] == pytest.approx(0.0)
     assert table.loc[table["origin"] == "published", "cv_std"].isna().all()
+
+
+def test_explorer_marks_published_cells_of_an_earlier_run(published_db, tmp_path, monkeypatch):
+    """Issue 10: LightGBM's published Acc of MT comes from an earlier run of the study's code; the
+    pair says so and the summary leaves it out, ME_1's pair is a plain reference."""
+    path = tmp_path / "lgbm.duckdb"
+    shutil.copyfile(published_db, path)
+    shutil.copyfile(snapshot_path(published_db), snapshot_path(path))
+    with Writer(path) as writer:
+        writer.ensure_run(LOCAL_RUN, origin="local", label="lgbm run", status="done", n_expected=2)
+        writer.write_results([
+            dict(run_id=LOCAL_RUN, dataset="50", encoder=e, model="LGBM", tuning="no", scoring="Acc",
+                 fold=0, n_folds=1, cv_score=0.8, time=0.1, status="ok", error=None)
+            for e in ("MT", "ME_1")])
+    monkeypatch.setenv("ENCBENCH_DB", str(path))
+    at = open_page("explorer", {"model": "LGBM", "tuning": "no", "metric": "Acc"})
+    pairs = at.dataframe[1].value.set_index("encoder")
+    assert "earlier run" in pairs.loc["MT", "note"] and pairs.loc["ME_1", "note"] == ""
+    info = " ".join(i.value for i in at.info)
+    assert "1 of these published scores are LightGBM label metrics" in info
+    kept = abs(0.8 - pairs.loc["ME_1", "published"])
+    assert f"mean absolute difference **{kept:.4f}**" in info
