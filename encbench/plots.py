@@ -6,7 +6,10 @@ to PNG/SVG through vl-convert unchanged (:mod:`encbench.export`).
 
 Conventions: ranks are "1 = best"; rank axes therefore run best-first; encoders are ordered by
 the ranking being shown; a missing (encoder, dataset) result is drawn as a grey "missing" cell,
-never as a zero.
+never as a zero. Encodings are channel objects (``text=alt.Text("label:N")``), never bare strings
+(``text="label:N"``) or dicts: Altair turns each of those into a channel through ``from_dict``,
+which hashes its whole Vega-Lite schema every time (about 10 ms each, half the time of building
+the Consensus page's charts; issue 11 item 6). Same spec either way.
 """
 from __future__ import annotations
 
@@ -59,11 +62,11 @@ def consensus_bars(ranking: pd.DataFrame, *, value: str = "rank", value_title: s
     _require(ranking, columns, "consensus_bars")
     data = ranking.sort_values(["rank", "encoder"]).reset_index(drop=True)
     order = data["encoder"].tolist()
-    tooltip = ["encoder:N", alt.Tooltip("rank:Q", title="consensus rank")]
+    tooltip = [alt.Tooltip("encoder:N"), alt.Tooltip("rank:Q", title="consensus rank")]
     if value != "rank":
         tooltip.append(alt.Tooltip(f"{value}:Q", title=value_title or value, format=".3f"))
     if color:
-        tooltip.append(f"{color}:N")
+        tooltip.append(alt.Tooltip(f"{color}:N"))
     encoding = {
         "y": alt.Y("encoder:N", sort=order, title=None, axis=_LABEL_AXIS_Y),
         "x": alt.X(f"{value}:Q", title=value_title or value),
@@ -115,12 +118,10 @@ def rank_matrix(ranks: pd.DataFrame, *, column: str = "column", title: str = "",
     )
     cells = _with_missing(base, alt.Color("rank:Q", scale=alt.Scale(scheme="viridis", reverse=True),
                                           title="rank", legend=alt.Legend(titleLimit=300)),
-                          ["encoder:N", f"{column}:N", "label:N"])
+                          [alt.Tooltip("encoder:N"), alt.Tooltip(f"{column}:N"), alt.Tooltip("label:N")])
     threshold = float(np.nanmax(data["rank"])) / 2 if data["rank"].notna().any() else 0.0
     text = base.mark_text(fontSize=9).encode(
-        text="label:N",
-        color=alt.when(alt.datum.rank > threshold).then(alt.value("white")).otherwise(alt.value("black")),
-    )
+        text=alt.Text("label:N"), color=_ink(alt.datum.rank > threshold))
     # wide enough for the title too: an exported image is cut to the chart's width
     width = max(160, 70 * len(columns), int(6.5 * len(title)))
     return (cells + text).properties(width=width, height=_height(len(order)), title=title,
@@ -165,9 +166,7 @@ def similarity_heatmap(matrix: pd.DataFrame, *, measure: str, title: str = "",
                            alt.Tooltip("label:N", title=measure)])
     midpoint = (domain[0] + domain[1]) / 2
     text = base.mark_text(fontSize=10).encode(
-        text="label:N",
-        color=alt.when(alt.datum.value > midpoint).then(alt.value("white")).otherwise(alt.value("black")),
-    )
+        text=alt.Text("label:N"), color=_ink(alt.datum.value > midpoint))
     side = max(160, min(520, 48 * len(labels)))
     return (cells + text).properties(width=side, height=side, title=title, autosize=PAD)
 
@@ -216,19 +215,19 @@ def box_by_encoder(data: pd.DataFrame, *, value: str, value_title: str | None = 
         order = boxes.sort_values("median", ascending=reverse, kind="stable")["encoder"].tolist()
     y = alt.Y("encoder:N", sort=list(order), title=None, axis=_LABEL_AXIS_Y)
     title_x = value_title or value
-    tooltip = ["encoder:N", alt.Tooltip("n:Q", title="results"),
+    tooltip = [alt.Tooltip("encoder:N"), alt.Tooltip("n:Q", title="results"),
                alt.Tooltip("low:Q", format=".4g", title="whisker low"),
                alt.Tooltip("q1:Q", format=".4g"), alt.Tooltip("median:Q", format=".4g"),
                alt.Tooltip("q3:Q", format=".4g"),
                alt.Tooltip("high:Q", format=".4g", title="whisker high")]
     base = alt.Chart(boxes).encode(y=y, tooltip=tooltip)
     whisker = base.mark_rule(color="#555555").encode(
-        x=alt.X("low:Q", title=title_x, scale=alt.Scale(zero=False)), x2="high:Q")
-    box_encoding = {"x": "q1:Q", "x2": "q3:Q"}
+        x=alt.X("low:Q", title=title_x, scale=alt.Scale(zero=False)), x2=alt.X2("high"))
+    box_encoding = {"x": alt.X("q1:Q"), "x2": alt.X2("q3")}
     if color:
         box_encoding["color"] = alt.Color(f"{color}:N", title=color)
     box = base.mark_bar(size=10).encode(**box_encoding)
-    median = base.mark_tick(color="black", thickness=2, size=10).encode(x="median:Q")
+    median = base.mark_tick(color="black", thickness=2, size=10).encode(x=alt.X("median:Q"))
     return (whisker + box + median).properties(width=420, height=_height(len(order)), title=title,
                                                autosize=FIT_X)
 
@@ -262,10 +261,18 @@ def encoder_dataset_heatmap(data: pd.DataFrame, *, value: str, value_title: str 
     )
     cells = _with_missing(base, alt.Color(f"{value}:Q", title=value_title or value,
                                           scale=alt.Scale(scheme="viridis", reverse=lower_is_better)),
-                          ["encoder:N", "dataset:N", alt.Tooltip("shown:N", title=value_title or value)])
+                          [alt.Tooltip("encoder:N"), alt.Tooltip("dataset:N"),
+                           alt.Tooltip("shown:N", title=value_title or value)])
     width = max(200, min(1100, 14 * len(datasets)))
     return cells.properties(width=width, height=_height(len(encoders)), title=title,
                             autosize=FIT_X)
+
+
+def _ink(dark: object) -> alt.ColorValue:
+    """White text where ``dark`` (a Vega expression on the datum) holds, black elsewhere.
+
+    A channel object, not the dict ``alt.when(...)`` gives (see the module docstring)."""
+    return alt.ColorValue(**alt.when(dark).then(alt.value("white")).otherwise(alt.value("black")))
 
 
 def _with_missing(base: alt.Chart, color: alt.Color, tooltip: list) -> alt.LayerChart:
@@ -293,7 +300,7 @@ def counts_bars(counts: pd.DataFrame, *, x: str, color: str, value: str = "resul
         x=alt.X(f"{x}:N", title=x, axis=alt.Axis(labelAngle=0)),
         y=alt.Y(f"{value}:Q", title=value),
         color=alt.Color(f"{color}:N", title=color),
-        tooltip=[f"{x}:N", f"{color}:N", alt.Tooltip(f"{value}:Q", format=",")],
+        tooltip=[alt.Tooltip(f"{x}:N"), alt.Tooltip(f"{color}:N"), alt.Tooltip(f"{value}:Q", format=",")],
     )
     return chart.properties(width=360, height=220, title=title, autosize=FIT_X)
 
@@ -312,12 +319,12 @@ def rank_intervals_chart(intervals: pd.DataFrame, *, title: str = "") -> alt.Cha
     y = alt.Y("encoder:N", sort=order, title=None, axis=_LABEL_AXIS_Y)
     rule = alt.Chart(data).mark_rule(strokeWidth=2, color="#6baed6").encode(
         y=y, x=alt.X("low:Q", title="consensus rank (1 = best)", scale=alt.Scale(zero=False)),
-        x2="high:Q",
-        tooltip=["encoder:N", "rank:Q", alt.Tooltip("low:Q", title="95% low"),
+        x2=alt.X2("high"),
+        tooltip=[alt.Tooltip("encoder:N"), alt.Tooltip("rank:Q"), alt.Tooltip("low:Q", title="95% low"),
                  alt.Tooltip("high:Q", title="95% high")],
     )
     point = alt.Chart(data).mark_point(filled=True, color="#08519c", size=40).encode(
-        y=y, x="rank:Q", tooltip=["encoder:N", "rank:Q"],
+        y=y, x=alt.X("rank:Q"), tooltip=[alt.Tooltip("encoder:N"), alt.Tooltip("rank:Q")],
     )
     return (rule + point).properties(width=420, height=_height(len(order)), title=title,
                                     autosize=FIT_X)
@@ -348,12 +355,12 @@ def replicability_chart(data: pd.DataFrame, *, x: str = "sample_size", y: str = 
     base = alt.Chart(data).encode(x=alt.X(f"{x}:Q", title="datasets per sample"), **enc_color)
     band = base.mark_area(opacity=0.25).encode(
         y=alt.Y(f"{low}:Q", title="mean similarity", scale=alt.Scale(domain=[-0.2, 1.0])),
-        y2=f"{high}:Q",
+        y2=alt.Y2(high),
     )
     line = base.mark_line(point=True).encode(
-        y=f"{y}:Q",
-        tooltip=[f"{x}:Q", alt.Tooltip(f"{y}:Q", format=".3f"), alt.Tooltip(f"{low}:Q", format=".3f"),
-                 alt.Tooltip(f"{high}:Q", format=".3f")] + ([f"{color}:N"] if color else []),
+        y=alt.Y(f"{y}:Q"),
+        tooltip=[alt.Tooltip(f"{x}:Q"), alt.Tooltip(f"{y}:Q", format=".3f"), alt.Tooltip(f"{low}:Q", format=".3f"),
+                 alt.Tooltip(f"{high}:Q", format=".3f")] + ([alt.Tooltip(f"{color}:N")] if color else []),
     )
     return (band + line).properties(width=320, height=240).facet(
         column=alt.Column(f"{measure}:N", title=None)
@@ -457,20 +464,20 @@ def cd_diagram(mean_ranks: pd.Series, cd: float, significant: set[frozenset] | S
 
     ticks = pd.DataFrame({"x": np.arange(lo, hi + 0.5, 1.0)})
     axis_line = alt.Chart(pd.DataFrame({"x": [lo], "x2": [hi], "y": [0.0]})).mark_rule(
-        color="black").encode(x=x, x2="x2:Q", y=y)
+        color="black").encode(x=x, x2=alt.X2("x2"), y=y)
     tick_marks = alt.Chart(ticks.assign(y=0.0, y2=-0.25)).mark_rule(color="black").encode(
-        x=x, y=y, y2="y2:Q")
+        x=x, y=y, y2=alt.Y2("y2"))
     tick_text = alt.Chart(ticks.assign(y=-0.55, label=ticks["x"].map(lambda v: f"{v:g}"))).mark_text(
-        fontSize=10, baseline="bottom").encode(x=x, y=y, text="label:N")
+        fontSize=10, baseline="bottom").encode(x=x, y=y, text=alt.Text("label:N"))
     leaders = alt.Chart(lines_df).mark_line(color="#555555", strokeWidth=1).encode(
-        x=x, y=y, detail="encoder:N", order="order:Q")
+        x=x, y=y, detail=alt.Detail("encoder:N"), order=alt.Order("order:Q"))
     dots = alt.Chart(labels_df.assign(y=0.0)).mark_point(filled=True, size=25, color="#222222").encode(
         x=alt.X("mean_rank:Q", scale=scale_x, axis=None), y=y,
-        tooltip=["encoder:N", alt.Tooltip("mean_rank:Q", format=".3f", title="mean rank")])
+        tooltip=[alt.Tooltip("encoder:N"), alt.Tooltip("mean_rank:Q", format=".3f", title="mean rank")])
     left_text = alt.Chart(labels_df[labels_df["side"] == "left"]).mark_text(
-        align="right", dx=-4, fontSize=11).encode(x=x, y=y, text="text:N")
+        align="right", dx=-4, fontSize=11).encode(x=x, y=y, text=alt.Text("text:N"))
     right_text = alt.Chart(labels_df[labels_df["side"] == "right"]).mark_text(
-        align="left", dx=4, fontSize=11).encode(x=x, y=y, text="text:N")
+        align="left", dx=4, fontSize=11).encode(x=x, y=y, text=alt.Text("text:N"))
     layers = [axis_line, tick_marks, tick_text, leaders, dots, left_text, right_text]
     if cliques:
         bars = pd.DataFrame([
@@ -480,14 +487,14 @@ def cd_diagram(mean_ranks: pd.Series, cd: float, significant: set[frozenset] | S
             for j, (a, b) in enumerate(cliques)
         ])
         layers.append(alt.Chart(bars).mark_rule(strokeWidth=4, color="#d62728").encode(
-            x=x, x2="x2:Q", y=y, tooltip=alt.Tooltip("group:N", title="not significantly different")))
+            x=x, x2=alt.X2("x2"), y=y, tooltip=alt.Tooltip("group:N", title="not significantly different")))
     if cd is not None and np.isfinite(cd) and cd > 0:
         cd_bar = pd.DataFrame({"x": [lo], "x2": [lo + float(cd)], "y": [CD_ROW],
                                "label": [f"CD = {float(cd):.2f}"]})
         layers.append(alt.Chart(cd_bar).mark_rule(strokeWidth=2, color="black").encode(
-            x=x, x2="x2:Q", y=y))
+            x=x, x2=alt.X2("x2"), y=y))
         layers.append(alt.Chart(cd_bar).mark_text(align="left", dx=6, fontSize=11).encode(
-            x="x2:Q", y=y, text="label:N"))
+            x=alt.X("x2:Q"), y=y, text=alt.Text("label:N")))
     heading = alt.TitleParams(text=title, subtitle=[subtitle] if isinstance(subtitle, str) else list(subtitle),
                               anchor="start") if subtitle else title
     return alt.layer(*layers).properties(width=520, height=height, title=heading, autosize=PAD).configure_view(

@@ -185,3 +185,39 @@ def test_replicability_lines_use_a_palette_visible_on_white():
     assert len(plots.SERIES_COLORS) >= 11                      # one per strategy
     assert min(_contrast_on_white(c) for c in plots.SERIES_COLORS) >= 3.0
     assert _contrast_on_white("#83c9ff") < 3.0                  # what the test guards against
+
+
+def test_builders_pass_channel_objects_not_strings_or_dicts(long_scores, monkeypatch):
+    """A bare "field:N" or a dict goes through Altair's from_dict, which hashes the whole schema on
+    each call (about 10 ms: half of the Consensus charts' building time, issue 11 item 6)."""
+    calls = []
+    original = alt.SchemaBase.from_dict.__func__
+
+    def counted(cls, *args, **kwargs):
+        calls.append(cls.__name__)
+        return original(cls, *args, **kwargs)
+
+    monkeypatch.setattr(alt.SchemaBase, "from_dict", classmethod(counted))
+    ranking = pd.DataFrame({"encoder": ["B", "A", "C"], "rank": [2, 1, 3], "mean": [2.5, 1.2, 3.1],
+                            "family": ["x", "y", "x"]})
+    ranks = pd.DataFrame({"encoder": ["A", "B", "A", "B"], "column": ["R-M", "R-M", "Q-M", "Q-M"],
+                          "rank": [1, 2, 2, np.nan]})
+    matrix = pd.DataFrame([[1.0, 0.5], [0.5, np.nan]], index=["x", "y"], columns=["x", "y"])
+    iv = pd.DataFrame({"encoder": ENCODERS, "rank": [1, 2, 3, 4], "low": [1, 1, 2, 3], "high": [2, 3, 4, 4]})
+    rep = pd.DataFrame([{"sample_size": s, "mean": 0.5, "low": 0.4, "high": 0.6, "measure": m,
+                         "strategy": "R-M"} for s in (2, 4) for m in ("rho", "J")])
+    counts = pd.DataFrame({"model": ["DT", "DT"], "tuning": ["no", "full"], "results": [3, 4]})
+    charts = [
+        plots.consensus_bars(ranking, value="mean", color="family"),
+        plots.rank_matrix(ranks),
+        plots.similarity_heatmap(matrix, measure="rho"),
+        plots.box_by_encoder(long_scores.assign(family="f"), value="cv_score", color="family"),
+        plots.encoder_dataset_heatmap(long_scores, value="cv_score"),
+        plots.counts_bars(counts, x="model", color="tuning"),
+        plots.rank_intervals_chart(iv),
+        plots.replicability_chart(rep, color="strategy"),
+        plots.cd_diagram(pd.Series({"A": 1.5, "B": 2.0, "C": 3.2, "D": 3.3}), 1.0, [("A", "D")]),
+    ]
+    assert calls == []
+    for chart in charts:
+        chart.to_dict()                                  # still valid Vega-Lite
