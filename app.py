@@ -16,7 +16,7 @@ st.set_page_config(page_title="encbench", page_icon=":bar_chart:", layout="wide"
 page = common.navigation()
 try:
     page.run()
-except Exception as exc:  # noqa: BLE001 - last line of defence: no traceback reaches the user
+except Exception as exc:  # last line of defence: no traceback reaches the user
     # st.stop()/st.rerun() raise BaseException subclasses and pass through untouched.
     logging.getLogger("encbench.app").exception("page %s failed", page.title)
     st.error(f"This view could not be shown: {type(exc).__name__}: {exc}")

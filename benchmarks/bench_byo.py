@@ -28,11 +28,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from encbench import vocab  # noqa: E402
-from encbench.custom import CustomEncoder  # noqa: E402
-from encbench.engine import Grid, run_grid  # noqa: E402
-from encbench.store import Writer, import_published  # noqa: E402
-from encbench.suites import resolve_suite  # noqa: E402
+from encbench import vocab
+from encbench.custom import CustomEncoder
+from encbench.engine import Grid, run_grid
+from encbench.store import Writer, import_published
+from encbench.suites import resolve_suite
 
 FREQ = CustomEncoder("FreqRank", "tests.byo_encoders:FrequencyRankEncoder", {"scale": True})
 

@@ -139,8 +139,9 @@ def bench_glmm(repeats: int, ce_repeats: int) -> pd.DataFrame:
     rows = []
     for name in ("kr-vs-kp", "adult"):
         X, y = load(name)
-        ours = median_time(lambda: GLMMEncoder().fit_transform(X, y), repeats)
-        theirs = median_time(lambda: category_encoders_glmm(X, y), ce_repeats)
+        # timed now, but bound as defaults so no lambda can see a later iteration's data
+        ours = median_time(lambda X=X, y=y: GLMMEncoder().fit_transform(X, y), repeats)
+        theirs = median_time(lambda X=X, y=y: category_encoders_glmm(X, y), ce_repeats)
         lme4 = lme4_time(X, y, max(1, ce_repeats))
         rows.append(
             {

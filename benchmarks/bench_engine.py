@@ -39,8 +39,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from encbench.engine import Grid, run_grid  # noqa: E402
-from encbench.store import Writer  # noqa: E402
+from encbench.engine import Grid, run_grid
+from encbench.store import Writer
 
 ENCODERS = ["OH", "Ord", "Count", "MT", "WoE", "CB", "ME_1", "CVMT_5"]
 MODELS = ["DT", "kNN", "LogReg", "LGBM"]

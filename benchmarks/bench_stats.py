@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from encbench.stats import HEURISTIC_STRATEGIES, consensus, consensus_table, kemeny  # noqa: E402
-from encbench.store.published import load_published_results  # noqa: E402
+from encbench.stats import HEURISTIC_STRATEGIES, consensus, consensus_table, kemeny
+from encbench.store.published import load_published_results
 
 FACTORS = ["model", "tuning", "scoring"]
 

@@ -20,12 +20,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from encbench import vocab  # noqa: E402
-from encbench.compare import compare_with_published  # noqa: E402
-from encbench.data import BUNDLED_DIR, read_table  # noqa: E402
-from encbench.engine.queue import RunQueue  # noqa: E402
-from encbench.store import Reader, Writer, import_published, queries  # noqa: E402
-from encbench.uploads import queue_upload_run, stage_upload  # noqa: E402
+from encbench import vocab
+from encbench.compare import compare_with_published
+from encbench.data import BUNDLED_DIR, read_table
+from encbench.engine.queue import RunQueue
+from encbench.store import Reader, Writer, import_published, queries
+from encbench.uploads import queue_upload_run, stage_upload
 
 
 def main() -> int:

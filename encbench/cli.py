@@ -121,7 +121,8 @@ def cmd_db_info(args) -> int:
         cols = ["run_id", "origin", "status", "n_ok", "n_failed", "n_timeout", "n_expected"]
         print(runs[cols].to_string(index=False) if len(runs) else "  (none)")
         datasets = queries.list_datasets(source)
-        print(f"\ndatasets: {len(datasets)} ({', '.join(datasets['name'].head(8))}{', ...' if len(datasets) > 8 else ''})")
+        more = ", ..." if len(datasets) > 8 else ""
+        print(f"\ndatasets: {len(datasets)} ({', '.join(datasets['name'].head(8))}{more})")
         encoders = source.query("SELECT DISTINCT encoder FROM scores ORDER BY encoder")["encoder"]
         print(f"encoders: {len(encoders)} ({', '.join(encoders)})")
     return 0
@@ -561,7 +562,8 @@ def _add_engine_commands(sub) -> None:
     run.add_argument("--skip-oversized", action="store_true",
                      help="record encoders over the memory budget as failed with the reason, instead of "
                           "refusing the run")
-    run.add_argument("--dry-run", action="store_true", help="load and validate the datasets, print the plan, run nothing")
+    run.add_argument("--dry-run", action="store_true",
+                     help="load and validate the datasets, print the plan, run nothing")
     run.set_defaults(func=cmd_run)
 
     runs = sub.add_parser("runs", help="list runs with status and counts")

@@ -89,7 +89,7 @@ class CustomEncoder:
                 "plugin": self.plugin, "package": self.package, "version": self.version}
 
     @classmethod
-    def from_dict(cls, data: Mapping) -> "CustomEncoder":
+    def from_dict(cls, data: Mapping) -> CustomEncoder:
         if not isinstance(data, Mapping) or "import" not in data or "name" not in data:
             raise ValueError(f"a custom encoder is a mapping with 'name' and 'import': got {data!r}")
         return cls(name=data["name"], target=data["import"], params=dict(data.get("params") or {}),
@@ -136,7 +136,7 @@ def resolve(target: str):
         raise ValueError(f"cannot import module {module_name!r} of encoder {target!r}: {exc}. Install "
                          f"its package, or run from the directory that holds it (it is then put on "
                          f"PYTHONPATH for the task processes)") from None
-    except Exception as exc:  # the module itself raised
+    except Exception as exc:  # noqa: BLE001 - the module itself raised; reported
         raise ValueError(f"importing module {module_name!r} of encoder {target!r} raised "
                          f"{type(exc).__name__}: {exc}") from None
     for part in attr.split("."):
@@ -163,7 +163,7 @@ def build(target: str, params: Mapping | None = None):
             from sklearn.base import clone
 
             encoder = clone(obj).set_params(**params) if params else clone(obj)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - user code: its error is reported
         raise ValueError(f"cannot build encoder {target!r} with parameters {params!r}: "
                          f"{type(exc).__name__}: {exc}") from None
     missing = [m for m in ("fit", "transform") if not callable(getattr(encoder, m, None))]
@@ -185,7 +185,7 @@ def package_of(target: str) -> tuple[str | None, str | None]:
     top = target.split(":", 1)[0].split(".", 1)[0]
     try:
         dists = metadata.packages_distributions().get(top) or []
-    except Exception:  # a broken environment must not stop a run
+    except Exception:  # noqa: BLE001 - a broken environment must not stop a run
         dists = []
     for dist in dists:
         try:
@@ -195,7 +195,7 @@ def package_of(target: str) -> tuple[str | None, str | None]:
     try:
         module = importlib.import_module(target.split(":", 1)[0])
         version = getattr(module, "__version__", None)
-    except Exception:
+    except Exception:  # noqa: BLE001 - the version is optional provenance
         version = None
     return None, str(version) if version is not None else None
 
@@ -427,7 +427,7 @@ def check_encoder(spec: CustomEncoder, X: pd.DataFrame, y, *, n_rows: int = CHEC
         encoder = spec.build()
     except ValueError as exc:
         return report([str(exc)])
-    transform = getattr(encoder, "transform")
+    transform = encoder.transform
     try:
         required = [p for p in inspect.signature(transform).parameters.values()
                     if p.name == "y" and p.default is inspect.Parameter.empty]
@@ -439,7 +439,7 @@ def check_encoder(spec: CustomEncoder, X: pd.DataFrame, y, *, n_rows: int = CHEC
     try:
         fitted = encoder.fit_transform(X_train, y_train) if hasattr(encoder, "fit_transform") \
             else encoder.fit(X_train, y_train).transform(X_train)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - user code: its error is the finding
         return report([f"fit on {len(X_train)} rows x {X.shape[1]} categorical columns raised "
                        f"{type(exc).__name__}: {exc}"])
     train_matrix, problems = _as_matrix(fitted, "fit_transform", len(X_train))
@@ -449,7 +449,7 @@ def check_encoder(spec: CustomEncoder, X: pd.DataFrame, y, *, n_rows: int = CHEC
     try:
         test_matrix, more = _as_matrix(encoder.transform(X_test), "transform (with an unseen level)",
                                        len(X_test))
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - user code: its error is the finding
         return report(problems + [f"transform of new rows (one holding an unseen level) raised "
                                   f"{type(exc).__name__}: {exc}"], width)
     problems += more
@@ -471,7 +471,7 @@ def _leakage_problems(encoder, X_train: pd.DataFrame, rng) -> list[str]:
         half = X_train.iloc[: max(1, len(X_train) // 4)]
         doubled, _ = _as_matrix(encoder.transform(pd.concat([half, half], ignore_index=True)),
                                 "transform", 2 * len(half))
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - user code: its error is the finding
         return [f"transform of the training rows in another order raised {type(exc).__name__}: {exc}"]
     if (base is None or shuffled is None or doubled is None or len(base) != len(X_train)
             or len(doubled) != 2 * len(half)):

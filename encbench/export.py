@@ -92,12 +92,12 @@ class Provenance:
     snapshot: str | None = None
     encbench_version: str = __version__
     created_at: str = field(
-        default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+        default_factory=lambda: _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat()
     )
 
     @classmethod
     def from_scores(cls, view: str, filters: Mapping[str, object], scores: pd.DataFrame | None,
-                    **kwargs) -> "Provenance":
+                    **kwargs) -> Provenance:
         """Provenance whose origins and run ids are those of the ``scores`` rows used."""
         origins: tuple[str, ...] = ()
         run_ids: tuple[str, ...] = ()
@@ -108,7 +108,7 @@ class Provenance:
                 run_ids = _split_joined(scores["run_id"].unique())
         return cls(view=view, filters=dict(filters), origins=origins, run_ids=run_ids, **kwargs)
 
-    def with_filters(self, **extra: object) -> "Provenance":
+    def with_filters(self, **extra: object) -> Provenance:
         """A copy whose filter state also holds ``extra`` (e.g. the detail a chart shows).
 
         ``extra`` comes first: it names what this export shows (the combination of a CD diagram),

@@ -149,7 +149,7 @@ def stage_upload(data: bytes, filename: str, *, max_bytes: int | None = DEFAULT_
                             errors=[f"cannot stage file {filename!r}: {exc}"])
     try:
         frame, _ = read_table_and_hash(path, max_bytes=max_bytes, label=filename)
-    except Exception as exc:  # noqa: BLE001 - the docstring promises no exceptions
+    except Exception as exc:  # the docstring promises no exceptions
         with contextlib.suppress(FileNotFoundError):
             path.unlink()  # a rejected upload is not kept
         if isinstance(exc, DatasetError):

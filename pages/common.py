@@ -34,7 +34,7 @@ def guarded(func: Callable) -> Callable:
     def wrapper(*args, **kwargs):
         try:
             return func(*args, **kwargs)
-        except Exception as exc:  # noqa: BLE001 - shown to the user, logged with its traceback
+        except Exception as exc:  # shown to the user, logged with its traceback
             log.exception("%s failed", func.__name__)
             st.error(f"This part of the page could not be shown: {type(exc).__name__}: {exc}")
     return wrapper

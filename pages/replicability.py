@@ -138,8 +138,8 @@ filters = {"model": model, "tuning": tuning, "metric": scoring, "strategy": show
            **({"prefer": prefer} if choice == "both" else {})}
 prov = common.provenance("replicability", filters, rows, version)
 
-common.show_chart(plots.replicability_chart(long, color="strategy",
-                                            title=f"Replicability: {dashboard.combination_label(model, tuning, scoring)}"),
+title = f"Replicability: {dashboard.combination_label(model, tuning, scoring)}"
+common.show_chart(plots.replicability_chart(long, color="strategy", title=title),
                   "replicability", prov, width="content")
 st.subheader("Summary")
 common.show_table(summary[["strategy", "sample_size", "n_pairs", "rho_mean", "rho_low", "rho_high",

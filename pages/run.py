@@ -122,7 +122,8 @@ else:
     # ID-like and leaking columns are proposed for dropping (the first check names them).
     suspects = [c for c in check_upload(staged, target, positive).suspect_columns if c != time_column]
     features = [c for c in columns if c not in (target, time_column)]
-    drop = st.multiselect("Columns to leave out", features, default=suspects, key=f"drop-{target}" + (f"-{time_column}" if time_column else ""),
+    drop = st.multiselect("Columns to leave out", features, default=suspects,
+                          key=f"drop-{target}" + (f"-{time_column}" if time_column else ""),
                           help="Pre-selected: columns that look like IDs or leak the target.")
     inferred = types.loc[(types["type"] == "categorical") & types["column"].isin(features)
                          & ~types["column"].isin(drop), "column"].tolist()

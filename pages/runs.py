@@ -23,7 +23,8 @@ def _overview() -> None:
     table = run_views.progress(queue)
     running = queue.worker_running()
     pid = queue.worker_pid()
-    st.caption(f"Background worker: {'running (pid ' + str(pid) + ')' if running else 'idle (starts when a run is queued)'}.")
+    state = f"running (pid {pid})" if running else "idle (starts when a run is queued)"
+    st.caption(f"Background worker: {state}.")
     if table.empty:
         st.info("No runs yet.")
         return

@@ -375,7 +375,7 @@ def _read_parquet(data: bytes, label: str, max_bytes: int | None = None) -> pd.D
                        f"the {max_bytes / 1e6:g} MB size limit")
         if message is None:
             table = parquet.read()
-    except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ...
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises ArrowInvalid, OSError, ...
         raise DatasetError(f"cannot read Parquet file {label!r}: {exc}") from None
     if message:
         raise DatasetError(message)

@@ -11,10 +11,11 @@ skrub (about 2 s on a 2-core machine, the larger part of a first page load, issu
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from types import MappingProxyType
-from typing import Any, Callable
+from typing import Any
 
 from ..vocab import ENCODERS
 

@@ -394,7 +394,7 @@ def check_cluster(client, *, wait_for_workers: float = 10.0) -> None:
     except (TimeoutError, OSError) as exc:
         raise ValueError(f"the Dask scheduler has no workers (waited {wait_for_workers:g} s): {exc}; "
                          f"start some with `dask worker <scheduler address>`") from None
-    for attempt in range(3):
+    for _ in range(3):
         local = probe(CLUSTER_MODULES)
         remote = dict(client.run(probe, CLUSTER_MODULES, on_error="return"))
         remote = {f"worker {addr}": info for addr, info in remote.items()}

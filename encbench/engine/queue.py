@@ -95,7 +95,8 @@ class RunQueue:
             raise ValueError(f"request kind must be one of {KINDS}: got {kind!r}")
         created = time.time()
         request_id = uuid.uuid4().hex[:12]
-        name = f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime(created))}-{int(created * 1e6) % 10**6:06d}-{request_id}.json"
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(created))
+        name = f"{stamp}-{int(created * 1e6) % 10**6:06d}-{request_id}.json"
         path = self.root / "pending" / name
         if kind == "run" and payload.get("run_id"):
             self.clear_cancel(payload["run_id"])  # re-queueing resumes a cancelled run

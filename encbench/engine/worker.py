@@ -145,7 +145,7 @@ def serve(db_path: Path | str | None = None, *, idle_exit: float = 300.0, poll: 
             log.info("request %s (%s) started", request.request_id, request.kind)
             try:
                 outcome = HANDLERS[request.kind](queue, request)
-            except Exception as exc:  # a failed request is recorded, never kills the worker
+            except Exception as exc:  # noqa: BLE001 - a failed request is recorded, never kills the worker
                 log.error("request %s failed: %s", request.request_id, traceback.format_exc())
                 queue.complete(request, outcome="failed", error=f"{type(exc).__name__}: {exc}")
             else:

@@ -61,8 +61,9 @@ Uncertainty, similarity, sensitivity, replicability
     ``vary`` in model, scoring, tuning, strategy; ``fixed`` pins the other factors. Result:
     ``vary, fixed, labels, rankings`` (encoder x label) and ``jaccard``, ``spearman`` (label x
     label DataFrames).
-``replicability(scores, sample_sizes, n_pairs=100, seed=0, strategy="R-M", progress=None, *, n_boot=1000, level=0.95, n_jobs=1, should_stop=None, **params) -> ReplicabilityResult``
-    ``pairs`` (``sample_size, pair, rho, J``), ``summary`` (``sample_size, n_pairs, rho_mean,
+``replicability(scores, sample_sizes, n_pairs=100, seed=0, strategy="R-M", progress=None, *, ...)``
+    Keywords ``n_boot=1000, level=0.95, n_jobs=1, should_stop=None, **params``; returns a
+    ``ReplicabilityResult``: ``pairs`` (``sample_size, pair, rho, J``), ``summary`` (``sample_size, n_pairs, rho_mean,
     rho_low, rho_high, J_mean, J_low, J_high``, bootstrapped intervals of the means);
     ``progress(done, total)`` counts samples ranked; ``should_stop()`` cancels
     (:class:`ReplicabilityCancelled`); ``n_jobs`` processes solve R-Kem's problems.

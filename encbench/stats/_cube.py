@@ -39,7 +39,7 @@ class Cube:
         """``(G, E)`` bool: the encoder has at least one result in the combination."""
         return (~np.isnan(self.values)).any(axis=1)
 
-    def take_datasets(self, index: np.ndarray) -> "Cube":
+    def take_datasets(self, index: np.ndarray) -> Cube:
         """A cube of ``len(index)`` combinations, row ``b`` using datasets ``index[b]`` of
         combination 0 (repeats allowed: each draw becomes its own voter)."""
         index = np.asarray(index)

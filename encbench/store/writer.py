@@ -88,7 +88,7 @@ class Writer:
         apply_migrations(self.con)
 
     # -- lifecycle ---------------------------------------------------------------------------
-    def __enter__(self) -> "Writer":
+    def __enter__(self) -> Writer:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
