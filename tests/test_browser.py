@@ -137,7 +137,8 @@ def test_a_local_run_on_a_copy_of_a_published_dataset_leaves_the_default_overvie
         page.goto(url)
         shown = _metrics(page)
         assert shown["Datasets"] == "50" and shown["Results"] == "61,812", shown
-        expect(page.get_by_text(re.compile(r"Published benchmark only\. 2 local score rows \(1 dataset"))).to_be_visible()
+        local_rows = re.compile(r"Published benchmark only\. 2 local score rows \(1 dataset")
+        expect(page.get_by_text(local_rows)).to_be_visible()
 
         page.locator(".st-key-origin").get_by_text("both", exact=True).click()
         banner = page.locator(".st-key-origin-banner")

@@ -52,7 +52,7 @@ def dask_cluster(workdir: Path, worker_pythons: list[Path]):
     logs = []
 
     def start(name, argv):
-        log = open(workdir / f"{name}.log", "wb")
+        log = open(workdir / f"{name}.log", "wb")  # noqa: SIM115 - open while the process runs, closed below
         logs.append(log)
         procs.append(subprocess.Popen(argv, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
                                       stdin=subprocess.DEVNULL))
@@ -70,11 +70,11 @@ def dask_cluster(workdir: Path, worker_pythons: list[Path]):
                 with distributed.Client(address, timeout="5s", set_as_default=False) as client:
                     client.wait_for_workers(len(worker_pythons), timeout=max(1.0, deadline - time.monotonic()))
                 break
-            except (OSError, TimeoutError):
+            except (OSError, TimeoutError) as exc:
                 if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
                     raise RuntimeError("the Dask cluster did not start: " + "\n".join(
                         (workdir / f).read_text(errors="replace")[-2000:] for f in os.listdir(workdir)
-                        if f.endswith(".log")))
+                        if f.endswith(".log"))) from exc
                 time.sleep(0.5)
         yield address
     finally:

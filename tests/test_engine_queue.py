@@ -3,9 +3,6 @@ from __future__ import annotations
 
 import fcntl
 import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 

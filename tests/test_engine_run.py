@@ -111,7 +111,8 @@ def test_failures_are_recorded_and_retried_on_resume(engine_db, monkeypatch):
     after = rows.set_index(["encoder", "model", "scoring", "fold"])["finished_at"]
     assert after.loc[before.index].equals(before)                       # ok rows untouched
     with Writer(engine_db, publish=False) as writer:
-        assert writer.finished_keys(run_id) == {k for t in plan(grid).tasks for k in t.keys()}
+        per_task = [t.keys() for t in plan(grid).tasks]
+        assert writer.finished_keys(run_id) == {k for keys in per_task for k in keys}
 
 
 def test_stop_request_cancels_and_keeps_results(engine_db):
@@ -191,7 +192,7 @@ def test_cli_run_shows_rows_next_to_the_published_ones(engine_db, capsys):
     assert main(["runs", "--db", str(engine_db)]) == 0
     out = capsys.readouterr().out
     assert PUBLISHED_RUN_ID in out and "100%" in out
-    line = next(l for l in out.splitlines() if l.strip().startswith("local-"))
+    line = next(row for row in out.splitlines() if row.strip().startswith("local-"))
     assert "done" in line and "120" in line
 
 

@@ -26,8 +26,10 @@ def db(private_db):
 
 def _result_counts(path) -> tuple[int, int, int]:
     with Writer(path, publish=False) as w:
-        row = w.query("SELECT count(*) AS n, count(DISTINCT (dataset, encoder, model, tuning, scoring, fold)) AS k, "
-                      "count(*) FILTER (WHERE status = 'ok') AS ok FROM results WHERE run_id <> 'published-matteucci2023'").iloc[0]
+        row = w.query("SELECT count(*) AS n, "
+                      "count(DISTINCT (dataset, encoder, model, tuning, scoring, fold)) AS k, "
+                      "count(*) FILTER (WHERE status = 'ok') AS ok "
+                      "FROM results WHERE run_id <> 'published-matteucci2023'").iloc[0]
     return int(row["n"]), int(row["k"]), int(row["ok"])
 
 

@@ -153,7 +153,7 @@ def test_latex_has_caption_label_and_the_best_value_per_column_in_bold(prov):
     rows = {line.split(" & ")[0]: line for line in text.splitlines() if " & " in line}
     assert r"\textbf{1.5}" in rows[r"ME\_0.1"] and r"\textbf{1.5}" in rows["MT"]   # ties: both bold
     assert r"\textbf{0.91}" in rows["OH"] and r"\textbf{2}" not in rows["OH"]
-    assert rows["MT"].rstrip(r" \\").endswith("--")
+    assert rows["MT"].removesuffix(r" \\").endswith("--")
     custom = export.table_to_latex(table, prov, caption="My 50% table", label="tab:mine").decode()
     assert r"\caption{My 50\% table}" in custom and r"\label{tab:mine}" in custom
     assert r"\textbf" not in custom

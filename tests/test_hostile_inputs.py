@@ -12,15 +12,12 @@ from __future__ import annotations
 
 import gzip
 import io
-import json
 import os
 import re
-import resource
 import subprocess
 import sys
 import time
-import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -82,7 +79,8 @@ def _high_cardinality() -> bytes:  # issue 12.3: 20,000 levels on 30,000 rows (4
 
 
 ARFF_NO_RELATION = b"@attribute a {x,y}\n@data\nx\n"
-ARFF_LATIN1 = "@relation r\n@attribute a {K\u00f6ln,Bonn}\n@attribute label {no,yes}\n@data\nK\u00f6ln,no\n".encode("latin-1")
+ARFF_LATIN1 = ("@relation r\n@attribute a {K\u00f6ln,Bonn}\n@attribute label {no,yes}\n@data\n"
+               "K\u00f6ln,no\n").encode("latin-1")
 
 
 @dataclass(frozen=True)
@@ -382,7 +380,8 @@ def test_dask_environment_check_names_what_is_missing_where():
              "modules": {"encbench": {"version": "0.1.0", "sources": "abc"}, "sklearn": {"version": "1.9.1"}}}
     remote = {
         "worker tcp://10.0.0.2:1": {"python": "3.11.2", "executable": "/usr/bin/python3",
-                                    "modules": {"encbench": {"error": "ModuleNotFoundError: No module named 'encbench'"},
+                                    "modules": {"encbench": {"error": "ModuleNotFoundError: "
+                                                                      "No module named 'encbench'"},
                                                 "sklearn": {"version": "1.9.0"}}},
         "worker tcp://10.0.0.3:1": {"python": "3.12.1", "executable": "/opt/py",
                                     "modules": {"encbench": {"version": "0.1.0", "sources": "def"},

@@ -22,8 +22,9 @@ def byo_db(published_db, tmp_path_factory):
     path = tmp_path_factory.mktemp("byo_pages") / "encbench.duckdb"
     shutil.copyfile(published_db, path)
     shutil.copyfile(snapshot_path(published_db), snapshot_path(path))
-    grid = Grid(datasets=["bundled:tic-tac-toe", "bundled:monks-problems-2"], encoders=["OH", "MT"], models=["DT", "LogReg"],
-                label="byo page test", custom_encoders=[CustomEncoder("FreqRank", FREQ, {"scale": True})])
+    grid = Grid(datasets=["bundled:tic-tac-toe", "bundled:monks-problems-2"], encoders=["OH", "MT"],
+                models=["DT", "LogReg"], label="byo page test",
+                custom_encoders=[CustomEncoder("FreqRank", FREQ, {"scale": True})])
     run_id = run_grid(grid, db_path=path, workers=0)
     return path, run_id
 

@@ -1,8 +1,6 @@
 """Uploads: every bad input is rejected with a message naming the problem, and leaves no trace."""
 from __future__ import annotations
 
-import io
-
 import numpy as np
 import pandas as pd
 import pytest
