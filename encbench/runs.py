@@ -1,19 +1,17 @@
 """Progress of runs for display: database rows joined with the run queue's requests."""
 from __future__ import annotations
 
-import dataclasses
 import os
 import socket
 from collections.abc import Sequence
 
 import pandas as pd
 
-from encbench.engine.grid import Grid
 from encbench.engine.queue import Request
 from encbench.engine.runner import format_duration
 
 __all__ = ["COLUMNS", "STALE_AFTER_S", "WAITING", "effective_status", "expected_rows", "format_duration",
-           "grid_from_config", "progress_table", "runner_gone"]
+           "progress_table", "runner_gone"]
 
 COLUMNS = ["run_id", "label", "origin", "status", "done", "total", "n_ok", "n_failed", "n_timeout",
            "eta_s", "created_at", "finished_at", "error"]
@@ -64,21 +62,6 @@ def expected_rows(grid: dict) -> int:
     for key in ("datasets", "encoders", "models", "scorings"):
         n *= len(grid.get(key) or [])
     return n * int(grid.get("n_folds", 5))
-
-
-def grid_from_config(config: dict) -> dict:
-    """The :class:`Grid` keyword arguments in a run's recorded ``config`` (for resuming it).
-
-    Raises
-    ------
-    ValueError
-        If the config does not describe a grid (e.g. the published run).
-    """
-    names = {f.name for f in dataclasses.fields(Grid)}
-    kwargs = {k: v for k, v in config.items() if k in names}
-    if not kwargs.get("datasets"):
-        raise ValueError(f"run config does not describe a grid: got keys {sorted(config)!r}")
-    return Grid(**kwargs).to_dict()
 
 
 def progress_table(runs: pd.DataFrame, pending: Sequence[Request] = (),

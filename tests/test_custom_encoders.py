@@ -291,10 +291,10 @@ def test_control_agreement_warns_when_low():
 
 
 def test_resume_config_keeps_the_custom_encoder():
-    from encbench.runs import grid_from_config
+    from encbench.engine.requests import grid_from_config
 
     grid = Grid(datasets=["bundled:tic-tac-toe"], encoders=["OH"], custom_encoders=parse_encoders(FREQ)[1])
-    assert Grid(**grid_from_config({**grid.to_dict(), "run_id": grid.run_id})).run_id == grid.run_id
+    assert grid_from_config({**grid.to_dict(), "run_id": grid.run_id}).run_id == grid.run_id
 
 
 def test_cli_controls_option(monkeypatch):

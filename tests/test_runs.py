@@ -5,8 +5,7 @@ import pandas as pd
 import pytest
 
 from encbench.engine.queue import RunQueue
-from encbench.engine.grid import Grid
-from encbench.runs import expected_rows, format_duration, grid_from_config, progress_table
+from encbench.runs import expected_rows, format_duration, progress_table
 
 
 def _runs(**over):
@@ -47,14 +46,6 @@ def test_queued_and_interrupted_states(tmp_path):
 def test_expected_rows():
     assert expected_rows({"datasets": ["a"], "encoders": ["OH"] * 32, "models": ["LogReg"],
                           "scorings": ["AUC"] * 4, "n_folds": 5}) == 640
-
-
-def test_grid_from_recorded_config_rebuilds_the_same_run():
-    grid = Grid(datasets=["bundled:tic-tac-toe"], encoders=["MT", "OH"], models=["LogReg"], scorings=["AUC"])
-    recorded = grid.to_dict() | {"run_id": grid.run_id, "protocol": 1, "resolved_datasets": {}}
-    assert Grid(**grid_from_config(recorded)).run_id == grid.run_id
-    with pytest.raises(ValueError, match="does not describe a grid"):
-        grid_from_config({"file": "matteucci2023_results.parquet"})
 
 
 def test_a_request_that_failed_before_reaching_the_database_is_reported(tmp_path):
