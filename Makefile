@@ -28,6 +28,7 @@ run: db
 		--server.port $(PORT) --browser.gatherUsageStats false
 
 test: db
+	$(BIN)/python -m ruff check .
 	$(BIN)/python -m pytest -q
 
 bench: setup
