@@ -169,11 +169,7 @@ def estimate_task_bytes(encoder: str, n_rows: int, levels: dict[str, int], n_num
             stored += sum(max(0, (last_counts or {}).get(c, 1)) * max(0, n - 2)
                           for c, n in levels.items())
         return int(stored * SPARSE_CELL_BYTES * COPIES), widest
-    if encoder == "Drop":
-        total = 1
-    else:
-        total = sum(widths.values())
-    total += n_numerical
+    total = (1 if encoder == "Drop" else sum(widths.values())) + n_numerical
     return int(n_rows * total * CELL_BYTES * COPIES), widest
 
 
