@@ -46,7 +46,10 @@ THRESHOLDS = (0.001, 0.005, 0.01)
 #: the engine. 43892: MANIFEST "no: rebuilt" (another target construction). 956: MANIFEST "yes
 #: (likely)", but measured: 33 % of its non-LGBM cells within 0.005 against 96-99 % for every
 #: other dataset, F1 0.0 locally where the study has 0.37 for MT with DT (another positive class).
-NOT_OPENML_COPIES = {43892, 956}
+#: 40945: a CSV export, which loses OpenML's column types (nominal or numeric decides which
+#: columns the encoders see); measured: 39 % of its non-LGBM cells within 0.005 against 98-99 %
+#: for the two other CSV exports of its size, OH with DT at 0.95 locally against 0.72 published.
+NOT_OPENML_COPIES = {43892, 956, 40945}
 
 FAMILY_OF = {name: family for family, names in FAMILIES.items() for name in names}
 
@@ -197,6 +200,7 @@ def main(argv=None) -> int:
     published = published_table()
     if args.report:
         cells = pd.read_csv(args.report, dtype={"dataset": str})
+        cells = cells[~cells["dataset"].isin({str(d) for d in NOT_OPENML_COPIES})]
         cells = cells.drop(columns=["published"], errors="ignore").merge(
             published, on=["dataset", "encoder", "model", "scoring", "tuning"], how="left")
         report(cells)
