@@ -1,6 +1,8 @@
 """Exact Kemeny-Young: brute force on small instances (ties, missing values), published data."""
 from __future__ import annotations
 
+import functools
+import importlib
 import itertools
 
 import numpy as np
@@ -10,6 +12,8 @@ import pytest
 from encbench.stats import consensus, kemeny
 from encbench.stats.kemeny import kemeny_objective, kemeny_weights
 from encbench.store.published import load_published_results
+
+kemeny_mod = importlib.import_module("encbench.stats.kemeny")  # the module (the package exports the function)
 
 
 def _naive_weights(ranks: np.ndarray) -> np.ndarray:
@@ -165,3 +169,149 @@ def test_agreement_normalises_the_objective_with_and_without_missing_encoders():
     same = complete.assign(cv_score=complete["encoder"].str[1:].astype(float))
     assert kemeny(same).agreement == pytest.approx(1.0)
     assert kemeny_max_objective(np.array([[1.0, 2.0, np.nan], [1.0, np.nan, np.nan]])) == 1.0
+
+
+# --- The solver's parts: blocks, local search, branch and bound, time limit (issue 11 item 3) ---
+
+def _random_ranks(rng: np.random.Generator, n: int, n_voters: int, missing: bool) -> np.ndarray:
+    """Voter ranks with ties (few distinct values) and, optionally, missing results."""
+    ranks = rng.integers(1, n + 1, size=(n_voters, n)).astype(float)
+    if missing:
+        ranks[rng.random(ranks.shape) < 0.3] = np.nan
+        ranks[np.isnan(ranks).all(axis=1), 0] = 1.0
+    return ranks
+
+
+@functools.cache
+def _weak_order_array(n: int) -> np.ndarray:
+    return np.array(list(_weak_orders(n)))
+
+
+def _optimal_level_vectors(c: np.ndarray) -> tuple[float, np.ndarray]:
+    """Brute force: the optimum and every weak order (level vector) attaining it."""
+    n = c.shape[0]
+    levels = _weak_order_array(n)
+    x = (levels[:, :, None] <= levels[:, None, :]).astype(float)
+    off = ~np.eye(n, dtype=bool)
+    values = ((2 * x - 1) * c)[:, off].sum(axis=1)
+    best = values.max()
+    return float(best), levels[values >= best - 1e-9]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_dominance_blocks_are_respected_by_every_optimum(seed):
+    rng = np.random.default_rng(seed)
+    n = 3 + seed % 4  # 3..6 encoders
+    # Shared preferences with noise, so that some encoders dominate others (several blocks).
+    base = rng.permutation(n).astype(float)
+    ranks = base + rng.integers(0, 3, size=(int(rng.integers(2, 8)), n))
+    if seed % 3 == 0:
+        ranks = _random_ranks(rng, n, int(rng.integers(2, 6)), missing=True)
+    c = kemeny_weights(ranks)
+    blocks = kemeny_mod.dominance_components(c)
+    assert sorted(np.concatenate(blocks).tolist()) == list(range(n))
+    position = np.empty(n, dtype=int)
+    for b, block in enumerate(blocks):
+        position[block] = b
+    d, s = c - c.T, c + c.T
+    for a in range(n):
+        for b in range(n):
+            if position[a] < position[b]:  # every member of an earlier block dominates
+                assert d[a, b] > max(s[a, b], 0.0)
+    best, optima = _optimal_level_vectors(c)
+    for levels in optima:  # every optimum ranks an earlier block strictly above a later one
+        earlier = position[:, None] < position[None, :]
+        assert np.all((levels[:, None] < levels[None, :])[earlier])
+    x, info = kemeny_mod.solve_kemeny(c)
+    assert info["n_components"] == len(blocks)
+    assert info["objective"] == pytest.approx(best, abs=1e-9)
+
+
+def test_blocks_by_hand():
+    # A strict majority without ties dominates; an even split does not.
+    ranks = np.array([[1, 2, 3, 4], [1, 2, 3, 4], [1, 3, 2, 4]], dtype=float)
+    blocks = kemeny_mod.dominance_components(kemeny_weights(ranks))
+    assert [b.tolist() for b in blocks] == [[0], [1], [2], [3]]
+    ranks = np.array([[1, 2, 3, 4], [1, 2, 3, 4], [1, 3, 2, 4], [1, 3, 2, 4]], dtype=float)
+    blocks = kemeny_mod.dominance_components(kemeny_weights(ranks))
+    assert [b.tolist() for b in blocks] == [[0], [1, 2], [3]]
+    # Two voters tie 0 and 1, one ranks 0 above 1: the tie is worth more (s = 4 > d = 2).
+    ranks = np.array([[1, 1, 2], [1, 1, 2], [1, 2, 3]], dtype=float)
+    blocks = kemeny_mod.dominance_components(kemeny_weights(ranks))
+    assert [b.tolist() for b in blocks] == [[0, 1], [2]]
+    assert kemeny_mod.dominance_components(np.zeros((0, 0))) == []
+    # Nobody ranks 0 and 1 together: neither dominates, one block.
+    assert len(kemeny_mod.dominance_components(np.zeros((2, 2)))) == 1
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_local_search_ends_in_a_local_optimum_no_worse_than_its_start(seed):
+    rng = np.random.default_rng(100 + seed)
+    n = 2 + seed % 6
+    c = kemeny_weights(_random_ranks(rng, n, int(rng.integers(1, 7)), missing=seed % 2 == 0))
+    d, s = c - c.T, c + c.T
+    start = rng.integers(0, n, size=n)
+    end = kemeny_mod._local_search(start.copy(), d, s, 1e-12)
+    value = kemeny_mod._levels_value(end, d, s)
+    assert value >= kemeny_mod._levels_value(start, d, s) - 1e-12
+    assert value == pytest.approx(kemeny_objective(kemeny_mod._relation(end), c), abs=1e-12)
+    # No single move (another tier, or a new tier anywhere) improves it.
+    for i in range(n):
+        for target in np.arange(-0.5, end.max() + 1.0, 0.5):
+            moved = end.astype(float)
+            moved[i] = target
+            moved_levels = np.unique(moved, return_inverse=True)[1].ravel()
+            assert kemeny_mod._levels_value(moved_levels, d, s) <= value + 1e-9
+
+
+# Found by search (seeds 0-2999 of the generator below): instances of 6-7 encoders whose LP
+# relaxation is fractional and, without local search, needs branching.
+_BRANCHING_SEEDS = [184, 210, 212, 395, 409, 548, 568, 672, 676, 706, 833, 1020, 1063, 1087, 1228,
+                    1277, 1333, 1409, 1523, 1719, 2444, 2738]
+
+
+@pytest.mark.parametrize("seed", _BRANCHING_SEEDS)
+def test_branch_and_bound_alone_reaches_the_optimum(seed, monkeypatch):
+    # With local search disabled the incumbent is the pairwise relation read as a weak order,
+    # often not optimal: the LP bound and branching must close the gap by themselves.
+    monkeypatch.setattr(kemeny_mod, "_local_search", lambda levels, d, s, tol: levels)
+    rng = np.random.default_rng(seed)
+    n = 6 + seed % 2
+    c = kemeny_weights(_random_ranks(rng, n, int(rng.integers(3, 9)), missing=seed % 3 == 0))
+    best, optima = _optimal_level_vectors(c)
+    x, info = kemeny_mod.solve_kemeny(c)
+    assert info["n_nodes"] > 0
+    assert info["optimal"] and info["objective"] == pytest.approx(best, abs=1e-9)
+    levels = np.unique(-x.sum(axis=1), return_inverse=True)[1].ravel()
+    assert any(np.array_equal(levels, o) for o in optima)  # a weak order, and an optimal one
+
+
+def _hard_published_problem() -> np.ndarray:
+    """Agreement matrix of 32 encoders whose LP relaxation is fractional (a replicability sample)."""
+    frame = load_published_results()
+    combo = frame[(frame.model == "LogReg") & (frame.tuning == "no") & (frame.scoring == "AUC")]
+    ranks = (combo.assign(r=combo.groupby("dataset").cv_score.rank(method="dense", ascending=False))
+             .pivot(index="dataset", columns="encoder", values="r").to_numpy())
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        sample = ranks[rng.choice(len(ranks), 15, replace=False)]
+        c = kemeny_weights(sample[:, ~np.isnan(sample).all(axis=0)])
+        if kemeny_mod.solve_kemeny(c)[1]["n_nodes"] > 0:
+            return c
+    raise AssertionError("no sample needed branching")
+
+
+def test_branching_on_published_samples_and_time_limit():
+    c = _hard_published_problem()
+    x, info = kemeny_mod.solve_kemeny(c)
+    assert info["optimal"] and info["used_mip"] and info["n_nodes"] > 0
+    # A bound from the LP, checked independently: the objective cannot exceed the pairwise bound.
+    d, s = c - c.T, c + c.T
+    assert info["objective"] <= np.maximum(np.abs(d), s)[np.triu_indices(len(c), 1)].sum() + 1e-9
+    # Stopped at once: still a weak order (complete, transitive), with its own objective.
+    y, stopped = kemeny_mod.solve_kemeny(c, time_limit=1e-9)
+    assert not stopped["optimal"]
+    assert np.all((y + y.T) >= 1)
+    assert np.all((y[:, :, None] + y[None, :, :] - y[:, None, :]).max() <= 1)
+    assert stopped["objective"] == pytest.approx(kemeny_objective(y, c))
+    assert stopped["objective"] <= info["objective"] + 1e-9
