@@ -23,8 +23,9 @@ class ReplicabilityCancelled(Exception):
     """Raised by :func:`replicability` when its ``should_stop`` callable returns True."""
 
 
-#: samples per task when R-Kem samples are solved on a process pool (small: a few samples need
-#: seconds of branch and bound, small tasks keep both workers busy until the end)
+#: samples per task when R-Kem samples are solved on a process pool: about 0.1 s of work (a
+#: sample takes ~12 ms, the slowest ~0.3 s; benchmarks/bench_replicability.py), small enough to
+#: keep both workers busy until the end and to report progress often
 _CHUNK = 8
 
 
@@ -97,7 +98,8 @@ class ReplicabilityResult:
     strategy: str
 
 
-def _bootstrap_mean(values: np.ndarray, rng: np.random.Generator, n_boot: int, level: float) -> tuple[float, float, float]:
+def _bootstrap_mean(values: np.ndarray, rng: np.random.Generator, n_boot: int,
+                    level: float) -> tuple[float, float, float]:
     values = values[~np.isnan(values)]
     if values.size == 0:
         return float("nan"), float("nan"), float("nan")
