@@ -17,7 +17,7 @@ import pytest
 
 from encbench.encoders import REGISTRY, make_encoder
 
-from encbench.data import BUNDLED_DIR  # noqa: E402
+from encbench.data import BUNDLED_DIR
 
 SHARED_DATASETS = Path(__file__).resolve().parents[2] / "shared" / "data" / "datasets"
 

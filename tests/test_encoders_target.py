@@ -292,7 +292,7 @@ def test_catboost_matches_naive_loop_and_category_encoders_on_permuted_rows():
     out = encoder.fit_transform(frame, y)
     order = encoder.permutation_
     prior = y.mean()
-    for j, column in enumerate(frame.columns):
+    for column in frame.columns:
         codes = frame[column].to_numpy()
         np.testing.assert_allclose(out[column], _naive_ordered_encoding(codes, y, order, 1.0, prior))
     ce = pytest.importorskip("category_encoders")

@@ -94,7 +94,7 @@ def test_folds_fall_back_to_plain_k_fold_and_cap_k():
     from sklearn.model_selection import StratifiedKFold
     y = np.array([0, 1] * 15)
     expected = StratifiedKFold(5, shuffle=True, random_state=1444).split(np.zeros((30, 1)), y)
-    for (train, held), (e_train, e_held) in zip(make_folds(y, 5, 1444), expected):
+    for (_train, held), (_e_train, e_held) in zip(make_folds(y, 5, 1444), expected):
         np.testing.assert_array_equal(held, e_held)
     with pytest.raises(ValueError, match="n_splits"):
         make_folds(np.ones(10), 1, 0)

@@ -83,7 +83,7 @@ class Payload:
         return (self.key, self.sha256)
 
     @classmethod
-    def from_dataset(cls, dataset) -> "Payload":
+    def from_dataset(cls, dataset) -> Payload:
         """Build from an :class:`encbench.data.Dataset`."""
         return cls(dataset.key, dataset.sha256, dataset.X, np.asarray(dataset.y),
                    tuple(dataset.categorical))
@@ -92,14 +92,14 @@ class Payload:
 def warm_up() -> None:
     """Import every library a task uses, so that no task's clock includes import time."""
     import lightgbm  # noqa: F401
-    import sklearn.compose  # noqa: F401
-    import sklearn.impute  # noqa: F401
-    import sklearn.linear_model  # noqa: F401
-    import sklearn.metrics  # noqa: F401
-    import sklearn.model_selection  # noqa: F401
-    import sklearn.neighbors  # noqa: F401
-    import sklearn.pipeline  # noqa: F401
-    import sklearn.svm  # noqa: F401
+    import sklearn.compose
+    import sklearn.impute
+    import sklearn.linear_model
+    import sklearn.metrics
+    import sklearn.model_selection
+    import sklearn.neighbors
+    import sklearn.pipeline
+    import sklearn.svm
     import sklearn.tree  # noqa: F401
     import skopt  # noqa: F401
 
@@ -384,7 +384,7 @@ class _Fold:
                 prep = self.preprocessor()
                 train = prep.fit_transform(self.X_train, self.y_train)
                 test = prep.transform(self.X_test)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - any encoder failure is recorded in the task's rows
                 self._encoded = exc
             else:
                 self._encoded = (train, test, time.perf_counter() - start)
