@@ -315,3 +315,25 @@ def test_branching_on_published_samples_and_time_limit():
     assert np.all((y[:, :, None] + y[None, :, :] - y[:, None, :]).max() <= 1)
     assert stopped["objective"] == pytest.approx(kemeny_objective(y, c))
     assert stopped["objective"] <= info["objective"] + 1e-9
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_any_agreement_matrix_against_brute_force(seed):
+    # solve_kemeny is public: any c, not only one voters give (here ties can be worth less
+    # than nothing, s_ij < 0, and integer entries make many optima).
+    rng = np.random.default_rng(300 + seed)
+    n = 2 + seed % 6
+    c = rng.normal(size=(n, n))
+    if seed % 2:
+        c = np.round(2 * c)
+    np.fill_diagonal(c, 0.0)
+    best, optima = _optimal_level_vectors(c)
+    x, info = kemeny_mod.solve_kemeny(c)
+    assert info["optimal"] and info["objective"] == pytest.approx(best, abs=1e-9)
+    levels = np.unique(-x.sum(axis=1), return_inverse=True)[1].ravel()
+    assert any(np.array_equal(levels, o) for o in optima)
+
+
+def test_a_pair_worth_the_same_either_way_and_less_tied_is_ordered():
+    x, info = kemeny_mod.solve_kemeny(np.array([[0.0, -4.0], [-4.0, 0.0]]))
+    assert info["objective"] == 0.0 and x.tolist() == [[1, 1], [0, 1]]

@@ -229,8 +229,11 @@ def _pairwise_best(d: np.ndarray, s: np.ndarray) -> np.ndarray:
     """Each pair at its own best (a tie when that is at least as good as either order).
 
     The optimum of the relaxation without transitivity; when it is transitive it is the optimum.
+    A strict order worth as much either way (d = 0, a tie worse: possible only for a ``c`` that
+    no voters gave, s < 0) puts the lower index first, so that every pair is ordered or tied.
     """
-    x = np.where(s >= np.abs(d), 1.0, (d > 0).astype(float))
+    first = (d > 0) | ((d == 0) & np.triu(np.ones(d.shape, dtype=bool), 1))
+    x = np.where(s >= np.abs(d), 1.0, first.astype(float))
     np.fill_diagonal(x, 1.0)
     return x
 
