@@ -24,7 +24,7 @@ class ReplicabilityCancelled(Exception):
 
 
 #: samples per task when R-Kem samples are solved on a process pool: about 0.1 s of work (a
-#: sample takes ~12 ms, the slowest ~0.3 s; benchmarks/bench_replicability.py), small enough to
+#: sample takes ~12 ms, the slowest ~0.15 s; benchmarks/bench_replicability.py), small enough to
 #: keep both workers busy until the end and to report progress often
 _CHUNK = 8
 
