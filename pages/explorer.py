@@ -85,6 +85,34 @@ def with_fold_spread(db: str, version: tuple, table: pd.DataFrame) -> pd.DataFra
     return table.merge(spread[keys + ["cv_std"]], on=keys, how="left")
 
 
+# Charts are cached as Vega-Lite specs: building and serialising them cost more than the cached
+# rows behind them (issue 11 item 6).
+@st.cache_data(show_spinner=False, max_entries=16)
+def box_charts(db: str, version: tuple, key: tuple) -> dict[str, dict]:
+    """Box plots of the scores and of the per-dataset ranks per encoder."""
+    table = ranked(db, version, key)
+    charts = {
+        "box-scores": plots.box_by_encoder(table, value="cv_score", value_title="score", color="family",
+                                           title="Scores per encoder"),
+        "box-ranks": plots.box_by_encoder(table, value="rank", value_title="per-dataset rank (1 = best)",
+                                          color="family", reverse=True, title="Per-dataset ranks per encoder"),
+    }
+    return {item: chart.to_dict(validate=False) for item, chart in charts.items()}
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def heatmap_chart(db: str, version: tuple, key: tuple, field: str, encoders: tuple, datasets: tuple) -> dict:
+    """Encoder x dataset heatmap of the mean ``field``, encoders best first (then those without results)."""
+    cells = dashboard.encoder_dataset_matrix(ranked(db, version, key), field)
+    order = (cells.groupby("encoder")[field].mean()
+             .sort_values(ascending=(field == "rank"), kind="stable").index.tolist())
+    order += [e for e in encoders if e not in order]
+    return plots.encoder_dataset_heatmap(
+        cells, value=field, value_title="mean rank" if field == "rank" else "mean score",
+        encoders=order, datasets=list(datasets), lower_is_better=(field == "rank"),
+        title="Grey cells: no result for that encoder on that dataset").to_dict(validate=False)
+
+
 @st.cache_data(show_spinner=False, max_entries=16)
 def side_by_side(db: str, version: tuple, key: tuple):
     both = common.raw_scores(db, version, **dict(key), origins=("published", "local"))
@@ -131,29 +159,16 @@ common.show_table(
     })
 
 st.subheader("Distributions per encoder")
-left, right = st.columns(2)
-with left:
-    chart = plots.box_by_encoder(table, value="cv_score", value_title="score", color="family",
-                                 title="Scores per encoder")
-    common.show_chart(chart, "box-scores", prov)
-with right:
-    chart = plots.box_by_encoder(table, value="rank", value_title="per-dataset rank (1 = best)",
-                                 color="family", reverse=True, title="Per-dataset ranks per encoder")
-    common.show_chart(chart, "box-ranks", prov)
+for column, (item, spec) in zip(st.columns(2), box_charts(db, version, load_key).items()):
+    with column:
+        common.show_chart(spec, item, prov)
 
 st.subheader("Encoder x dataset")
 value = st.radio("Cell value", ["rank", "score"], horizontal=True, key="cell", bind="query-params",
                  help="Mean over the selected model/tuning/metric combinations.")
 field = "rank" if value == "rank" else "cv_score"
-cells = dashboard.encoder_dataset_matrix(table, field)
-order = (cells.groupby("encoder")[field].mean()
-         .sort_values(ascending=(field == "rank"), kind="stable").index.tolist())
-order += [e for e in encoders if e not in order]
-chart = plots.encoder_dataset_heatmap(
-    cells, value=field, value_title="mean rank" if field == "rank" else "mean score",
-    encoders=order, datasets=chosen_datasets, lower_is_better=(field == "rank"),
-    title="Grey cells: no result for that encoder on that dataset")
-common.show_chart(chart, f"heatmap-{value}", prov)
+common.show_chart(heatmap_chart(db, version, load_key, field, tuple(encoders), tuple(chosen_datasets)),
+                  f"heatmap-{value}", prov)
 
 pairs = side_by_side(db, version, filter_key)
 if not pairs.empty:
