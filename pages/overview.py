@@ -1,4 +1,5 @@
 """Overview: what is in the results database, and the headline consensus (R-M over everything)."""
+import pandas as pd
 import streamlit as st
 
 from encbench import dashboard, plots, vocab
@@ -49,6 +50,25 @@ def headline(db: str, version: tuple, origins: tuple, prefer: str):
     return dashboard.headline_consensus(common.scores(db, version, origins=origins, prefer=prefer))
 
 
+@st.cache_data(show_spinner=False, max_entries=4)
+def result_counts(db: str, version: tuple, origins: tuple, prefer: str) -> dict[str, pd.DataFrame]:
+    everything = common.scores(db, version, origins=origins, prefer=prefer)
+    return {"model": dashboard.counts_by_pair(everything, "model", "tuning"),
+            "scoring": dashboard.counts_by_pair(everything, "scoring", "tuning")}
+
+
+# Charts are cached as Vega-Lite specs, as on the other pages (issue 11 item 6).
+@st.cache_data(show_spinner=False, max_entries=4)
+def charts(db: str, version: tuple, origins: tuple, prefer: str) -> dict[str, dict]:
+    table = headline(db, version, origins, prefer)
+    bars = plots.consensus_bars(table, value="mean_rank",
+                                value_title=f"{vocab.STRATEGY_REGISTRY[HEADLINE].description} ({HEADLINE})",
+                                color="family", title=f"Consensus over all results ({HEADLINE})")
+    counts = plots.counts_bars(result_counts(db, version, origins, prefer)["model"], x="model", color="tuning",
+                               title="Score rows per model, by tuning strategy")
+    return {"headline-consensus": bars.to_dict(validate=False), "results-per-model": counts.to_dict(validate=False)}
+
+
 st.subheader(f"Headline consensus: {HEADLINE} over everything")
 st.caption(
     "Every (dataset, model, tuning, metric) with results is one voter; within a voter encoders are "
@@ -63,11 +83,9 @@ best = table.loc[table["rank"] == 1, "encoder"].tolist()
 st.markdown(f"Best overall: **{', '.join(best)}** (mean rank {table['mean_rank'].iloc[0]:.2f} "
             f"over {int(table['n_voters'].iloc[0]):,} voters).")
 left, right = st.columns([1, 1])  # 3:2 left the table too narrow for its five columns
+drawn = charts(db, version, origins, prefer)
 with left:
-    chart = plots.consensus_bars(table, value="mean_rank",
-                                 value_title=f"{vocab.STRATEGY_REGISTRY[HEADLINE].description} ({HEADLINE})",
-                                 color="family", title=f"Consensus over all results ({HEADLINE})")
-    common.show_chart(chart, "headline-consensus", prov)
+    common.show_chart(drawn["headline-consensus"], "headline-consensus", prov)
 with right:
     # narrow number columns: the table fits its column without a horizontal scroll (issue 11)
     common.show_table(table[["rank", "encoder", "family", "mean_rank", "n_voters"]],
@@ -76,15 +94,11 @@ with right:
                                      "n_voters": st.column_config.NumberColumn("voters")})
 
 st.subheader("Results per model and tuning")
-counts = dashboard.counts_by_pair(everything, "model", "tuning")
 c1, c2 = st.columns([3, 2])
 with c1:
-    common.show_chart(plots.counts_bars(counts, x="model", color="tuning",
-                                        title="Score rows per model, by tuning strategy"),
-                      "results-per-model", prov)
+    common.show_chart(drawn["results-per-model"], "results-per-model", prov)
 with c2:
-    metric_counts = dashboard.counts_by_pair(everything, "scoring", "tuning")
-    common.show_table(metric_counts, "results-per-metric", prov)
+    common.show_table(result_counts(db, version, origins, prefer)["scoring"], "results-per-metric", prov)
 
 st.subheader("Runs")
 runs = common.runs_table(db, version)
@@ -92,7 +106,8 @@ shown = runs[["run_id", "label", "origin", "status", "n_ok", "n_failed", "n_time
               "finished_at"]]
 common.show_table(shown, "runs", prov, column_config={
     "run_id": st.column_config.TextColumn("run", width="medium"),
-    **{c: st.column_config.NumberColumn(c.removeprefix("n_"), width="small") for c in ("n_ok", "n_failed", "n_timeout")},
+    **{c: st.column_config.NumberColumn(c.removeprefix("n_"), width="small")
+       for c in ("n_ok", "n_failed", "n_timeout")},
     **{c: st.column_config.DatetimeColumn(c.replace("_at", ""), format="YYYY-MM-DD HH:mm", width="small")
        for c in ("created_at", "finished_at")},
 })

@@ -59,8 +59,9 @@ def load_scores(source: Source, *, datasets=None, models=None, tunings=None, sco
     Returns columns ``dataset, model, tuning, scoring, encoder, cv_score, time, origin, run_id,
     split, encode_time``. ``encode_time`` is the mean per fold of the training-fold encoding
     time (the published ``time`` is that quantity, on the study's hardware); a local ``time``
-    is the total of encoding, fitting or tuning and predicting over the folds. Values are canonical names (``encbench.vocab``); an unknown model, tuning, scoring,
-    encoder, origin or split raises ValueError. Datasets are keys (OpenML ids as text; an int is accepted).
+    is the total of encoding, fitting or tuning and predicting over the folds. Values are
+    canonical names (``encbench.vocab``); an unknown model, tuning, scoring, encoder, origin or
+    split raises ValueError. Datasets are keys (OpenML ids as text; an int is accepted).
     Use :func:`one_score_per_experiment` before ranking when several runs may hold the same
     experiment.
     """

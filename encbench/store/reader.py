@@ -102,7 +102,7 @@ class Reader:
                 self._con.close()
                 self._con = None
 
-    def __enter__(self) -> "Reader":
+    def __enter__(self) -> Reader:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
