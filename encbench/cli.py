@@ -133,7 +133,7 @@ def cmd_worker(args) -> int:
 
 
 def cmd_encoders(args) -> int:
-    from encbench.encoders import REGISTRY  # imports every encoder's library: only here
+    from encbench.encoders import REGISTRY
 
     print(f"the study's {len(REGISTRY)} encoders:")
     for spec in REGISTRY.values():
