@@ -49,7 +49,9 @@ THRESHOLDS = (0.001, 0.005, 0.01)
 #: 40945: a CSV export, which loses OpenML's column types (nominal or numeric decides which
 #: columns the encoders see); measured: 39 % of its non-LGBM cells within 0.005 against 98-99 %
 #: for the two other CSV exports of its size, OH with DT at 0.95 locally against 0.72 published.
-NOT_OPENML_COPIES = {43892, 956, 40945}
+#: 43922: MANIFEST "this is OpenML id 24 ... exact encoding not verified"; measured: DT agrees in
+#: 90.5 % of its cells (100 % on every other dataset), non-LGBM 81 %.
+NOT_OPENML_COPIES = {43892, 956, 40945, 43922}
 
 FAMILY_OF = {name: family for family, names in FAMILIES.items() for name in names}
 
