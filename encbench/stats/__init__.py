@@ -42,7 +42,9 @@ Kemeny-Young
 ------------
 ``kemeny(scores, *, time_limit=None) -> KemenyResult``
     ``ranking`` (Series), ``objective`` (optimal agreement), ``solve_time`` (s), ``optimal``,
-    ``n_rounds``, ``n_transitivity_rows``, ``used_mip``. Exact, HiGHS with lazy transitivity rows.
+    ``n_rounds``, ``n_transitivity_rows``, ``fractional_root``, ``n_nodes``, ``n_components``.
+    Exact: dominance blocks, local search, then our branch and cut over HiGHS LPs with lazy
+    transitivity rows.
 
 Q-Imp
 -----

@@ -85,9 +85,9 @@ class KemenyResult:
         LP solves made (every node of the branch and bound, every round of rows).
     n_transitivity_rows : int
         Transitivity rows that had to be added (out of ``n (n - 1) (n - 2)``).
-    used_mip : bool
-        Whether the LP relaxation stayed fractional, so that the optimum needed the local search's
-        solution to match the bound or branch and bound (see :attr:`n_nodes`).
+    fractional_root : bool
+        Whether the root LP relaxation stayed fractional, so that the optimum needed the local
+        search's solution to match the bound or branch and bound (see :attr:`n_nodes`).
     max_objective : float
         The objective a consensus agreeing with every voter on every pair would reach: the sum
         of ``|Y_v[i, j]|`` over voters and pairs (``V n (n - 1)`` on complete data; the number of
@@ -106,7 +106,7 @@ class KemenyResult:
     optimal: bool
     n_rounds: int
     n_transitivity_rows: int
-    used_mip: bool
+    fractional_root: bool
     max_objective: float = float("nan")
     n_nodes: int = 0
     n_components: int = 1
@@ -414,7 +414,7 @@ def _solve_block(c: np.ndarray, deadline: float | None, info: dict) -> tuple[np.
     values = x[off]
     if np.all(np.abs(values - np.round(values)) <= _INTEGRALITY_TOL):
         return _levels_from_wins(np.round(x)), True  # integral and transitive: optimal
-    info["used_mip"] = True
+    info["fractional_root"] = True
     # Branch and cut, depth first: each node fixes some X_ij to 0 or 1 and solves the LP with
     # lazy transitivity rows (rows are valid everywhere, so they stay for every node). A node is
     # pruned when its bound does not beat the incumbent; the incumbent improves from integral
@@ -479,12 +479,12 @@ def solve_kemeny(c: np.ndarray, *, time_limit: float | None = None) -> tuple[np.
         ``(n, n)`` 0/1 int matrix, ``x[i, j] = 1`` when i is ranked at least as well as j (ones on
         the diagonal).
     info : dict
-        ``objective, optimal, n_rounds, n_transitivity_rows, used_mip, n_nodes, n_components``.
+        ``objective, optimal, n_rounds, n_transitivity_rows, fractional_root, n_nodes, n_components``.
     """
     c = np.array(c, dtype=float)
     np.fill_diagonal(c, 0.0)  # the objective has no diagonal terms
     n = c.shape[0]
-    info = {"optimal": True, "n_rounds": 0, "n_transitivity_rows": 0, "used_mip": False,
+    info = {"optimal": True, "n_rounds": 0, "n_transitivity_rows": 0, "fractional_root": False,
             "n_nodes": 0, "n_components": min(n, 1)}
     if n <= 1:
         x = np.ones((n, n), dtype=np.int64)
@@ -549,6 +549,6 @@ def kemeny(scores: pd.DataFrame, *, time_limit: float | None = None) -> KemenyRe
                         name="rank")
     return KemenyResult(ranking=ranking, objective=info["objective"], solve_time=elapsed,
                         optimal=info["optimal"], n_rounds=info["n_rounds"],
-                        n_transitivity_rows=info["n_transitivity_rows"], used_mip=info["used_mip"],
+                        n_transitivity_rows=info["n_transitivity_rows"], fractional_root=info["fractional_root"],
                         max_objective=kemeny_max_objective(ranks), n_nodes=info["n_nodes"],
                         n_components=info["n_components"])
