@@ -535,7 +535,7 @@ def _add_engine_commands(sub) -> None:
     run.add_argument("--models", default="all", help=f"comma-separated of {' '.join(vocab.MODELS)}, or all")
     run.add_argument("--metrics", default="all", help=f"comma-separated of {' '.join(vocab.METRICS)}, or all")
     run.add_argument("--tuning", default="no", choices=vocab.TUNINGS, help="tuning strategy")
-    run.add_argument("--folds", type=int, default=5,
+    run.add_argument("--folds", type=int, default=Grid.n_folds,
                      help="outer folds: stratified (split cv) or forward in time (split time)")
     run.add_argument("--split", default="cv", metavar="SCHEME",
                      help="outer evaluation: cv (the published stratified folds, no shuffling) or "
