@@ -24,7 +24,7 @@ db: setup
 	$(BIN)/python -m encbench db init
 
 run: db
-	$(BIN)/python -m streamlit run app.py --server.headless true --server.address $(HOST) \
+	$(BIN)/python -m streamlit run serve.py --server.headless true --server.address $(HOST) \
 		--server.port $(PORT) --browser.gatherUsageStats false
 
 test: db

@@ -6,6 +6,8 @@ from encbench import dashboard, plots, vocab
 from pages import common
 
 HEADLINE = dashboard.HEADLINE_STRATEGY
+#: The tabs below the headline (labels are URL values: ?section=Runs).
+SECTIONS = ("Results per model and tuning", "Runs", "Datasets")
 
 common.ensure_routed()
 
@@ -83,9 +85,8 @@ best = table.loc[table["rank"] == 1, "encoder"].tolist()
 st.markdown(f"Best overall: **{', '.join(best)}** (mean rank {table['mean_rank'].iloc[0]:.2f} "
             f"over {int(table['n_voters'].iloc[0]):,} voters).")
 left, right = st.columns([1, 1])  # 3:2 left the table too narrow for its five columns
-drawn = charts(db, version, origins, prefer)
 with left:
-    common.show_chart(drawn["headline-consensus"], "headline-consensus", prov)
+    common.show_chart(charts(db, version, origins, prefer)["headline-consensus"], "headline-consensus", prov)
 with right:
     # narrow number columns: the table fits its column without a horizontal scroll (issue 11)
     common.show_table(table[["rank", "encoder", "family", "mean_rank", "n_voters"]],
@@ -93,27 +94,33 @@ with right:
                       column_config={"mean_rank": st.column_config.NumberColumn("mean rank", format="%.3f"),
                                      "n_voters": st.column_config.NumberColumn("voters")})
 
-st.subheader("Results per model and tuning")
-c1, c2 = st.columns([3, 2])
-with c1:
-    common.show_chart(drawn["results-per-model"], "results-per-model", prov)
-with c2:
-    common.show_table(result_counts(db, version, origins, prefer)["scoring"], "results-per-metric", prov)
-
-st.subheader("Runs")
-runs = common.runs_table(db, version)
-shown = runs[["run_id", "label", "origin", "status", "n_ok", "n_failed", "n_timeout", "created_at",
-              "finished_at"]]
-common.show_table(shown, "runs", prov, column_config={
-    "run_id": st.column_config.TextColumn("run", width="medium"),
-    **{c: st.column_config.NumberColumn(c.removeprefix("n_"), width="small")
-       for c in ("n_ok", "n_failed", "n_timeout")},
-    **{c: st.column_config.DatetimeColumn(c.replace("_at", ""), format="YYYY-MM-DD HH:mm", width="small")
-       for c in ("created_at", "finished_at")},
-})
-
-with st.expander(f"Datasets ({info['datasets']})"):
-    datasets = common.datasets_table(db, version)
-    keep = [c for c in ("dataset", "name", "source", "openml_id", "n_rows", "n_features",
-                        "n_categorical", "results") if c in datasets.columns]
-    common.show_table(datasets[keep], "datasets", prov)
+# Below the headline, one section at a time: only the open tab is drawn (stateful tabs, bound to
+# the URL as ?section=...), which keeps a first visit to two elements a browser must draw besides
+# the metrics (issue 11 item 6: first visit <= 3 s).
+counts_tab, runs_tab, datasets_tab = st.tabs(list(SECTIONS), key="section", bind="query-params")
+if counts_tab.open:
+    with counts_tab:
+        c1, c2 = st.columns([3, 2])
+        with c1:
+            common.show_chart(charts(db, version, origins, prefer)["results-per-model"], "results-per-model", prov)
+        with c2:
+            common.show_table(result_counts(db, version, origins, prefer)["scoring"], "results-per-metric", prov)
+if runs_tab.open:
+    with runs_tab:
+        runs = common.runs_table(db, version)
+        shown = runs[["run_id", "label", "origin", "status", "n_ok", "n_failed", "n_timeout", "created_at",
+                      "finished_at"]]
+        common.show_table(shown, "runs", prov, column_config={
+            "run_id": st.column_config.TextColumn("run", width="medium"),
+            **{c: st.column_config.NumberColumn(c.removeprefix("n_"), width="small")
+               for c in ("n_ok", "n_failed", "n_timeout")},
+            **{c: st.column_config.DatetimeColumn(c.replace("_at", ""), format="YYYY-MM-DD HH:mm", width="small")
+               for c in ("created_at", "finished_at")},
+        })
+if datasets_tab.open:
+    with datasets_tab:
+        st.caption(f"{info['datasets']} datasets with results in this view.")
+        datasets = common.datasets_table(db, version)
+        keep = [c for c in ("dataset", "name", "source", "openml_id", "n_rows", "n_features",
+                            "n_categorical", "results") if c in datasets.columns]
+        common.show_table(datasets[keep], "datasets", prov)

@@ -59,12 +59,12 @@ def stop(proc: subprocess.Popen) -> None:
 
 @contextlib.contextmanager
 def streamlit_server(db: Path, log_dir: Path, **env_extra: str):
-    """``streamlit run app.py`` on a free port against database ``db``; yields its URL."""
+    """``streamlit run serve.py`` (as ``make run``) on a free port against database ``db``; yields its URL."""
     port = free_port()
     env = {**os.environ, "ENCBENCH_DB": str(db), **env_extra}
     with open(log_dir / "streamlit.log", "wb") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.headless", "true",
+            [sys.executable, "-m", "streamlit", "run", str(REPO / "serve.py"), "--server.headless", "true",
              "--server.address", "127.0.0.1", "--server.port", str(port),
              "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
             cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,

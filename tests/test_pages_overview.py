@@ -60,3 +60,33 @@ def test_first_visit_imports_no_encoder_library(published_env):
     done = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).parent, capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def _table_columns(at) -> list[list[str]]:
+    return [list(frame.value.columns) for frame in at.dataframe]
+
+
+def test_sections_below_the_headline_are_drawn_only_when_open(published_env):
+    """Issue 11 item 6: the tabs below the headline are lazy; a first visit draws the headline and
+    the open tab (results per model) only, and a link opens another tab with its own content."""
+    at = open_page("overview")
+    assert [t.label for t in at.tabs] == ["Results per model and tuning", "Runs", "Datasets"]
+    columns = _table_columns(at)
+    assert len(columns) == 2 and "mean_rank" in columns[0]      # headline + results per metric
+    assert not any("run_id" in c or "n_rows" in c for c in columns)
+
+    runs = open_page("overview", {"section": "Runs"})
+    columns = _table_columns(runs)
+    assert len(columns) == 2 and "run_id" in columns[1]
+    assert len(charts(runs)) == 1                                # the headline chart only
+    assert "published-" in runs.dataframe[1].value["run_id"].iloc[0]
+
+    datasets = open_page("overview", {"section": "Datasets"})
+    table = datasets.dataframe[1].value
+    assert len(table) == 50 and "n_rows" in table.columns
+    assert "50 datasets with results in this view." in texts(datasets)
+
+
+def test_a_link_to_a_section_that_does_not_exist_opens_the_first(published_env):
+    at = open_page("overview", {"section": "Nothing"})
+    assert len(charts(at)) == 2 and len(at.dataframe) == 2
