@@ -150,6 +150,13 @@ def report(cells: pd.DataFrame, *, top: int = 15) -> None:
     pd.set_option("display.float_format", lambda v: f"{v:6.1f}")
     print("\nall cells:")
     print(shares(compared).to_frame().T.to_string(index=False))
+    flagged = reproducibility_notes(compared) != ""
+    if flagged.any():
+        print("\ncells the study's final code produced (leaving out the published cells of another "
+              "code, store.published.reproducibility_note):")
+        print(shares(compared[~flagged]).to_frame().T.to_string(index=False))
+        print(f"left out: {flagged.sum()} cells; share within each tolerance of those:")
+        print(shares(compared[flagged]).to_frame().T.to_string(index=False))
     non_lgbm = compared[compared["model"] != "LGBM"]
     for title, frame in (("non-LGBM cells", non_lgbm), ("LGBM cells", compared[compared["model"] == "LGBM"])):
         if frame.empty:
@@ -172,7 +179,7 @@ def report(cells: pd.DataFrame, *, top: int = 15) -> None:
     print(per_encoder.reindex([e for e in vocab.ENCODERS if e in per_encoder.index]).round(1)
           .to_frame("%").T.to_string())
     pd.set_option("display.float_format", lambda v: f"{v:.4f}")
-    print(f"\n{top} largest deviations (leaving out the published cells of an earlier run):")
+    print(f"\n{top} largest deviations (leaving out the published cells of another code):")
     reproducible = compared[reproducibility_notes(compared) == ""]
     worst = reproducible.sort_values("abs", ascending=False).head(top)
     print(worst[["dataset", "encoder", "model", "scoring", "tuning", "local", "published",

@@ -3,7 +3,7 @@ import pandas as pd
 import streamlit as st
 
 from encbench import dashboard, plots
-from encbench.store import queries
+from encbench.store import published, queries
 from pages import common
 
 common.ensure_routed()
@@ -187,12 +187,14 @@ if not pairs.empty:
     earlier = pairs["note"] != ""
     if earlier.any():
         kept = diff[~earlier]
+        kinds = pairs.loc[earlier, "note"].map(published.NOTE_SUMMARIES).value_counts()
         st.info(
-            f"{earlier.sum():,} of these published scores are LightGBM label metrics (Acc, BAcc, F1) "
-            f"from an earlier run of the study's code, which no protocol reproduces (README, "
-            f"'Differences from the published study'); their *note* column says so. Leaving them "
-            f"out: " + (f"mean absolute difference **{kept.abs().mean():.4f}**, largest "
-                        f"**{kept.abs().max():.4f}**." if len(kept) else "nothing is left."))
+            f"{earlier.sum():,} of these published scores were not produced by the study's final code, "
+            f"which encbench runs: " + "; ".join(f"{n:,} {kind}" for kind, n in kinds.items())
+            + ". No local run reproduces them (README, 'Differences from the published study'); their "
+            "*note* column says why. Leaving them out: "
+            + (f"mean absolute difference **{kept.abs().mean():.4f}**, largest **{kept.abs().max():.4f}**."
+               if len(kept) else "nothing is left."))
     shown = pairs.assign(name=pairs["dataset"].map(names)).rename(columns={"scoring": "metric"})
     shown = shown[["dataset", "name", "model", "tuning", "metric", "encoder", "published", "local",
                    "difference", "note", "local_runs"]]

@@ -7,6 +7,7 @@ from encbench import vocab
 from encbench.data import load_dataset
 from encbench.engine.protocol import Payload, Task, run_task
 from encbench.store.published import (
+    GLMM_ENCODERS,
     LGBM_LABEL_FINAL_CODE_ENCODERS,
     load_published_results,
     reproducibility_note,
@@ -48,32 +49,77 @@ def test_the_engine_gives_one_label_score_to_encoders_with_the_same_trees(monks_
         means[encoder] = np.mean(scores)
     assert means["MT"] == means["ME_1"] == pytest.approx(monks_lgbm.loc["ME_1", "Acc"], abs=1e-9)
     assert abs(means["MT"] - monks_lgbm.loc["MT", "Acc"]) > 0.05
-    assert reproducibility_note("LGBM", "Acc", "MT") != ""
-    assert reproducibility_note("LGBM", "Acc", "ME_1") == ""
+    assert reproducibility_note("LGBM", "Acc", "MT", "no") != ""
+    assert reproducibility_note("LGBM", "Acc", "ME_1", "no") == ""
 
 
-@pytest.mark.parametrize("model, scoring, encoder, flagged", [
-    ("LGBM", "Acc", "MT", True),
-    ("LGBM", "BAcc", "OH", True),
-    ("LGBM", "F1", "CVGLMM_5", True),
-    ("LGBM", "AUC", "MT", False),
-    ("LGBM", "Acc", "WoE", False),
-    ("LGBM", "F1", "ME_0.1", False),
-    ("DT", "Acc", "MT", False),
-    ("kNN", "F1", "OH", False),
+@pytest.mark.parametrize("model, scoring, encoder, tuning, flagged", [
+    ("LGBM", "Acc", "MT", "no", True),
+    ("LGBM", "BAcc", "OH", "no", True),
+    ("LGBM", "F1", "CVGLMM_5", "no", True),
+    ("LGBM", "AUC", "MT", "no", False),
+    ("LGBM", "Acc", "WoE", "no", False),
+    ("LGBM", "F1", "ME_0.1", "no", False),
+    ("DT", "Acc", "MT", "no", False),
+    ("kNN", "F1", "OH", "no", False),
+    ("LogReg", "AUC", "GLMM", "model", True),
+    ("kNN", "AUC", "BUGLMM_10", "model", True),
+    ("DT", "AUC", "CVGLMM_2", "model", True),
+    ("LogReg", "BAcc", "GLMM", "model", False),
+    ("LogReg", "AUC", "GLMM", "no", False),
+    ("LogReg", "AUC", "GLMM", "full", False),
+    ("LogReg", "AUC", "MT", "model", False),
 ])
-def test_notes_flag_lightgbm_label_metrics_of_the_earlier_run(model, scoring, encoder, flagged):
-    assert (reproducibility_note(model, scoring, encoder) != "") is flagged
+def test_notes_flag_the_published_cells_of_another_code(model, scoring, encoder, tuning, flagged):
+    assert (reproducibility_note(model, scoring, encoder, tuning) != "") is flagged
 
 
 def test_the_final_code_encoders_are_registry_names():
     assert LGBM_LABEL_FINAL_CODE_ENCODERS <= set(vocab.ENCODERS)
+    assert GLMM_ENCODERS == {e for e in vocab.ENCODERS if "GLMM" in e}
 
 
 def test_notes_of_a_frame_follow_its_rows():
-    frame = pd.DataFrame({"model": ["LGBM", "DT", "LGBM"], "scoring": ["Acc", "Acc", "AUC"],
-                          "encoder": ["OH", "OH", "OH"]}, index=[7, 3, 5])
+    frame = pd.DataFrame({"model": ["LGBM", "DT", "LGBM", "DT"], "scoring": ["Acc", "Acc", "AUC", "AUC"],
+                          "encoder": ["OH", "OH", "OH", "GLMM"], "tuning": ["no", "no", "no", "model"]},
+                         index=[7, 3, 5, 2])
     notes = reproducibility_notes(frame)
-    assert list(notes.index) == [7, 3, 5]
-    assert [bool(n) for n in notes] == [True, False, False]
+    assert list(notes.index) == [7, 3, 5, 2]
+    assert [bool(n) for n in notes] == [True, False, False, True]
     assert reproducibility_notes(frame.iloc[:0]).empty
+
+
+def test_under_model_tuning_the_published_glmm_auc_is_an_auc_of_labels():
+    """An AUC computed from predicted labels is a balanced accuracy. Under model tuning the
+    published AUC of the GLMM encoders is about their BAcc, for every model; every other group of
+    cells (other encoders, other tuning strategies, GLMM without tuning) has AUC well above BAcc."""
+    published = load_published_results()
+    wide = published.pivot_table(index=["dataset", "encoder", "model", "tuning"], columns="scoring",
+                                 values="cv_score").dropna(subset=["AUC", "BAcc"]).reset_index()
+    wide["gap"] = wide["AUC"] - wide["BAcc"]
+    wide["glmm"] = wide["encoder"].isin(GLMM_ENCODERS)
+    gaps = wide.groupby(["tuning", "model", "glmm"])["gap"].mean()
+    for (tuning, model, glmm), gap in gaps.items():
+        if tuning == "model" and glmm:
+            assert -0.02 < gap < 0.005, (tuning, model, gap)
+        else:
+            assert gap > 0.04, (tuning, model, glmm, gap)
+    assert set(gaps.loc["model"].index.get_level_values("model")) == {"DT", "kNN", "LogReg"}
+
+
+def test_the_engine_reproduces_a_published_glmm_auc_as_a_tuned_balanced_accuracy():
+    """monks-problems-1, LogReg, model tuning, CVGLMM_2: the published AUC (0.7464) is the
+    engine's tuned BAcc of the cell, and far from the engine's AUC on probabilities."""
+    published = load_published_results()
+    cell = published[(published["dataset"] == "333") & (published["encoder"] == "CVGLMM_2")
+                     & (published["model"] == "LogReg") & (published["tuning"] == "model")]
+    published_auc = cell.set_index("scoring").loc["AUC", "cv_score"]
+    monks = Payload.from_dataset(load_dataset("bundled:monks-problems-1"))
+    scores = {"AUC": [], "BAcc": []}
+    for fold in range(5):
+        for row in run_task(Task(monks.key, "CVGLMM_2", fold, 5, ("LogReg",), ("AUC", "BAcc"), "model"), monks):
+            assert row["status"] == "ok", row["error"]
+            scores[row["scoring"]].append(row["cv_score"])
+    assert np.mean(scores["BAcc"]) == pytest.approx(published_auc, abs=1e-4)
+    assert abs(np.mean(scores["AUC"]) - published_auc) > 0.1
+    assert reproducibility_note("LogReg", "AUC", "CVGLMM_2", "model") != ""
