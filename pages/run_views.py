@@ -78,8 +78,7 @@ def show_result(run_id: str, *, strategy: str = "R-M") -> None:
                 cols = st.columns(2)
                 cols[0].metric("Spearman rho", "n/a" if comp.rho is None else f"{comp.rho:.2f}")
                 cols[1].metric("Jaccard of best sets", "n/a" if comp.jaccard is None else f"{comp.jaccard:.2f}")
-                filters = {"run": run_id, "dataset": dataset, "model": comp.model,
-                           "metric": comp.scoring, "tuning": comp.tuning}
+                filters = result_filters(run_id, dataset, comp, rows)
                 prov = common.provenance("run-result", filters, rows.assign(origin="local"), version)
                 common.show_table(
                     comp.table.rename(columns={"rank": "rank on your data",
@@ -87,6 +86,13 @@ def show_result(run_id: str, *, strategy: str = "R-M") -> None:
                     # several datasets (a command-line run): the dataset keeps keys and file names apart
                     f"result-{comp.model}-{comp.scoring}" if local["dataset"].nunique() == 1
                     else f"result-{dataset}-{comp.model}-{comp.scoring}", prov)
+
+
+def result_filters(run_id: str, dataset: str, comp, rows: pd.DataFrame) -> dict:
+    """What an export of one run result was computed from, for its provenance header: the run,
+    the dataset, the factors, and the split of its folds (cv, or time for forward folds)."""
+    return {"run": run_id, "dataset": dataset, "model": comp.model, "metric": comp.scoring,
+            "tuning": comp.tuning, "split": ",".join(sorted(set(rows["split"])))}
 
 
 def show_split_change(dataset: str) -> None:

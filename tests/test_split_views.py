@@ -123,3 +123,25 @@ def test_filters_show_time_results(split_env, page):
     assert at.dataframe, texts(at)
     cv = open_page(page, {"origin": "local", "model": "DT", "metric": "BAcc"})
     assert [r for r in cv.radio if r.key == "split"][0].value == "cv"  # the default
+
+
+def test_a_run_result_export_names_the_split_of_its_folds(split_db):
+    """The provenance of a run result's export says whether its folds were cv or time."""
+    from encbench.compare import compare_with_published
+    from encbench.store import Reader, queries
+    from pages.run_views import result_filters
+
+    reader = Reader(split_db)
+    try:
+        runs = queries.list_runs(reader)
+        local = runs[runs["origin"] == "local"]["run_id"].tolist()
+        splits = {}
+        for run_id in local:
+            rows = queries.load_scores(reader, run_ids=[run_id])
+            (comp, *_) = compare_with_published(rows, rows.iloc[:0])
+            filters = result_filters(run_id, rows["dataset"].iloc[0], comp, rows)
+            assert filters["run"] == run_id and filters["model"] == "DT" and filters["metric"] == "BAcc"
+            splits[run_id] = filters["split"]
+    finally:
+        reader.close()
+    assert sorted(splits.values()) == ["cv", "time"]
