@@ -7,8 +7,8 @@ Measures, on the app's database (``ENCBENCH_DB`` or ``db/encbench.duckdb``; buil
 - filter change: on Consensus, adding or removing a metric (AUC <-> AUC + Acc) through the
   multiselect, until the page has rerun and shows the new combination count (target <= 0.5 s
   median);
-- bootstrap-driven select: on Consensus, the "Interval strategy" select (the rank intervals are a
-  bootstrap of B = 200 resamples), until the rerun is over.
+- bootstrap-driven select: on Consensus's "Rank intervals" tab, the "Interval strategy" select (the
+  rank intervals are a bootstrap of B = 200 resamples), until the rerun is over.
 
 A change counts from the click to the moment the page shows the new state: no element of the
 previous run is left (Streamlit marks those ``data-stale`` until the new run replaces or removes
@@ -129,8 +129,9 @@ def filter_changes(page, url: str, repeat: int) -> list[tuple[float, dict[str, f
 
 
 def interval_selects(page, url: str, repeat: int) -> list[tuple[float, dict[str, float]]]:
-    """Switch the bootstrap "Interval strategy" select between the selected strategies."""
-    page.goto(f"{url}/consensus")
+    """Switch the bootstrap "Interval strategy" select between the selected strategies (on the
+    page's "Rank intervals" tab, opened by its link)."""
+    page.goto(f"{url}/consensus?section=Rank+intervals")
     page.locator(".st-key-istrategy").wait_for(timeout=90_000)
     settle(page)
     names = ["Q-M", "R-Nem", "R-M"]

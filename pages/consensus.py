@@ -8,6 +8,16 @@ from pages import common
 common.ensure_routed()
 
 MAX_DRAWN = 40  # rankings drawn in the side-by-side charts (tables and exports hold all)
+#: The page's tabs, in order; a label is the URL value that opens it (``?section=Rank+intervals``), so
+#: renaming one breaks shared links. Agreement shows with two rankings or more, Kemeny-Young with R-Kem.
+#: These two come last so that the other tabs keep their places when they come or go: in Streamlit
+#: 1.67 a browser still showing the old tabs when the new ones arrive can select, by position, the
+#: tab now where the open one was (seen in chromium: Pairwise tests opened, nothing drawn).
+TAB_KEY = "section"  # as on the Overview
+RANKINGS, AGREEMENT, KEMENY = "Rankings", "Agreement", "Kemeny-Young"
+CD, INTERVALS, PAIRWISE = "Critical difference", "Rank intervals", "Pairwise tests"
+SECTIONS = (RANKINGS, CD, INTERVALS, PAIRWISE, AGREEMENT, KEMENY)
+_SECTIONS_SHOWN = "_consensus_sections"  # session state: the tab set of the last run
 MODE_TEXT = {
     "per-combination": "one consensus per model/tuning/metric combination, shown side by side",
     "pooled": "one consensus over all selected combinations: every (dataset, combination) is a voter",
@@ -114,19 +124,23 @@ def consensus_view(db: str, version: tuple, load_key: tuple, strategies: tuple, 
 # Altair chart costs more than the cached ranks behind it (about half of a rerun, issue 11 item 6).
 @st.cache_data(show_spinner=False, max_entries=64)
 def view_charts(db: str, version: tuple, load_key: tuple, strategies: tuple, mode: str,
-                params: tuple) -> dict[str, dict]:
-    """Specs of the rank matrix and the two agreement heatmaps (those the view draws)."""
+                params: tuple, section: str = RANKINGS) -> dict[str, dict]:
+    """Specs of the charts a tab of the view draws: the rank matrix (``RANKINGS``) or the two
+    agreement heatmaps (``AGREEMENT``); none when there are too many rankings to draw."""
     view = consensus_view(db, version, load_key, strategies, mode, params)
     if len(view.columns) > MAX_DRAWN:
         return {}
-    charts = {"rank-matrix": plots.rank_matrix(view.ranks, column="column", columns=view.columns,
-                                               encoders=view.wide["encoder"].astype(str).tolist(),
-                                               title="Consensus ranks side by side (1 = best)")}
-    if len(view.columns) > 1:
-        charts["agreement-spearman"] = plots.similarity_heatmap(view.spearman, measure="Spearman rho",
-                                                                title="Spearman rho")
-        charts["agreement-jaccard"] = plots.similarity_heatmap(view.jaccard, measure="Jaccard",
-                                                               domain=(0.0, 1.0), title="Jaccard (best sets)")
+    if section == RANKINGS:
+        charts = {"rank-matrix": plots.rank_matrix(view.ranks, column="column", columns=view.columns,
+                                                   encoders=view.wide["encoder"].astype(str).tolist(),
+                                                   title="Consensus ranks side by side (1 = best)")}
+    elif section == AGREEMENT and len(view.columns) > 1:
+        charts = {"agreement-spearman": plots.similarity_heatmap(view.spearman, measure="Spearman rho",
+                                                                 title="Spearman rho"),
+                  "agreement-jaccard": plots.similarity_heatmap(view.jaccard, measure="Jaccard",
+                                                                domain=(0.0, 1.0), title="Jaccard (best sets)")}
+    else:
+        charts = {}
     return {item: chart.to_dict(validate=False) for item, chart in charts.items()}
 
 
@@ -148,14 +162,22 @@ def intervals_chart(db: str, version: tuple, load_key: tuple, combination: str, 
     return plots.rank_intervals_chart(iv, title=f"Rank intervals: {strategy}, {combination}").to_dict(validate=False)
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def pairwise_tests(db: str, version: tuple, load_key: tuple, combination: str, mode: str,
+                   encoders: tuple, alpha: float) -> pd.DataFrame:
+    frame = common.scores(db, version, **dict(load_key))
+    subset = dashboard.subset_for(frame, combination, mode)[["dataset", "encoder", "cv_score"]]
+    return stats.wilcoxon_pairs(subset, encoders=list(encoders), alpha=alpha).table
+
+
 mode_used = mode if len(combos) > 1 else "per-combination"
-view_key = (db, version, load_key, tuple(strategies), mode_used, tuple(sorted(params.items())))
+param_key = tuple(sorted(params.items()))
+view_key = (db, version, load_key, tuple(strategies), mode_used, param_key)
 kemeny_info = None
-if "R-Kem" in strategies:
+if "R-Kem" in strategies:   # the R-Kem column is part of the rankings: solved whatever the tab
     with st.spinner("Solving Kemeny-Young exactly (HiGHS)...", show_time=True):
         kemeny_info = kemeny_ranks(db, version, load_key, mode_used)[1]
 view = consensus_view(*view_key)
-drawn = view_charts(*view_key)
 
 filters = {"model": selected["model"], "tuning": selected["tuning"], "metric": selected["scoring"],
            "strategy": strategies, **params, "mode": mode_used, "origin": choice,
@@ -166,18 +188,68 @@ prov = common.provenance("consensus", filters, rows, version)
 with st.container(key="ranking-summary"):
     st.markdown(dashboard.best_summary(view, params))
 
-st.subheader("Rankings")
-# every strategy column holds consensus ranks (1 = best): LaTeX sets each column's best in bold
-common.show_table(view.wide, "rankings", prov, height=min(38 + 35 * len(view.wide), 700),
-                  best={c: "min" for c in view.wide.columns if pd.api.types.is_numeric_dtype(view.wide[c])})
-if drawn:
-    common.show_chart(drawn["rank-matrix"], "rank-matrix", prov)
-else:
-    st.info(f"{len(view.columns)} rankings are too many to draw; the table and its exports hold "
-            "all of them. Narrow the selection or pool the combinations.")
+# The combinations the CD diagram, the rank intervals and the pairwise tests can be about.
+targets = [dashboard.POOLED] if mode_used == "pooled" else [dashboard.combination_label(*c) for c in combos]
+if len(targets) == 1 and "detail" in st.query_params and "detail" not in st.session_state:
+    # A link's detail= names a combination this view does not have: drop it. When the
+    # Combination select was shown on an earlier run, its URL binding is Streamlit's (deleting
+    # raises); Streamlit drops the parameter of a widget that is gone.
+    del st.query_params["detail"]
 
-if kemeny_info is not None:
-    st.subheader("Kemeny-Young")
+# Each section is a tab, and only the open one runs and is drawn (issue 11 item 6: the browser's
+# drawing of every section was most of a filter change). The open tab is in the URL (?section=...).
+sections = [s for s in SECTIONS if (s != AGREEMENT or len(view.columns) > 1)
+            and (s != KEMENY or kemeny_info is not None)]
+asked = st.query_params.get(TAB_KEY)
+with st.container():   # always there (empty as a rule), so the tabs below keep their place
+    if asked and asked not in sections:   # Streamlit drops it and opens the first tab
+        needs = {AGREEMENT: " (it needs two rankings or more)", KEMENY: " (it needs R-Kem among the strategies)"}
+        st.info(f"This view has no *{asked}* tab{needs.get(asked, '')}: showing *{RANKINGS}*.")
+# Streamlit identifies a tab set by its labels: another set is another widget, which can come
+# back with the tab last open in *that* set. So when the set changes (a filter changed, no tab
+# was clicked) the tab open until now stays open if the new set has it, and Rankings otherwise.
+if st.session_state.get(_SECTIONS_SHOWN, sections) != sections:
+    st.session_state[TAB_KEY] = asked if asked in sections else RANKINGS
+st.session_state[_SECTIONS_SHOWN] = sections
+tab = dict(zip(sections, st.tabs(sections, key=TAB_KEY, bind="query-params")))
+
+
+def _combination(targets: list[str]) -> str:
+    """The combination the open section is about: one select, shared by the sections that need it."""
+    if len(targets) == 1:
+        return targets[0]
+    return common.selectbox("Combination", targets, key="detail",
+                            help="The critical-difference diagram, the rank intervals and the pairwise "
+                                 "tests are for one combination at a time (the same one in each tab).")
+
+
+def _rankings_section() -> None:
+    # every strategy column holds consensus ranks (1 = best): LaTeX sets each column's best in bold
+    common.show_table(view.wide, "rankings", prov, height=min(38 + 35 * len(view.wide), 700),
+                      best={c: "min" for c in view.wide.columns if pd.api.types.is_numeric_dtype(view.wide[c])})
+    drawn = view_charts(*view_key, RANKINGS)
+    if drawn:
+        common.show_chart(drawn["rank-matrix"], "rank-matrix", prov)
+    else:
+        st.info(f"{len(view.columns)} rankings are too many to draw; the table and its exports hold "
+                "all of them. Narrow the selection or pool the combinations.")
+
+
+def _agreement_section() -> None:
+    st.caption("Spearman's rho over the encoders two rankings share, and the Jaccard index of their "
+               "sets of rank-1 encoders.")
+    drawn = view_charts(*view_key, AGREEMENT)
+    if drawn:
+        # side by side while both fit; stacked (each at full width) for many rankings
+        a, b = st.columns(2) if len(view.columns) <= 5 else (st.container(), st.container())
+        with a:
+            common.show_chart(drawn["agreement-spearman"], "agreement-spearman", prov, width="content")
+        with b:
+            common.show_chart(drawn["agreement-jaccard"], "agreement-jaccard", prov, width="content")
+    common.show_table(dashboard.agreement_long(view), "agreement", prov)
+
+
+def _kemeny_section(kemeny_info: pd.DataFrame) -> None:
     total = kemeny_info["solve_time_s"].sum()
     st.markdown(f"Exact Kemeny-Young consensus solved with HiGHS in **{total:.3f} s** "
                 f"({len(kemeny_info)} problem(s); all optimal: {bool(kemeny_info['optimal'].all())}).")
@@ -197,39 +269,50 @@ if kemeny_info is not None:
                                      "objective": st.column_config.NumberColumn(format="%.4f"),
                                      "max_objective": st.column_config.NumberColumn("max objective", format="%.4g")})
 
-if len(view.columns) > 1:
-    st.subheader("Agreement between rankings")
-    st.caption("Spearman's rho over the encoders two rankings share, and the Jaccard index of their "
-               "sets of rank-1 encoders.")
-    if len(view.columns) <= MAX_DRAWN:
-        # side by side while both fit; stacked (each at full width) for many rankings
-        a, b = st.columns(2) if len(view.columns) <= 5 else (st.container(), st.container())
-        with a:
-            common.show_chart(drawn["agreement-spearman"], "agreement-spearman", prov, width="content")
-        with b:
-            common.show_chart(drawn["agreement-jaccard"], "agreement-jaccard", prov, width="content")
-    common.show_table(dashboard.agreement_long(view), "agreement", prov)
 
-# The CD diagram and the rank intervals have selects of their own (combination, interval
-# strategy, bootstrap B, incomplete-data design): in a fragment, changing one reruns this part
-# only, not the rankings, charts and tables above (issue 11 item 6: a bootstrap-driven select).
+# The sections about one combination have selects of their own (combination, incomplete-data
+# design, interval strategy, bootstrap B, encoders): each is a fragment, so changing one of them
+# reruns that section only, not the page above it (issue 11 item 6: a bootstrap-driven select).
+# The tabs themselves are outside every fragment: switching tabs reruns the page.
 @st.fragment
 @common.guarded
-def _cd_and_intervals(strategies: list[str], combos: list, mode_used: str, load_key: tuple,
-                      params: dict, alpha: float, prov, view_encoders: list[str]) -> None:
-    st.subheader("Critical-difference diagram and rank intervals")
-    targets = [dashboard.POOLED] if mode_used == "pooled" else [dashboard.combination_label(*c) for c in combos]
+def _cd_section(targets: list[str], mode_used: str, load_key: tuple, alpha: float, prov) -> None:
+    d1, d2 = st.columns(2)
+    with d1:
+        target = _combination(targets)
+    with d2:
+        design_name = common.selectbox(
+            "Incomplete datasets (Friedman/Nemenyi)", list(stats.BLOCK_DESIGNS), key="blocks", default="all",
+            help="The Friedman test and the Nemenyi CD assume every dataset ranks every encoder. "
+                 + "; ".join(f"{k}: {v}" for k, v in stats.BLOCK_DESIGNS.items()) + ".")
+    design = block_design(db, version, load_key, target, mode_used, design_name)
+    with st.container(key="cd-completeness"):
+        st.markdown(f"**{design.n_complete_datasets} of {design.n_datasets}** datasets have a result for "
+                    f"every one of the {design.n_encoders} encoders; **{design.n_common_encoders} of "
+                    f"{design.n_encoders}** encoders have a result on every dataset.")
+    if design.scores.empty or design.scores["encoder"].nunique() < 2:
+        st.info(f"No critical-difference diagram for {target} with *{design_name}*: {design.description}"
+                " leaves fewer than two encoders or no dataset. Choose another option above.")
+        return
+    try:
+        result = nemenyi(db, version, load_key, target, mode_used, float(alpha), design_name)
+    except ValueError as exc:
+        st.info(f"No critical-difference diagram for {target}: {exc}")
+        return
+    spec, subtitle = cd_chart(db, version, load_key, target, mode_used, float(alpha), design_name)
+    st.caption(" · ".join(subtitle) + ". Red bars join encoders not significantly different.")
+    cd_prov = prov.with_filters(detail=target, blocks=design_name)
+    common.show_chart(spec, "cd-diagram", cd_prov, width="content")
+    common.table_exports(dashboard.nemenyi_table(result), "nemenyi", cd_prov)
+
+
+@st.fragment
+@common.guarded
+def _intervals_section(targets: list[str], strategies: list[str], mode_used: str, load_key: tuple,
+                       param_key: tuple, prov) -> None:
     d1, d2, d3 = st.columns([2, 1, 1])
     with d1:
-        if len(targets) > 1:
-            target = common.selectbox("Combination", targets, key="detail")
-        else:
-            target = targets[0]
-            # A link's detail= names a combination this view does not have: drop it. When the
-            # Combination select was shown on the previous run, its URL binding is Streamlit's
-            # (deleting raises); Streamlit drops the parameter of a widget that is gone.
-            if "detail" in st.query_params and "detail" not in st.session_state:
-                del st.query_params["detail"]
+        target = _combination(targets)
     interval_options = [s for s in strategies if s != "R-Kem"] or ["R-M"]
     with d2:
         interval_strategy = common.selectbox(
@@ -241,48 +324,25 @@ def _cd_and_intervals(strategies: list[str], combos: list, mode_used: str, load_
                        "resample.")
     with d3:
         B = st.number_input("Bootstrap resamples", 50, 2000, 200, 50, key="B", bind="query-params")
+    try:
+        iv = intervals(db, version, load_key, target, mode_used, interval_strategy, int(B), param_key)
+    except ValueError as exc:
+        st.info(f"No rank intervals for {target}: {exc}")
+        return
+    st.caption(f"{interval_strategy} consensus rank with its 95% bootstrap interval "
+               f"({int(B)} resamples of the voters, seed 0).")
+    iprov = prov.with_filters(detail=target, interval_strategy=interval_strategy, B=int(B))
+    common.show_chart(intervals_chart(db, version, load_key, target, mode_used, interval_strategy,
+                                      int(B), param_key),
+                      "rank-intervals", iprov)
+    common.table_exports(iv, "rank-intervals", iprov)
 
-    left, right = st.container(), st.container()
-    with left:
-        design_name = common.selectbox(
-            "Incomplete datasets (Friedman/Nemenyi)", list(stats.BLOCK_DESIGNS), key="blocks", default="all",
-            help="The Friedman test and the Nemenyi CD assume every dataset ranks every encoder. "
-                 + "; ".join(f"{k}: {v}" for k, v in stats.BLOCK_DESIGNS.items()) + ".")
-        design = block_design(db, version, load_key, target, mode_used, design_name)
-        with st.container(key="cd-completeness"):
-            st.markdown(f"**{design.n_complete_datasets} of {design.n_datasets}** datasets have a result for "
-                        f"every one of the {design.n_encoders} encoders; **{design.n_common_encoders} of "
-                        f"{design.n_encoders}** encoders have a result on every dataset.")
-        if design.scores.empty or design.scores["encoder"].nunique() < 2:
-            st.info(f"No critical-difference diagram for {target} with *{design_name}*: {design.description}"
-                    " leaves fewer than two encoders or no dataset. Choose another option above.")
-        else:
-            try:
-                result = nemenyi(db, version, load_key, target, mode_used, float(alpha), design_name)
-            except ValueError as exc:
-                st.info(f"No critical-difference diagram for {target}: {exc}")
-            else:
-                spec, subtitle = cd_chart(db, version, load_key, target, mode_used, float(alpha), design_name)
-                st.caption(" · ".join(subtitle) + ". Red bars join encoders not significantly different.")
-                cd_prov = prov.with_filters(detail=target, blocks=design_name)
-                common.show_chart(spec, "cd-diagram", cd_prov, width="content")
-                common.table_exports(dashboard.nemenyi_table(result), "nemenyi", cd_prov)
-    with right:
-        try:
-            iv = intervals(db, version, load_key, target, mode_used, interval_strategy, int(B),
-                           tuple(sorted(params.items())))
-        except ValueError as exc:
-            st.info(f"No rank intervals for {target}: {exc}")
-        else:
-            st.caption(f"{interval_strategy} consensus rank with its 95% bootstrap interval "
-                       f"({int(B)} resamples of the voters, seed 0).")
-            iprov = prov.with_filters(detail=target, interval_strategy=interval_strategy, B=int(B))
-            common.show_chart(intervals_chart(db, version, load_key, target, mode_used, interval_strategy,
-                                              int(B), tuple(sorted(params.items()))),
-                              "rank-intervals", iprov)
-            common.table_exports(iv, "rank-intervals", iprov)
 
-    st.subheader("Pairwise tests")
+@st.fragment
+@common.guarded
+def _pairwise_section(targets: list[str], mode_used: str, load_key: tuple, alpha: float, prov,
+                      view_encoders: list[str]) -> None:
+    target = _combination(targets)
     st.caption(f"Wilcoxon signed-rank test over the datasets where both encoders have a result "
                f"({target}; two-sided, zero differences dropped). With more than two encoders every "
                f"pair is tested and the p-values are Holm-corrected (family-wise alpha = {alpha}).")
@@ -300,13 +360,21 @@ def _cd_and_intervals(strategies: list[str], combos: list, mode_used: str, load_
         c: st.column_config.NumberColumn(format="%.4g") for c in ("median_difference", "p_value", "p_holm")})
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def pairwise_tests(db: str, version: tuple, load_key: tuple, combination: str, mode: str,
-                   encoders: tuple, alpha: float) -> pd.DataFrame:
-    frame = common.scores(db, version, **dict(load_key))
-    subset = dashboard.subset_for(frame, combination, mode)[["dataset", "encoder", "cv_score"]]
-    return stats.wilcoxon_pairs(subset, encoders=list(encoders), alpha=alpha).table
-
-
-_cd_and_intervals(strategies, combos, mode_used, load_key, params, alpha, prov,
-                  view.wide["encoder"].astype(str).tolist())
+if tab[RANKINGS].open:
+    with tab[RANKINGS]:
+        _rankings_section()
+if AGREEMENT in tab and tab[AGREEMENT].open:
+    with tab[AGREEMENT]:
+        _agreement_section()
+if KEMENY in tab and tab[KEMENY].open:
+    with tab[KEMENY]:
+        _kemeny_section(kemeny_info)
+if tab[CD].open:
+    with tab[CD]:
+        _cd_section(targets, mode_used, load_key, alpha, prov)
+if tab[INTERVALS].open:
+    with tab[INTERVALS]:
+        _intervals_section(targets, strategies, mode_used, load_key, param_key, prov)
+if tab[PAIRWISE].open:
+    with tab[PAIRWISE]:
+        _pairwise_section(targets, mode_used, load_key, alpha, prov, view.wide["encoder"].astype(str).tolist())

@@ -66,6 +66,53 @@ def test_consensus_model_change_download_and_screenshot(server, tmp_path):
     assert (tmp_path / "consensus.png").stat().st_size > 10_000
 
 
+def test_consensus_tabs_draw_the_open_one_and_stay_put_when_the_set_changes(server):
+    """Issue 11 item 6: the Consensus sections are tabs, only the open one drawn, its label in the
+    URL. Its selects rerun it alone (a fragment); adding R-Kem adds tabs after it and leaves it
+    open; removing R-Kem while its tab is open goes back to Rankings."""
+    from playwright.sync_api import expect
+
+    def selected():
+        return page.locator("[role='tab'][aria-selected='true']")
+
+    with browser_page(height=1600, timeout_ms=90_000) as page:
+        page.goto(f"{server}/consensus?section=Rank+intervals")
+        expect(selected()).to_have_text("Rank intervals", timeout=90_000)
+        expect(page.get_by_text("R-M consensus rank with its 95% bootstrap interval")).to_be_visible()
+        expect(page.locator(".st-key-dl-table-rankings-csv")).to_have_count(0)   # Rankings is closed
+
+        field = page.locator(".st-key-istrategy input")
+        field.click()
+        field.fill("Q-M")
+        page.get_by_role("option", name="Q-M", exact=True).click()
+        expect(page.get_by_text("Q-M consensus rank with its 95% bootstrap interval")).to_be_visible()
+        expect(page).to_have_url(re.compile(r"[?&]istrategy=Q-M(&|$)"))
+
+        page.get_by_role("tab", name="Pairwise tests").click()
+        expect(page.locator(".st-key-wilcoxon")).to_be_visible()
+        expect(page.locator(".st-key-istrategy")).to_have_count(0)
+        expect(page).to_have_url(re.compile(r"[?&]section=Pairwise\+tests(&|$)"))
+
+        field = page.locator(".st-key-strategy input")
+        field.click()
+        field.fill("R-Kem")
+        page.get_by_role("option", name="R-Kem", exact=True).click()
+        page.keyboard.press("Escape")
+        expect(page.get_by_role("tab", name="Kemeny-Young")).to_be_visible()
+        expect(selected()).to_have_text("Pairwise tests")
+        expect(page.locator(".st-key-wilcoxon")).to_be_visible()
+
+        page.get_by_role("tab", name="Kemeny-Young").click()
+        expect(page.get_by_text(re.compile("solved with HiGHS in"))).to_be_visible()
+        page.locator(".st-key-strategy").get_by_role("button", name="Remove R-Kem").click()
+        expect(page.get_by_role("tab", name="Kemeny-Young")).to_have_count(0)
+        expect(selected()).to_have_text("Rankings")
+        expect(page.locator(".st-key-dl-table-rankings-csv")).to_be_visible()
+        expect(page).not_to_have_url(re.compile(r"[?&]section="))
+        assert page.locator("[data-testid='stException']").count() == 0
+        assert not page.locator("[data-testid='stAlertContentError']").all_inner_texts()
+
+
 def test_overview_shows_the_loaded_counts(server):
     """The first page a user sees says what is loaded: the published benchmark's counts."""
     from playwright.sync_api import expect

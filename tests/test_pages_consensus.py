@@ -17,15 +17,124 @@ def _wide(at):
     return at.dataframe[0].value
 
 
+def _tab(query: dict | None, tab: str):
+    """The page opened by a link to one of its tabs (``?section=Rank+intervals``)."""
+    return open_page("consensus", {**(query or {}), "section": tab})
+
+
+def _switch(at, tab: str):
+    """Open another tab of a running page, as a click on it does (it sets the tabs' state).
+
+    Not through ``at.query_params``: AppTest sends its URL on every run, where a bound value
+    outranks the state, and Streamlit drops ``?section=Rankings`` (the default) before reading it."""
+    at.query_params.pop("section", None)
+    at.session_state["section"] = tab
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _keys(at, kind: str) -> list[str]:
+    return [w.key for w in getattr(at, kind)]
+
+
+def _tabs(at) -> list[str]:
+    return [t.label for t in at.tabs]
+
+
 def test_default_view_is_the_worked_example():
     at = open_page("consensus")
     wide = _wide(at)
     assert list(wide.columns) == ["encoder", "family", "R-M", "Q-M", "R-Nem (alpha=0.05)"]
     assert wide["encoder"].head(5).tolist() == ["Sum", "OH", "WoE", "Bin", "BUMT_5"]
     assert summary_line(at).startswith("Best by **R-M**: **Sum**")
-    # rank matrix, two agreement heatmaps, CD diagram, rank intervals
-    assert len(charts(at)) == 5
-    assert "CD = " in texts(at)
+    assert len(charts(at)) == 1                                     # the rank matrix
+    cd = _switch(at, "Critical difference")
+    assert len(charts(cd)) == 1 and "CD = " in texts(cd)
+
+
+def test_the_default_view_draws_only_the_rankings_tab():
+    """Issue 11 item 6: a filter change redrew every section; now only the open tab's content
+    runs and is sent (the browser's drawing was most of the 0.75 s)."""
+    at = open_page("consensus")
+    assert _tabs(at) == ["Rankings", "Critical difference", "Rank intervals", "Pairwise tests", "Agreement"]
+    assert len(at.dataframe) == 1 and len(charts(at)) == 1          # rankings table, rank matrix
+    assert not {"detail", "blocks", "istrategy"} & set(_keys(at, "selectbox"))
+    assert "wilcoxon" not in _keys(at, "multiselect") and not _keys(at, "number_input")
+    assert {b.key for b in at.download_button} == {
+        f"dl-{kind}-{item}-{fmt}" for kind, item, formats in (("table", "rankings", ("csv", "parquet", "latex")),
+                                                             ("chart", "rank-matrix", ("png", "svg")))
+        for fmt in formats}
+    shown = texts(at)
+    assert "CD = " not in shown and "Spearman's rho" not in shown and "bootstrap interval" not in shown
+    assert "section" not in at.query_params                            # the default tab keeps the URL clean
+
+
+@pytest.mark.parametrize(("tab", "n_charts", "present"), [
+    ("Agreement", 2, "Spearman's rho over the encoders two rankings share"),
+    ("Critical difference", 1, "CD = "),
+    ("Rank intervals", 1, "R-M consensus rank with its 95% bootstrap interval"),
+    ("Pairwise tests", 0, "Wilcoxon signed-rank test"),
+    ("Kemeny-Young", 0, "solved with HiGHS in"),
+])
+def test_a_link_to_a_tab_opens_it_with_its_content_only(tab, n_charts, present):
+    query = {"strategy": ["R-M", "R-Kem"]} if tab == "Kemeny-Young" else {}
+    at = _tab(query, tab)
+    assert not at.error, [e.value for e in at.error]
+    assert tab in _tabs(at) and at.session_state["section"] == tab
+    assert len(charts(at)) == n_charts and present in texts(at)
+    assert "Exact Kemeny-Young" not in texts(at) or tab == "Kemeny-Young"
+    # the rankings table is the Rankings tab's: not drawn under another tab
+    assert not any("encoder" in d.value.columns and "family" in d.value.columns for d in at.dataframe)
+    assert summary_line(at).startswith("Best by **R-M**")          # the summary is above the tabs
+
+
+def test_a_link_to_a_tab_the_view_lacks_falls_back_to_rankings():
+    """The Kemeny-Young tab exists with R-Kem only, Agreement with two rankings or more."""
+    for query, tab in (({}, "Kemeny-Young"), ({"strategy": ["R-M"]}, "Agreement"), ({}, "Nonsense")):
+        at = _tab(query, tab)
+        assert not at.exception and not at.error, (tab, [e.value for e in at.error])
+        assert tab not in _tabs(at) and len(charts(at)) == 1 and _wide(at)["encoder"].iloc[0] == "Sum"
+        assert f"This view has no *{tab}* tab" in texts(at)
+        assert "section" not in at.query_params                         # Streamlit drops the bad value
+
+
+def test_removing_r_kem_while_its_tab_is_open_falls_back_to_rankings():
+    at = _tab({"strategy": ["R-M", "R-Kem"]}, "Kemeny-Young")
+    assert "solved with HiGHS in" in texts(at)
+    at.multiselect(key="strategy").set_value(["R-M"]).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert _tabs(at) == ["Rankings", "Critical difference", "Rank intervals", "Pairwise tests"]
+    assert "solved with HiGHS in" not in texts(at) and list(_wide(at).columns) == ["encoder", "family", "R-M"]
+
+
+def test_the_combination_choice_is_shared_by_the_tabs_that_use_it():
+    at = _tab({"model": ["LogReg", "DT"]}, "Critical difference")
+    assert at.selectbox(key="detail").value == "DT / no / AUC"
+    at.selectbox(key="detail").set_value("LogReg / no / AUC").run()
+    assert "Critical difference: LogReg / no / AUC" in charts(at)[0].proto.spec
+    for tab in ("Rank intervals", "Pairwise tests", "Rankings", "Critical difference"):
+        _switch(at, tab)
+        if tab != "Rankings":
+            assert at.selectbox(key="detail").value == "LogReg / no / AUC", tab
+    assert "Critical difference: LogReg / no / AUC" in charts(at)[0].proto.spec
+    # the choice kept while its tabs were closed names a combination the new view lacks
+    _switch(at, "Rankings")
+    at.multiselect(key="model").set_value(["DT", "SVM"]).run()
+    _switch(at, "Rank intervals")
+    assert not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="detail").options == ["DT / no / AUC", "SVM / no / AUC"]
+    assert at.selectbox(key="detail").value == "DT / no / AUC"
+
+
+def test_a_select_inside_a_tab_keeps_the_tab_open():
+    """The interval strategy (a bootstrap) is a select of its tab. (Its fragment, which reruns that
+    tab only, is the browser's: AppTest reruns the whole page on every widget change.)"""
+    at = _tab(None, "Rank intervals")
+    at.selectbox(key="istrategy").set_value("Q-M").run()
+    assert not at.exception
+    assert "Q-M consensus rank with its 95% bootstrap interval" in texts(at)
+    assert at.session_state["section"] == "Rank intervals" and len(charts(at)) == 1
 
 
 def test_switching_the_model_changes_the_ranking():
@@ -46,7 +155,7 @@ def test_theta_changes_q_th_and_is_restored_from_the_url():
 
 
 def test_kemeny_shows_solve_time_and_objective():
-    at = open_page("consensus", {"strategy": ["R-M", "R-Kem"]})
+    at = _tab({"strategy": ["R-M", "R-Kem"]}, "Kemeny-Young")
     assert "solved with HiGHS in" in texts(at)
     info = next(d.value for d in at.dataframe if "solve_time_s" in d.value.columns)
     assert bool(info["optimal"].all()) and info["objective"].iloc[0] > 0
@@ -55,7 +164,9 @@ def test_kemeny_shows_solve_time_and_objective():
 def test_several_combinations_side_by_side_or_pooled():
     at = open_page("consensus", {"model": ["LogReg", "DT"]})
     assert "LogReg / no / AUC | R-M" in _wide(at).columns
+    _switch(at, "Critical difference")
     assert at.selectbox(key="detail").options == ["DT / no / AUC", "LogReg / no / AUC"]
+    _switch(at, "Rankings")
     at.radio(key="mode").set_value("pooled").run()
     assert list(_wide(at).columns)[2:] == ["R-M", "Q-M", "R-Nem (alpha=0.05)"]
     assert "every (dataset, combination) is a voter" in texts(at)
@@ -88,17 +199,17 @@ def test_link_with_unknown_values_is_flagged_not_silently_replaced(published_db,
 
 
 def test_cd_diagram_says_how_complete_the_data_are_and_which_design_it_used(published_env):
-    at = open_page("consensus")
+    at = _tab(None, "Critical difference")
     shown = texts(at)
     assert "**0 of 50** datasets have a result for every one of the 32 encoders" in shown
     assert "**1 of 32** encoders have a result on every dataset" in shown
     assert "Blocks: incomplete blocks: 0 of 50 datasets have every encoder" in shown
     assert "the test assumes complete blocks" in shown
-    imputed = open_page("consensus", {"blocks": "impute"})
+    imputed = _tab({"blocks": "impute"}, "Critical difference")
     shown = texts(imputed)
     assert "missing scores imputed (Q-Imp model)" in shown and "Friedman chi2 =" in shown
     assert "N = 50 datasets, k = 32 encoders" in shown
-    complete = open_page("consensus", {"blocks": "complete-datasets"})
+    complete = _tab({"blocks": "complete-datasets"}, "Critical difference")
     assert "No critical-difference diagram" in texts(complete)
     assert not complete.exception
 
@@ -129,7 +240,7 @@ def test_invalid_numbers_in_a_link_are_named_and_a_stale_detail_is_dropped(publi
 
 
 def test_r_kem_is_said_to_have_no_interval(published_env):
-    at = open_page("consensus", {"strategy": ["R-M", "R-Kem"]})
+    at = _tab({"strategy": ["R-M", "R-Kem"]}, "Rank intervals")
     assert at.selectbox(key="istrategy").options == ["R-M"]
     assert "R-Kem has no bootstrap interval here" in texts(at)
 
@@ -143,7 +254,7 @@ def test_pairwise_wilcoxon_between_chosen_encoders_with_holm():
     from encbench.stats import wilcoxon_pairs
     from encbench.store import Reader, queries
 
-    at = open_page("consensus")
+    at = _tab(None, "Pairwise tests")
     table = _wilcoxon_table(at)
     chosen = at.multiselect(key="wilcoxon").value
     assert len(chosen) == 2 and len(table) == 1
@@ -182,9 +293,10 @@ def test_narrowing_to_one_combination_drops_the_detail_choice_without_an_error()
     """Back to one combination, the Combination select goes, and its detail= with it: Streamlit
     drops the URL parameter of a widget that is gone (deleting it by hand raised, once the
     select had been bound)."""
-    at = open_page("consensus", {"metric": "AUC"})
+    at = _tab({"metric": "AUC"}, "Critical difference")
     for metrics in (["AUC", "Acc"], ["AUC", "BAcc"], ["AUC"], ["AUC", "Acc"], ["AUC"]):
         at.multiselect(key="metric").set_value(metrics).run()
         assert not at.exception and not at.error, (metrics, [e.value for e in at.error])
-        assert len(charts(at)) == 5
+        assert len(charts(at)) == 1 and "CD = " in texts(at)                 # the CD diagram
+        assert ("detail" in _keys(at, "selectbox")) == (len(metrics) > 1)
     assert "detail" not in at.query_params
