@@ -8,6 +8,9 @@ from pages import common
 
 common.ensure_routed()
 
+#: The tabs below the summary (labels are URL values: ?section=Distributions).
+SECTIONS = ("Scores per dataset", "Distributions per encoder", "Encoder x dataset")
+
 st.title("Results explorer")
 st.caption("Scores per dataset, filtered. Ranks are computed within each (dataset, model, tuning, "
            "metric): 1 = best score. Filters are kept in the URL: share it to share this view.")
@@ -138,37 +141,42 @@ st.markdown(
     f"{grid['missing']:,} of {grid['cells']:,} encoder x dataset cells without any result"
 )
 
-st.subheader("Scores per dataset")
-columns = ["dataset", "name", "model", "tuning", "scoring", "encoder", "family", "cv_score", "cv_std",
-           "rank", "encode_time", "origin", "run_id"]
-columns = [c for c in columns if c in table.columns]
-common.show_table(
-    table[columns].rename(columns={"scoring": "metric"}), "scores", prov, height=320,
-    column_config={
-        "cv_score": st.column_config.NumberColumn("score", format="%.4f"),
-        "cv_std": st.column_config.NumberColumn(
-            "fold sd", format="%.4f",
-            help="Standard deviation of the score over the folds (local runs; the published scores "
-                 "come averaged over folds, so they have none). Exports carry it as cv_std."),
-        "encode_time": st.column_config.NumberColumn(
-            "encoding time (s)", format="%.3f",
-            help="Mean per fold of the time to encode the training fold, the quantity the "
-                 "published 'time' reports (measured on the study's hardware; none for AUC rows). "
-                 "Local runs record the same quantity here, so the two compare like with like; "
-                 "their total time (encoding + fitting or tuning + predicting) is kept apart."),
-    })
-
-st.subheader("Distributions per encoder")
-for column, (item, spec) in zip(st.columns(2), box_charts(db, version, load_key).items()):
-    with column:
-        common.show_chart(spec, item, prov)
-
-st.subheader("Encoder x dataset")
-value = st.radio("Cell value", ["rank", "score"], horizontal=True, key="cell", bind="query-params",
-                 help="Mean over the selected model/tuning/metric combinations.")
-field = "rank" if value == "rank" else "cv_score"
-common.show_chart(heatmap_chart(db, version, load_key, field, tuple(encoders), tuple(chosen_datasets)),
-                  f"heatmap-{value}", prov)
+# One section at a time: only the open tab is drawn (stateful tabs bound to the URL as
+# ?section=..., as on the Overview and Consensus pages), so a filter change redraws the summary
+# and one section, not a table, two box plots over every score and a heatmap (issue 11 item 6).
+scores_tab, distributions_tab, heatmap_tab = st.tabs(list(SECTIONS), key="section", bind="query-params")
+if scores_tab.open:
+    with scores_tab:
+        columns = ["dataset", "name", "model", "tuning", "scoring", "encoder", "family", "cv_score", "cv_std",
+                   "rank", "encode_time", "origin", "run_id"]
+        columns = [c for c in columns if c in table.columns]
+        common.show_table(
+            table[columns].rename(columns={"scoring": "metric"}), "scores", prov, height=320,
+            column_config={
+                "cv_score": st.column_config.NumberColumn("score", format="%.4f"),
+                "cv_std": st.column_config.NumberColumn(
+                    "fold sd", format="%.4f",
+                    help="Standard deviation of the score over the folds (local runs; the published scores "
+                         "come averaged over folds, so they have none). Exports carry it as cv_std."),
+                "encode_time": st.column_config.NumberColumn(
+                    "encoding time (s)", format="%.3f",
+                    help="Mean per fold of the time to encode the training fold, the quantity the "
+                         "published 'time' reports (measured on the study's hardware; none for AUC rows). "
+                         "Local runs record the same quantity here, so the two compare like with like; "
+                         "their total time (encoding + fitting or tuning + predicting) is kept apart."),
+            })
+if distributions_tab.open:
+    with distributions_tab:
+        for column, (item, spec) in zip(st.columns(2), box_charts(db, version, load_key).items()):
+            with column:
+                common.show_chart(spec, item, prov)
+if heatmap_tab.open:
+    with heatmap_tab:
+        value = st.radio("Cell value", ["rank", "score"], horizontal=True, key="cell", bind="query-params",
+                         help="Mean over the selected model/tuning/metric combinations.")
+        field = "rank" if value == "rank" else "cv_score"
+        common.show_chart(heatmap_chart(db, version, load_key, field, tuple(encoders), tuple(chosen_datasets)),
+                          f"heatmap-{value}", prov)
 
 pairs = side_by_side(db, version, filter_key)
 if not pairs.empty:

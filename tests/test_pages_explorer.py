@@ -18,12 +18,20 @@ def _table(at):
 
 def test_explorer_renders_scores_boxes_and_heatmap():
     at = open_page("explorer")
+    assert [t.label for t in at.tabs] == ["Scores per dataset", "Distributions per encoder", "Encoder x dataset"]
     table = _table(at)
     assert set(table["tuning"]) == {"no"} and set(table["metric"]) == {"AUC"}
     assert set(table["model"]) == {"DT", "LGBM", "SVM", "kNN", "LogReg"}
     assert table["rank"].min() == 1 and table["family"].notna().all()
-    assert len(charts(at)) == 3                        # two box plots + heatmap
     assert "cells without any result" in texts(at)
+    assert not charts(at)                              # closed tabs are not drawn (issue 11 item 6)
+
+    boxes = open_page("explorer", {"section": "Distributions per encoder"})
+    assert len(charts(boxes)) == 2 and not boxes.dataframe
+    assert "per-dataset rank" in json.dumps(charts(boxes)[1].proto.spec)
+    heatmap = open_page("explorer", {"section": "Encoder x dataset"})
+    assert len(charts(heatmap)) == 1 and not heatmap.dataframe
+    assert "mean rank" in json.dumps(charts(heatmap)[0].proto.spec)
 
 
 def test_model_and_family_filters_narrow_the_rows():
@@ -37,7 +45,7 @@ def test_model_and_family_filters_narrow_the_rows():
 
 
 def test_heatmap_value_switches_to_scores():
-    at = open_page("explorer")
+    at = open_page("explorer", {"section": "Encoder x dataset"})
     at.radio(key="cell").set_value("score").run()
     spec = json.dumps(charts(at)[-1].proto.spec)
     assert "mean score" in spec
