@@ -6,7 +6,7 @@ Measures, on the app's database (``ENCBENCH_DB`` or ``db/encbench.duckdb``; buil
   over (imports, the first queries and charts; DESIGN.md target <= 3 s);
 - filter change: on Consensus, then on the Results explorer, adding or removing a metric
   (AUC <-> AUC + Acc) through the multiselect, until the page has rerun and shows the new
-  combination count (target <= 0.5 s median);
+  combination count; on Sensitivity, switching the fixed metric (target <= 0.5 s median);
 - bootstrap-driven select: on Consensus's "Rank intervals" tab, the "Interval strategy" select (the
   rank intervals are a bootstrap of B = 200 resamples), until the rerun is over.
 
@@ -134,6 +134,29 @@ def filter_changes(page, url: str, repeat: int, *, path: str = "consensus?metric
     return times
 
 
+def sensitivity_selects(page, url: str, repeat: int) -> list[tuple[float, dict[str, float]]]:
+    """On Sensitivity (strategies compared for LogReg, no tuning), switch the fixed metric
+    between AUC and Acc; time (and CPU) until the page says which metric it shows."""
+    page.goto(f"{url}/sensitivity?vary=strategy&fix_model=LogReg&fix_tuning=no&fix_metric=AUC")
+    page.get_by_text("Metric = AUC").first.wait_for(timeout=90_000)
+    settle(page)
+    times = []
+    for i in range(repeat):
+        name = ("Acc", "AUC")[i % 2]
+        field = page.locator(".st-key-fix_metric input")
+        field.click()
+        field.fill(name)
+        option = page.get_by_role("option", name=name, exact=True)
+        option.wait_for()
+        cpu, start = CPU.read(), time.perf_counter()
+        option.click()
+        page.get_by_text(f"Metric = {name}").first.wait_for(timeout=60_000)
+        settle(page)
+        times.append((time.perf_counter() - start, CPU.since(cpu)))
+        page.wait_for_timeout(300)
+    return times
+
+
 def interval_selects(page, url: str, repeat: int) -> list[tuple[float, dict[str, float]]]:
     """Switch the bootstrap "Interval strategy" select between the selected strategies (on the
     page's "Rank intervals" tab, opened by its link)."""
@@ -171,12 +194,14 @@ def main(argv: list[str] | None = None) -> None:
             # the explorer without tuning: 5 models x AUC, then x (AUC, Acc)
             explorer = filter_changes(page, url, args.repeat, path="explorer?metric=AUC",
                                       shown=_explorer_combinations, counts=(5, 10))
+            sensitivity = sensitivity_selects(page, url, args.repeat)
             selects = interval_selects(page, url, args.repeat)
     print(f"chromium + streamlit run, database {db}; load average {_load()} on {psutil.cpu_count()} cores")
     print(f"first visit (fresh server, Overview):         {first[0]:6.2f} s   (target <= 3 s)  "
           f"{_cpu_text(first[1])}")
     print(_summary("filter change (Consensus metric), median:   ", filters, " (target <= 0.5 s)"))
     print(_summary("filter change (Explorer metric), median:    ", explorer, " (target <= 0.5 s)"))
+    print(_summary("filter change (Sensitivity metric), median: ", sensitivity, " (target <= 0.5 s)"))
     print(_summary("bootstrap select (Interval strategy), median:", selects, ""))
 
 
