@@ -134,51 +134,44 @@ def filter_changes(page, url: str, repeat: int, *, path: str = "consensus?metric
     return times
 
 
-def sensitivity_selects(page, url: str, repeat: int) -> list[tuple[float, dict[str, float]]]:
-    """On Sensitivity (strategies compared for LogReg, no tuning), switch the fixed metric
-    between AUC and Acc; time (and CPU) until the page says which metric it shows."""
-    page.goto(f"{url}/sensitivity?vary=strategy&fix_model=LogReg&fix_tuning=no&fix_metric=AUC")
-    page.get_by_text("Metric = AUC").first.wait_for(timeout=90_000)
+def select_changes(page, url: str, repeat: int, *, path: str, key: str, names: list[str],
+                   shown) -> list[tuple[float, dict[str, float]]]:
+    """Open ``path``, then switch the select ``key`` through ``names`` in turn; time (and CPU)
+    each change until the page shows ``shown(name)`` and the run is over."""
+    page.goto(f"{url}/{path}")
+    page.locator(f".st-key-{key}").wait_for(timeout=90_000)
     settle(page)
-    times = []
-    for i in range(repeat):
-        name = ("Acc", "AUC")[i % 2]
-        field = page.locator(".st-key-fix_metric input")
-        field.click()
-        field.fill(name)
-        option = page.get_by_role("option", name=name, exact=True)
-        option.wait_for()
-        cpu, start = CPU.read(), time.perf_counter()
-        option.click()
-        page.get_by_text(f"Metric = {name}").first.wait_for(timeout=60_000)
-        settle(page)
-        times.append((time.perf_counter() - start, CPU.since(cpu)))
-        page.wait_for_timeout(300)
-    return times
-
-
-def interval_selects(page, url: str, repeat: int) -> list[tuple[float, dict[str, float]]]:
-    """Switch the bootstrap "Interval strategy" select between the selected strategies (on the
-    page's "Rank intervals" tab, opened by its link)."""
-    page.goto(f"{url}/consensus?section=Rank+intervals")
-    page.locator(".st-key-istrategy").wait_for(timeout=90_000)
-    settle(page)
-    names = ["Q-M", "R-Nem", "R-M"]
     times = []
     for i in range(repeat):
         name = names[i % len(names)]
-        field = page.locator(".st-key-istrategy input")
+        field = page.locator(f".st-key-{key} input")
         field.click()
         field.fill(name)                                 # the combobox lists matching options
         option = page.get_by_role("option", name=name, exact=True)
         option.wait_for()
         cpu, start = CPU.read(), time.perf_counter()
         option.click()
-        page.get_by_text(f"{name} consensus rank with its 95% bootstrap interval").first.wait_for(timeout=60_000)
+        page.get_by_text(shown(name)).first.wait_for(timeout=60_000)
         settle(page)
         times.append((time.perf_counter() - start, CPU.since(cpu)))
         page.wait_for_timeout(300)
     return times
+
+
+def sensitivity_selects(page, url: str, repeat: int) -> list[tuple[float, dict[str, float]]]:
+    """On Sensitivity (strategies compared for LogReg, no tuning), switch the fixed metric
+    between AUC and Acc, until the page says which metric it shows."""
+    return select_changes(page, url, repeat, key="fix_metric", names=["Acc", "AUC"],
+                          path="sensitivity?vary=strategy&fix_model=LogReg&fix_tuning=no&fix_metric=AUC",
+                          shown=lambda name: f"Metric = {name}")
+
+
+def interval_selects(page, url: str, repeat: int) -> list[tuple[float, dict[str, float]]]:
+    """Switch the bootstrap "Interval strategy" select between the selected strategies (on the
+    Consensus page's "Rank intervals" tab, opened by its link)."""
+    return select_changes(page, url, repeat, path="consensus?section=Rank+intervals", key="istrategy",
+                          names=["Q-M", "R-Nem", "R-M"],
+                          shown=lambda name: f"{name} consensus rank with its 95% bootstrap interval")
 
 
 def main(argv: list[str] | None = None) -> None:
