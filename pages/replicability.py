@@ -43,14 +43,15 @@ with st.container(border=True):
     with s4:
         values = common.parameter_inputs(strategies)
     choice, origins, prefer = common.origin_filter(lv)
+    split = common.split_filter(lv)
 
 if not strategies:
     st.warning("Select at least one aggregation strategy.")
     st.stop()
 
-common.origin_banner(choice, prefer, models=(model,), tunings=(tuning,), scorings=(scoring,))
+common.origin_banner(choice, prefer, models=(model,), tunings=(tuning,), scorings=(scoring,), splits=(split,))
 rows = common.scores(db, version, models=(model,), tunings=(tuning,), scorings=(scoring,),
-                     origins=origins, prefer=prefer)
+                     origins=origins, prefer=prefer, splits=(split,))
 if rows.empty:
     st.info(f"No results for {dashboard.combination_label(model, tuning, scoring)}. "
             "(In the published data LGBM was run without tuning only, and SVM without model tuning.)")
@@ -67,9 +68,10 @@ params = stats.params_for(strategies, values)
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def one_size(db: str, version: tuple, combo: tuple, strategy: str, size: int, n_pairs: int,
-             params: tuple, origins: tuple = ("published",), prefer: str = "published"):
+             params: tuple, origins: tuple = ("published",), prefer: str = "published",
+             splits: tuple = ("cv",)):
     frame = common.scores(db, version, models=(combo[0],), tunings=(combo[1],), scorings=(combo[2],),
-                          origins=origins, prefer=prefer)
+                          origins=origins, prefer=prefer, splits=splits)
     use = stats.params_for(strategy, dict(params))
     result = stats.replicability(frame, [size], n_pairs=n_pairs, seed=0, strategy=strategy, **use)
     return result.summary.assign(strategy=strategy), result.pairs.assign(strategy=strategy)
@@ -83,7 +85,7 @@ if jobs:
     bar = st.progress(0.0, text="Computing replicability...")
     for done, (strategy, size) in enumerate(jobs, start=1):
         summary, pair_rows = one_size(db, version, (model, tuning, scoring), strategy, size, int(n_pairs),
-                                      tuple(sorted(params.items())), origins, prefer)
+                                      tuple(sorted(params.items())), origins, prefer, (split,))
         summaries.append(summary)
         pairs.append(pair_rows)
         bar.progress(done / len(jobs), text=f"{strategy}, {size} datasets per sample ({done}/{len(jobs)})")
@@ -93,7 +95,7 @@ if KEM in strategies:
     # R-Kem solves an exact Kemeny problem per sample (2 x pairs x sizes of them): it runs on a
     # background thread that spreads them over 2 processes, so the page stays usable; a
     # fragment shows its progress and a Cancel button, and the result joins the figure when done.
-    kem_key = (db, version, model, tuning, scoring, tuple(sizes), int(n_pairs), origins, prefer)
+    kem_key = (db, version, model, tuning, scoring, tuple(sizes), int(n_pairs), origins, prefer, split)
     kem_jobs = st.session_state.setdefault("replicability_kem", {})
     for key in [k for k in kem_jobs if k != kem_key and not kem_jobs[k].finished]:
         kem_jobs.pop(key).cancel()             # the view changed: stop work nobody will see
@@ -135,7 +137,8 @@ long = pd.concat([dashboard.replicability_long(summary[summary["strategy"] == s]
                  ignore_index=True)
 filters = {"model": model, "tuning": tuning, "metric": scoring, "strategy": shown,
            "n_pairs": int(n_pairs), "sizes": sizes, **params, "seed": 0, "origin": choice,
-           **({"prefer": prefer} if choice == "both" else {})}
+           **({"prefer": prefer} if choice == "both" else {}),
+           **({"split": split} if "time" in lv.get("split", []) else {})}
 prov = common.provenance("replicability", filters, rows, version)
 
 title = f"Replicability: {dashboard.combination_label(model, tuning, scoring)}"

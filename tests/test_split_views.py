@@ -145,3 +145,15 @@ def test_a_run_result_export_names_the_split_of_its_folds(split_db):
     finally:
         reader.close()
     assert sorted(splits.values()) == ["cv", "time"]
+
+
+def test_replicability_offers_the_split_once_time_results_exist(split_env):
+    """Replicability reads the published protocol's cv rows unless the user picks time ones."""
+    cv = open_page("replicability")
+    assert [r for r in cv.radio if r.key == "split"][0].value == "cv"
+    assert charts(cv), texts(cv)
+    time_split = open_page("replicability", {"split": "time"})
+    assert [r for r in time_split.radio if r.key == "split"][0].value == "time"
+    assert "No results for LogReg / no / AUC" in texts(time_split)   # time rows are local only
+    local = open_page("replicability", {"split": "time", "origin": "local", "model": "DT", "metric": "BAcc"})
+    assert "1 dataset(s) with results: at least 4 are needed" in texts(local)
