@@ -158,3 +158,31 @@ def test_a_worker_without_encbench_stops_the_run_with_one_message(tmp_path):
     assert "Install the same encbench in every worker's and the scheduler's environment" in done.stderr
     if db.exists():                               # nothing ran: no local result rows
         assert len(_results(db)) == 0
+
+
+def test_a_custom_encoder_the_workers_cannot_import_stops_the_run_with_one_message(tmp_path):
+    """A custom encoder's module that exists only beside the client (workers run elsewhere, with
+    no PYTHONPATH) is named before any task is sent, with how to make it importable there."""
+    client_dir = tmp_path / "client"
+    client_dir.mkdir()
+    (client_dir / "my_local_encoders.py").write_text(
+        "from sklearn.preprocessing import OrdinalEncoder\n\n\n"
+        "def make():\n    return OrdinalEncoder(handle_unknown='use_encoded_value', unknown_value=-1)\n")
+    db = tmp_path / "cluster.duckdb"
+    with dask_cluster(tmp_path / "cluster", [BIN / "python"]) as address:
+        with distributed.Client(address, set_as_default=False) as client:
+            (worker,) = client.scheduler_info()["workers"]
+        # `python -m` puts the client's directory on its sys.path (the README's way to use a
+        # module of one's own); the workers start elsewhere and cannot import it
+        done = subprocess.run(
+            [str(BIN / "python"), "-m", "encbench", "run", "--datasets", "bundled:tic-tac-toe",
+             "--encoders", "Mine=my_local_encoders:make", "--models", "LogReg", "--metrics", "AUC",
+             "--folds", "2", "--scheduler", address, "--db", str(db)],
+            cwd=client_dir, env=_clean_env(), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 2, done.stderr
+    assert "the Dask cluster cannot run encbench tasks (1 problems)" in done.stderr, done.stderr
+    assert (f"worker {worker}: cannot import my_local_encoders (ModuleNotFoundError: "
+            f"No module named 'my_local_encoders')") in done.stderr
+    assert "Custom encoder module(s) my_local_encoders: install their package in every worker's" in done.stderr
+    if db.exists():                               # nothing ran: no local result rows
+        assert len(_results(db)) == 0

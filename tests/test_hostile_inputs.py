@@ -399,6 +399,26 @@ def test_dask_environment_check_names_what_is_missing_where():
     assert warnings == ["worker tcp://10.0.0.2:1: sklearn 1.9.0, this process has 1.9.1"]
 
 
+def test_dask_environment_check_asks_only_the_workers_for_custom_encoder_modules():
+    """The scheduler routes tasks and is not probed for a custom encoder's module: not an error."""
+    from encbench.engine.executors import environment_problems
+
+    mine = {"version": "?"}
+    local = {"python": "3.11.7", "executable": "/venv/bin/python",
+             "modules": {"encbench": {"version": "0.1.0", "sources": "abc"}, "my_encoders": mine}}
+    remote = {
+        "worker tcp://10.0.0.2:1": {"python": "3.11.7", "executable": "/venv/bin/python",
+                                    "modules": {"encbench": {"version": "0.1.0", "sources": "abc"},
+                                                "my_encoders": {"error": "ModuleNotFoundError: x"}}},
+        "scheduler": {"python": "3.11.7", "executable": "/venv/bin/python",
+                      "modules": {"encbench": {"version": "0.1.0", "sources": "abc"}}},
+    }
+    errors, warnings = environment_problems(local, remote)
+    assert errors == ["worker tcp://10.0.0.2:1: cannot import my_encoders (ModuleNotFoundError: x) "
+                      "in /venv/bin/python"]
+    assert warnings == []
+
+
 # -- peak memory (issue 12: quote it) --------------------------------------------------------------
 def _peak_rss_mb(code: str, *args: str) -> tuple[float, str]:
     """Run ``code`` in a fresh interpreter; return (its peak RSS in MB, its stderr)."""

@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 from collections import OrderedDict, deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 
@@ -369,7 +369,9 @@ def environment_problems(local: dict, remote: Mapping[str, dict]) -> tuple[list[
             errors.append(f"{where}: Python {info['python']} ({info['executable']}), this process "
                           f"runs {local['python']}")
         for name, mine in local["modules"].items():
-            theirs = info["modules"].get(name, {"error": "not checked"})
+            theirs = info["modules"].get(name)
+            if theirs is None:              # not probed there (custom encoders: workers only)
+                continue
             if "error" in theirs:
                 errors.append(f"{where}: cannot import {name} ({theirs['error']}) in {info['executable']}")
             elif name == "encbench" and (theirs["version"], theirs.get("sources")) != (
@@ -381,13 +383,16 @@ def environment_problems(local: dict, remote: Mapping[str, dict]) -> tuple[list[
     return errors, warnings
 
 
-def check_cluster(client, *, wait_for_workers: float = 10.0) -> None:
+def check_cluster(client, *, wait_for_workers: float = 10.0, extra_modules: Sequence[str] = ()) -> None:
     """Stop before any task is sent if the cluster cannot run encbench's tasks.
 
     Every worker and the scheduler run a small probe; a process that cannot import encbench or
     a library it needs, or holds another encbench, makes this raise one ValueError listing
     what is missing where and how to install it. Other library versions are logged warnings.
+    ``extra_modules`` (the modules of a grid's custom encoders) must import on every worker
+    too; the scheduler only routes tasks and is not asked for them.
     """
+    extra_modules = tuple(m for m in dict.fromkeys(extra_modules) if m not in CLUSTER_MODULES)
     probe = _make_probe()
     try:
         client.wait_for_workers(1, timeout=wait_for_workers)
@@ -395,8 +400,8 @@ def check_cluster(client, *, wait_for_workers: float = 10.0) -> None:
         raise ValueError(f"the Dask scheduler has no workers (waited {wait_for_workers:g} s): {exc}; "
                          f"start some with `dask worker <scheduler address>`") from None
     for _ in range(3):
-        local = probe(CLUSTER_MODULES)
-        remote = dict(client.run(probe, CLUSTER_MODULES, on_error="return"))
+        local = probe(CLUSTER_MODULES + extra_modules)
+        remote = dict(client.run(probe, CLUSTER_MODULES + extra_modules, on_error="return"))
         remote = {f"worker {addr}": info for addr, info in remote.items()}
         try:
             remote["scheduler"] = client.run_on_scheduler(probe, CLUSTER_MODULES)
@@ -414,9 +419,12 @@ def check_cluster(client, *, wait_for_workers: float = 10.0) -> None:
         log.warning("Dask cluster: %s", message)
     if errors:
         listed = "\n".join(f"- {e}" for e in errors)
+        custom = [m for m in extra_modules if any(f"cannot import {m} " in e for e in errors)]
+        hint = (f"Custom encoder module(s) {', '.join(custom)}: install their package in every "
+                f"worker's environment, or put them on the workers' PYTHONPATH. " if custom else "")
         raise ValueError(
             f"the Dask cluster cannot run encbench tasks ({len(errors)} problems):\n{listed}\n"
-            f"{install_hint(local['python'])}; then restart the scheduler and the workers "
+            f"{hint}{install_hint(local['python'])}; then restart the scheduler and the workers "
             f"(README: 'Run on a cluster')")
 
 
@@ -452,8 +460,9 @@ class DaskExecutor:
 
     name = "dask"
 
-    def __init__(self, scheduler):
+    def __init__(self, scheduler, *, extra_modules: Sequence[str] = ()):
         self.scheduler = scheduler
+        self.extra_modules = tuple(extra_modules)
         self.client = None
         self._own = False
 
@@ -472,7 +481,7 @@ class DaskExecutor:
         else:
             self.client = self.scheduler
         try:
-            check_cluster(self.client)
+            check_cluster(self.client, extra_modules=self.extra_modules)
         except BaseException:
             self.close()
             raise
@@ -529,10 +538,11 @@ class DaskExecutor:
                 client.cancel(list(futures))
 
 
-def make_executor(workers: int = 1, scheduler=None):
-    """The executor for ``workers`` (0 = in-process) or a Dask ``scheduler``."""
+def make_executor(workers: int = 1, scheduler=None, *, extra_modules: Sequence[str] = ()):
+    """The executor for ``workers`` (0 = in-process) or a Dask ``scheduler`` (whose workers must
+    import ``extra_modules``, the modules of custom encoders, as well as encbench)."""
     if scheduler is not None:
-        return DaskExecutor(scheduler)
+        return DaskExecutor(scheduler, extra_modules=extra_modules)
     if workers == 0:
         return InlineExecutor()
     return LocalExecutor(workers)

@@ -242,7 +242,9 @@ def run_grid(grid: Grid, db_path=None, workers: int = 1, scheduler=None,
     skip = guard_memory(the_plan, memory_budget, workers=1 if scheduler is not None else max(1, workers),
                         on_oversize=on_oversize)
     report = progress or _log_progress
-    executor = make_executor(workers, scheduler)
+    # a cluster's workers must import the custom encoders' modules too (checked before any task)
+    custom_modules = [spec["import"].split(":", 1)[0] for spec in grid.custom_encoders.values()]
+    executor = make_executor(workers, scheduler, extra_modules=custom_modules)
     executor.start()  # e.g. an unreachable scheduler fails here, before anything is written
     try:
         return _run(the_plan, executor, open_writer(db_path), report, should_stop, publish_every,
