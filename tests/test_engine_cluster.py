@@ -151,11 +151,16 @@ def test_a_worker_without_encbench_stops_the_run_with_one_message(tmp_path):
         done = _encbench("run", "--datasets", "bundled:tic-tac-toe", "--encoders", "OH", "--models", "LogReg",
                          "--metrics", "AUC", "--folds", "2", "--scheduler", address, "--db", str(db),
                          cwd=client_dir)
-    assert done.returncode == 2, done.stderr
-    assert "the Dask cluster cannot run encbench tasks (1 problems)" in done.stderr, done.stderr
+    _assert_stopped_before_any_task(done, db)
     assert (f"worker {bad[0]}: cannot import encbench (ModuleNotFoundError: No module named 'encbench') "
             f"in {bare}") in done.stderr
     assert "Install the same encbench in every worker's and the scheduler's environment" in done.stderr
+
+
+def _assert_stopped_before_any_task(done: subprocess.CompletedProcess, db: Path) -> None:
+    """The run stopped at the cluster check with one problem, and wrote no result."""
+    assert done.returncode == 2, done.stderr
+    assert "the Dask cluster cannot run encbench tasks (1 problems)" in done.stderr, done.stderr
     if db.exists():                               # nothing ran: no local result rows
         assert len(_results(db)) == 0
 
@@ -179,10 +184,7 @@ def test_a_custom_encoder_the_workers_cannot_import_stops_the_run_with_one_messa
              "--encoders", "Mine=my_local_encoders:make", "--models", "LogReg", "--metrics", "AUC",
              "--folds", "2", "--scheduler", address, "--db", str(db)],
             cwd=client_dir, env=_clean_env(), capture_output=True, text=True, timeout=600)
-    assert done.returncode == 2, done.stderr
-    assert "the Dask cluster cannot run encbench tasks (1 problems)" in done.stderr, done.stderr
+    _assert_stopped_before_any_task(done, db)
     assert (f"worker {worker}: cannot import my_local_encoders (ModuleNotFoundError: "
             f"No module named 'my_local_encoders')") in done.stderr
     assert "Custom encoder module(s) my_local_encoders: install their package in every worker's" in done.stderr
-    if db.exists():                               # nothing ran: no local result rows
-        assert len(_results(db)) == 0
