@@ -174,6 +174,26 @@ def score_counts(scores: pd.DataFrame) -> dict[str, int]:
             "tunings": int(scores["tuning"].nunique()), "results": int(len(scores))}
 
 
+def datasets_in_view(datasets: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``datasets`` that ``scores`` (a view's collapsed scores) has results for, in
+    the order of ``datasets``, with ``results`` = the view's score rows of each.
+
+    A view's dataset list must count what the view counts: not datasets of other origins, and
+    not a local re-run of a published experiment a second time.
+
+    Examples
+    --------
+    >>> datasets = pd.DataFrame({"dataset": ["31", "50", "file:ab"], "results": [9, 9, 9]})
+    >>> scores = pd.DataFrame({"dataset": ["50", "31", "50"]})
+    >>> datasets_in_view(datasets, scores)[["dataset", "results"]].values.tolist()
+    [['31', 1], ['50', 2]]
+    """
+    counts = scores["dataset"].astype(str).value_counts()
+    shown = datasets[datasets["dataset"].astype(str).isin(counts.index)].copy()
+    shown["results"] = shown["dataset"].astype(str).map(counts).astype(int)
+    return shown.reset_index(drop=True)
+
+
 def published_vs_local(scores: pd.DataFrame) -> pd.DataFrame:
     """Each experiment with a published and a local score, side by side, with the difference.
 

@@ -119,8 +119,9 @@ if runs_tab.open:
         })
 if datasets_tab.open:
     with datasets_tab:
-        st.caption(f"{info['datasets']} datasets with results in this view.")
-        datasets = common.datasets_table(db, version)
+        st.caption(f"{info['datasets']} datasets with results in this view; *results* counts the "
+                   "view's score rows of each.")
+        datasets = dashboard.datasets_in_view(common.datasets_table(db, version), everything)
         keep = [c for c in ("dataset", "name", "source", "openml_id", "n_rows", "n_features",
                             "n_categorical", "results") if c in datasets.columns]
         common.show_table(datasets[keep], "datasets", prov)

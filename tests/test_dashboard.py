@@ -239,3 +239,12 @@ def test_rank_matrix_follows_the_table_order():
     spec = plots.rank_matrix(ranks, columns=["p", "q"], encoders=["Y", "X"]).to_dict()
     layer = spec["layer"][0]
     assert layer["encoding"]["x"]["sort"] == ["p", "q"] and layer["encoding"]["y"]["sort"] == ["Y", "X"]
+
+
+def test_datasets_in_view_keeps_the_view_s_datasets_and_counts_its_rows():
+    datasets = pd.DataFrame({"dataset": ["31", "50", "file:ab"], "name": ["credit-g", "ttt", "mine"],
+                             "results": [99, 99, 99]})
+    scores = pd.DataFrame({"dataset": ["50", "31", "50", "50"], "encoder": ["OH", "OH", "MT", "CB"]})
+    shown = dashboard.datasets_in_view(datasets, scores)
+    assert shown[["dataset", "name", "results"]].values.tolist() == [["31", "credit-g", 1], ["50", "ttt", 3]]
+    assert dashboard.datasets_in_view(datasets, scores.iloc[:0]).empty

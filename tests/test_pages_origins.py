@@ -53,6 +53,20 @@ def test_overview_defaults_to_the_published_benchmark_and_says_what_is_left_out(
     assert not at.warning                                         # no banner in the published view
 
 
+def test_the_datasets_tab_lists_and_counts_what_the_view_counts(mixed_db):
+    """The published view lists the 50 published datasets with their published rows only; mixing
+    in local results adds the local-only dataset, and the re-run experiments of dataset 50
+    replace published ones rather than count twice."""
+    published = open_page("overview", {"section": "Datasets"}).dataframe[1].value
+    assert len(published) == 50 and "file:abc123" not in set(published["dataset"])
+    assert published["results"].sum() == 61_812
+    both = open_page("overview", {"section": "Datasets", "origin": "both"}).dataframe[1].value
+    assert len(both) == 51 and both["results"].sum() == 61_814
+    counts = both.set_index("dataset")["results"]
+    assert counts["file:abc123"] == 2
+    assert counts["50"] == published.set_index("dataset")["results"]["50"]
+
+
 def test_mixing_local_results_is_a_choice_announced_by_a_banner(mixed_db):
     at = open_page("overview", {"origin": "both"})
     metrics = {m.label: m.value for m in at.metric}
