@@ -1,11 +1,13 @@
 """``serve.py``: the server entry point warms the process for the first visitor."""
 from __future__ import annotations
 
+import asyncio
 import logging
+from pathlib import Path
 
 import pytest
 import streamlit as st
-from pagetest import open_page
+from pagetest import REPO, open_page
 
 import serve
 from encbench.store import queries
@@ -27,13 +29,20 @@ def counted_loads(monkeypatch):
     st.cache_data.clear()
 
 
-def test_serves_app_py():
-    assert isinstance(serve.app, st.App)
+def test_serves_the_app_beside_it():
+    """``streamlit run serve.py`` resolves the script next to serve.py: the app's entry point."""
+    assert serve.app.script_path == Path("app.py")
+    assert (Path(serve.__file__).parent / serve.app.script_path).samefile(REPO / "app.py")
 
 
-def test_the_first_overview_after_the_warm_up_loads_no_scores(published_db, monkeypatch, counted_loads):
+async def _start_and_stop() -> None:
+    async with serve.lifespan(serve.app):
+        pass
+
+
+def test_the_first_overview_after_the_server_starts_loads_no_scores(published_db, monkeypatch, counted_loads):
     monkeypatch.setenv("ENCBENCH_DB", str(published_db))
-    serve.warm()
+    asyncio.run(_start_and_stop())                    # the server's start-up hook: the warm-up
     assert counted_loads == [("published",)]
     at = open_page("overview")
     assert {m.label: m.value for m in at.metric}["Results"] == "61,812"
