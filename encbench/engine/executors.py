@@ -419,7 +419,8 @@ def check_cluster(client, *, wait_for_workers: float = 10.0, extra_modules: Sequ
         log.warning("Dask cluster: %s", message)
     if errors:
         listed = "\n".join(f"- {e}" for e in errors)
-        custom = [m for m in extra_modules if any(f"cannot import {m} " in e for e in errors)]
+        custom = [m for m in extra_modules if any(isinstance(info, Mapping) and "error" in info["modules"].get(m, {})
+                                                  for info in remote.values())]
         hint = (f"Custom encoder module(s) {', '.join(custom)}: install their package in every "
                 f"worker's environment, or put them on the workers' PYTHONPATH. " if custom else "")
         raise ValueError(
