@@ -152,6 +152,8 @@ def report(cells: pd.DataFrame, *, top: int = 15) -> None:
     compared = cells.dropna(subset=["local", "published"]).copy()
     compared["diff"] = compared["local"] - compared["published"]
     compared["abs"] = compared["diff"].abs()
+    # published cells of another code than the study's final one (store.published.reproducibility_note)
+    compared["flagged"] = reproducibility_notes(compared) != ""
     failed = cells["local"].isna().sum()
     print(f"cells compared: {len(compared)} (+{failed} failed locally, "
           f"{cells['published'].isna().sum()} without a published value)")
@@ -165,7 +167,7 @@ def report(cells: pd.DataFrame, *, top: int = 15) -> None:
     pd.set_option("display.float_format", lambda v: f"{v:6.1f}")
     print("\nall cells:")
     print(shares(compared).to_frame().T.to_string(index=False))
-    flagged = reproducibility_notes(compared) != ""
+    flagged = compared["flagged"]
     if flagged.any():
         print("\ncells the study's final code produced (leaving out the published cells of another "
               "code, store.published.reproducibility_note):")
@@ -180,7 +182,7 @@ def report(cells: pd.DataFrame, *, top: int = 15) -> None:
         print(frame.groupby("family").apply(shares, include_groups=False).to_string())
     lgbm = compared[compared["model"] == "LGBM"]
     if not lgbm.empty:
-        earlier = reproducibility_notes(lgbm) != ""
+        earlier = lgbm["flagged"]
         print("\nLGBM cells by the published run that produced them (store.published.reproducibility_note):")
         print(pd.DataFrame({"study's final code": shares(lgbm[~earlier]),
                             "earlier run (label metrics of 26 encoders)": shares(lgbm[earlier])}).T
@@ -195,7 +197,7 @@ def report(cells: pd.DataFrame, *, top: int = 15) -> None:
           .to_frame("%").T.to_string())
     pd.set_option("display.float_format", lambda v: f"{v:.4f}")
     print(f"\n{top} largest deviations (leaving out the published cells of another code):")
-    reproducible = compared[reproducibility_notes(compared) == ""]
+    reproducible = compared[~compared["flagged"]]
     worst = reproducible.sort_values("abs", ascending=False).head(top)
     print(worst[["dataset", "encoder", "model", "scoring", "tuning", "local", "published",
                  "diff"]].to_string(index=False))
