@@ -77,12 +77,27 @@ def compute(db: str, version: tuple, vary: str, fixed: tuple, strategy, strategi
                                       strategies=list(strategies), labels=labels, params=dict(params))
 
 
+# Charts are cached as Vega-Lite specs, as on the other pages: building and serialising the two
+# Altair heatmaps cost more than the cached similarities behind them (issue 11 item 6).
+@st.cache_data(show_spinner=False, max_entries=32)
+def heatmaps(key: tuple) -> dict[str, dict]:
+    result = compute(*key)
+    varied = VARY_LABELS[key[2]]
+    return {"jaccard-heatmap": plots.similarity_heatmap(
+                result["jaccard"], measure="Jaccard", domain=(0.0, 1.0),
+                title=f"Jaccard of best sets as {varied} varies").to_dict(validate=False),
+            "spearman-heatmap": plots.similarity_heatmap(
+                result["spearman"], measure="Spearman rho",
+                title=f"Spearman rho as {varied} varies").to_dict(validate=False)}
+
+
 needs_kemeny = "R-Kem" in strategies
+compute_key = (db, version, vary, tuple(sorted(fixed.items())), strategy, tuple(strategies),
+               tuple(labels) if labels is not None else None, tuple(sorted(params.items())), origins, prefer,
+               splits)
 with st.spinner("Computing consensus rankings...", show_time=True) if needs_kemeny else st.empty():
     try:
-        result = compute(db, version, vary, tuple(sorted(fixed.items())), strategy, tuple(strategies),
-                         tuple(labels) if labels is not None else None, tuple(sorted(params.items())), origins, prefer,
-                         splits)
+        result = compute(*compute_key)
     except ValueError as exc:
         hint = (" Time-split results come from local runs: choose *both* or *local* under *Results*; "
                 "only datasets run under both splits are compared." if vary == "split" else "")
@@ -111,15 +126,12 @@ prov = common.provenance("sensitivity", filters, used, version)
 SIDE_BY_SIDE_MAX = 6
 n_labels = len(result["jaccard"].columns)
 left, right = st.columns(2) if n_labels <= SIDE_BY_SIDE_MAX else (st.container(), st.container())
+drawn = heatmaps(compute_key)
 with left:
-    common.show_chart(plots.similarity_heatmap(result["jaccard"], measure="Jaccard", domain=(0.0, 1.0),
-                                               title=f"Jaccard of best sets as {VARY_LABELS[vary]} varies"),
-                      "jaccard-heatmap", prov, width="content")
+    common.show_chart(drawn["jaccard-heatmap"], "jaccard-heatmap", prov, width="content")
     common.table_exports(dashboard.similarity_table(result["jaccard"], "jaccard"), "jaccard-matrix", prov)
 with right:
-    common.show_chart(plots.similarity_heatmap(result["spearman"], measure="Spearman rho",
-                                               title=f"Spearman rho as {VARY_LABELS[vary]} varies"),
-                      "spearman-heatmap", prov, width="content")
+    common.show_chart(drawn["spearman-heatmap"], "spearman-heatmap", prov, width="content")
     common.table_exports(dashboard.similarity_table(result["spearman"], "spearman"), "spearman-matrix", prov)
 
 if result["n_settings"] == 1 and result["rankings"] is not None:
