@@ -242,3 +242,54 @@ def test_dataset_from_frame_matches_its_csv(tmp_path):
     pd.testing.assert_frame_equal(ds.X, from_file.X)
     with pytest.raises(DatasetError, match="target column 'nope' not in the data"):
         dataset_from_frame(frame, "nope", name="synthetic")
+
+
+# ------------------------------------------------------------------- the study's label alignment
+
+VOTE = Path(__file__).resolve().parent / "data" / "published" / "56_vote.arff"
+
+
+def test_study_alignment_takes_the_labels_by_position_after_the_empty_row():
+    """vote's 249th row has no recorded vote: the study's scripts dropped it and then paired
+    the remaining 434 rows with the file's first 434 labels."""
+    rows = load_dataset(f"{VOTE}:Class")
+    study = load_dataset(f"{VOTE}:Class", target_alignment="study")
+    assert rows.key == study.key == "56" and rows.n_rows == study.n_rows == 434
+    data = [line for line in VOTE.read_text().split("@data", 1)[1].split() if "," in line]  # by hand
+    file_y = np.array([line.rsplit(",", 1)[1].strip("'") == "republican" for line in data], dtype=int)
+    assert len(file_y) == 435
+    assert np.array_equal(rows.y, np.delete(file_y, 248))        # each row its own label
+    assert np.array_equal(study.y, file_y[:434])                 # the first 434 labels
+    assert np.array_equal(study.y[:248], rows.y[:248])
+    assert np.array_equal(study.y[249:], rows.y[248:-1])         # one row late from row 249 on
+    assert any("taken by position" in w for w in study.warnings)
+    credit = load_dataset("bundled:credit-g", target_alignment="study")   # no empty row: unchanged
+    assert np.array_equal(credit.y, load_dataset("bundled:credit-g").y)
+    with pytest.raises(DatasetError, match="target_alignment"):
+        load_dataset("bundled:credit-g", target_alignment="shifted")
+
+
+def test_study_alignment_reproduces_published_vote_cells():
+    """With the study's alignment the engine gives vote's published DT and SVM cells; with each
+    row's own label it gives the scores the data supports, far above the published ones."""
+    from encbench.engine.grid import Task
+    from encbench.engine.protocol import Payload, run_task
+    from encbench.store.published import load_published_results
+
+    published = load_published_results()
+    published = published[(published["dataset"] == "56") & (published["tuning"] == "no")]
+    published = published.set_index(["encoder", "model", "scoring"])["cv_score"]
+
+    def scores(dataset):
+        data = Payload.from_dataset(dataset)
+        rows = [row for encoder in ("OH", "MT") for fold in range(5)
+                for row in run_task(Task("56", encoder, fold, 5, ("DT", "SVM"), ("AUC", "Acc"), "no"), data)]
+        return pd.DataFrame(rows).groupby(["encoder", "model", "scoring"])["cv_score"].mean()
+
+    study = scores(load_dataset(f"{VOTE}:Class", target_alignment="study"))
+    rows = scores(load_dataset(f"{VOTE}:Class"))
+    cells = published.loc[study.index]
+    assert len(cells) == 8
+    assert (study - cells).abs().max() <= 0.005
+    assert published[("OH", "DT", "AUC")] == pytest.approx(0.750, abs=0.001)
+    assert (rows - cells).min() > 0.1                            # e.g. DT/OH/AUC 0.95 against 0.75

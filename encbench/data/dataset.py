@@ -18,9 +18,15 @@ from encbench.data.errors import DatasetError
 from encbench.data.fingerprint import column_key, match_published
 from encbench.data.openml_source import fetch_openml
 from encbench.data.readers import DEFAULT_MAX_BYTES, read_table_and_hash
-from encbench.data.validation import ValidationReport, prepare
+from encbench.data.validation import ValidationReport, label_text, prepare
 
 logger = logging.getLogger(__name__)
+
+#: How the target is paired with the feature rows (``load_dataset(target_alignment=...)``):
+#: ``'row'``, each row keeps its own label (the protocol, and every run); ``'study'``, the
+#: labels are taken by position after the empty rows are dropped, as the published study's
+#: no-tuning and model-tuning scripts did, which reproduces its cells of such a dataset.
+TARGET_ALIGNMENTS = ("row", "study")
 
 
 @dataclass(frozen=True, eq=False)
@@ -217,6 +223,37 @@ def _as_published(dataset: Dataset, frame: pd.DataFrame) -> Dataset:
                                warnings=[*dataset.warnings, note])
 
 
+def _study_aligned(dataset: Dataset, frame: pd.DataFrame) -> Dataset:
+    """``dataset`` with its target paired with the rows as the study's scripts paired them.
+
+    The study's ``main_no_tuning.py`` and ``main_model_tuning.py`` (DT, kNN, LogReg, SVM) drop
+    the rows whose features are all missing, reset the index, and only then take the labels
+    with that new index (``y[X.index]``), i.e. the first ``n`` labels of the file: every row
+    after a dropped one carries the label of the row before it. Its full-tuning script (and
+    LightGBM's rows) index the labels before resetting, as ``'row'`` alignment does. Only
+    vote (OpenML 56, one empty row of 435, the 249th) among the local copies has such a row.
+    """
+    columns = [str(c) for c in frame.columns]
+    target = dataset.target
+    labelled = frame.set_axis(columns, axis=1)
+    labelled = labelled[labelled[target].notna()]
+    kept = labelled.drop(columns=[target]).notna().any(axis=1).to_numpy()
+    n_dropped = int((~kept).sum())
+    if not n_dropped:
+        return dataset
+    labels = labelled[target].map(label_text).to_numpy(dtype=object) == dataset.positive_class
+    y = labels[: dataset.n_rows].astype(np.int64)
+    moved = int((y != np.asarray(dataset.y)).sum())
+    first = int(np.flatnonzero(~kept)[0])
+    note = (f"target aligned as the study's no-tuning and model-tuning scripts did (for reproducing "
+            f"their published cells, never for a run): after dropping {n_dropped} empty row(s) "
+            f"(the first is row {first + 1} of the labelled rows) the labels are taken by position, "
+            f"so {dataset.n_rows - first} rows carry the label of another row ({moved} a different "
+            f"class)")
+    logger.info("%s: %s", dataset.name, note)
+    return dataclasses.replace(dataset, y=y, warnings=[*dataset.warnings, note])
+
+
 def _check_published_task(label: str, default_target: str | None, target, categorical,
                           file_hint: str) -> str | None:
     """OpenML keys mean the published task: its target, the protocol's positive class."""
@@ -233,7 +270,7 @@ def _check_published_task(label: str, default_target: str | None, target, catego
 
 
 def _published(frame, sha, *, label, key, name, source, openml_id, target, positive_class,
-               n_folds, path, file_hint) -> Dataset:
+               n_folds, path, file_hint, target_alignment: str = "row") -> Dataset:
     dataset = _build(frame, key=key, name=name, source=source, openml_id=openml_id,
                      target=target, positive_class=None, categorical=None, n_folds=n_folds,
                      sha256=sha, path=path, label=label)
@@ -242,11 +279,11 @@ def _published(frame, sha, *, label, key, name, source, openml_id, target, posit
             f"{label} has positive class {dataset.positive_class!r} (the protocol's: second "
             f"class in sorted order); got positive_class={positive_class!r}. To choose another "
             f"positive class load the file itself: {file_hint}")
-    return dataset
+    return _study_aligned(dataset, frame) if target_alignment == "study" else dataset
 
 
 def _load_bundled(entry: BundledEntry, target, positive_class, categorical,
-                  n_folds: int) -> Dataset:
+                  n_folds: int, target_alignment: str = "row") -> Dataset:
     label = f"bundled:{entry.name}"
     file_hint = f"load_dataset({str(entry.path)!r}, target=..., positive_class=...)"
     target = _check_published_task(f"bundled dataset {entry.name!r} (OpenML {entry.openml_id})",
@@ -255,7 +292,7 @@ def _load_bundled(entry: BundledEntry, target, positive_class, categorical,
     return _published(frame, sha, label=label, key=entry.key, name=entry.name,
                       source="bundled", openml_id=entry.openml_id, target=target,
                       positive_class=positive_class, n_folds=n_folds, path=entry.path,
-                      file_hint=file_hint)
+                      file_hint=file_hint, target_alignment=target_alignment)
 
 
 def load_dataset(spec: str | os.PathLike, target: str | None = None, positive_class=None, *,
@@ -263,7 +300,7 @@ def load_dataset(spec: str | os.PathLike, target: str | None = None, positive_cl
                  max_bytes: int | None = DEFAULT_MAX_BYTES, name: str | None = None,
                  label: str | None = None, format: str | None = None, sep: str | None = None,
                  prefer_bundled: bool = True, cache_dir: str | os.PathLike | None = None,
-                 server: str | None = None) -> Dataset:
+                 server: str | None = None, target_alignment: str = "row") -> Dataset:
     """Load, validate and split a dataset for the benchmark.
 
     Parameters
@@ -297,6 +334,12 @@ def load_dataset(spec: str | os.PathLike, target: str | None = None, positive_cl
     cache_dir, server : optional
         ``openml`` cache root (default ``db/cache/openml`` or ``$ENCBENCH_CACHE/openml``) and
         server URL.
+    target_alignment : {'row', 'study'}
+        ``'row'`` (default, the only one a run uses): every row keeps its own label. ``'study'``:
+        after the empty rows are dropped the labels are taken by position, as the published
+        study's no-tuning and model-tuning scripts did (see :data:`TARGET_ALIGNMENTS`); for a
+        published dataset with an empty row (vote) this reproduces its published DT, kNN,
+        LogReg and SVM cells of those tunings. Changes nothing without empty rows.
 
     Returns
     -------
@@ -308,6 +351,8 @@ def load_dataset(spec: str | os.PathLike, target: str | None = None, positive_cl
         Unreadable file, OpenML unreachable (within seconds; the message says how to use a local
         file or a bundled copy), or failed validation (the message lists every error).
     """
+    if target_alignment not in TARGET_ALIGNMENTS:
+        raise DatasetError(f"target_alignment must be one of {TARGET_ALIGNMENTS}: got {target_alignment!r}")
     parsed = parse_dataset_spec(spec)
     target = target if target is not None else parsed.target
     positive_class = positive_class if positive_class is not None else parsed.positive_class
@@ -317,7 +362,7 @@ def load_dataset(spec: str | os.PathLike, target: str | None = None, positive_cl
         if entry is None:
             raise DatasetError(f"no bundled dataset {parsed.value!r}; bundled datasets are "
                                f"{bundled_names()}")
-        return _load_bundled(entry, target, positive_class, categorical, n_folds)
+        return _load_bundled(entry, target, positive_class, categorical, n_folds, target_alignment)
 
     if parsed.kind == "openml":
         try:
@@ -327,7 +372,7 @@ def load_dataset(spec: str | os.PathLike, target: str | None = None, positive_cl
         entry = find_bundled(openml_id)
         if entry is not None and prefer_bundled:
             logger.info("OpenML %d: using the bundled copy %s", openml_id, entry.file)
-            return _load_bundled(entry, target, positive_class, categorical, n_folds)
+            return _load_bundled(entry, target, positive_class, categorical, n_folds, target_alignment)
         fetched = fetch_openml(openml_id, cache_dir=cache_dir, server=server)
         label = f"OpenML {openml_id} ({fetched.name})"
         file_hint = f"load_dataset({str(fetched.path)!r}, target=..., positive_class=...)"
@@ -344,7 +389,7 @@ def load_dataset(spec: str | os.PathLike, target: str | None = None, positive_cl
         return _published(frame, sha, label=label, key=str(openml_id), name=fetched.name,
                           source="openml", openml_id=openml_id, target=target,
                           positive_class=positive_class, n_folds=n_folds, path=fetched.path,
-                          file_hint=file_hint)
+                          file_hint=file_hint, target_alignment=target_alignment)
 
     path = Path(parsed.value)
     label = label or path.name
@@ -357,7 +402,8 @@ def load_dataset(spec: str | os.PathLike, target: str | None = None, positive_cl
     dataset = _build(frame, key=None, name=name or _file_stem(path), source="upload",
                      openml_id=None, target=target, positive_class=positive_class,
                      categorical=categorical, n_folds=n_folds, sha256=sha, path=path, label=label)
-    return _as_published(dataset, frame)
+    dataset = _as_published(dataset, frame)
+    return _study_aligned(dataset, frame) if target_alignment == "study" else dataset
 
 
 def validate_file(path: str | os.PathLike, target: str | None, positive_class=None, *,
