@@ -19,4 +19,4 @@ try:
 except Exception as exc:  # last line of defence: no traceback reaches the user
     # st.stop()/st.rerun() raise BaseException subclasses and pass through untouched.
     logging.getLogger("encbench.app").exception("page %s failed", page.title)
-    st.error(f"This view could not be shown: {type(exc).__name__}: {exc}")
+    st.error(f"This view could not be shown: {type(exc).__name__}: {common.md_text(exc)}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 import threading
 from collections.abc import Callable, Sequence
 from typing import Literal
@@ -36,7 +37,7 @@ def guarded(func: Callable) -> Callable:
             return func(*args, **kwargs)
         except Exception as exc:  # shown to the user, logged with its traceback
             log.exception("%s failed", func.__name__)
-            st.error(f"This part of the page could not be shown: {type(exc).__name__}: {exc}")
+            st.error(f"This part of the page could not be shown: {type(exc).__name__}: {md_text(exc)}")
     return wrapper
 
 
@@ -170,7 +171,7 @@ def reader_or_stop() -> Reader:
         reader.refresh()
         return reader
     except SnapshotMissing as exc:
-        st.error(str(exc))
+        st.error(md_text(exc))
         st.stop()
 
 
@@ -257,8 +258,8 @@ def _warn_unknown_url_values(key: str, options: list, format_func: Callable | No
     labels = {str(format_func(o)) if format_func else str(o) for o in options}
     unknown = [v for v in given if v not in labels]
     if unknown:
-        st.warning(f"The link sets {key} to {', '.join(repr(v) for v in unknown)}, which this view does "
-                   f"not have; ignored. Available: {', '.join(sorted(labels))}.")
+        st.warning(f"The link sets {key} to {', '.join(md_code(v) for v in unknown)}, which this view does "
+                   f"not have; ignored. Available: {', '.join(md_text(v) for v in sorted(labels))}.")
 
 
 def warn_bad_number(key: str, *, low: float, high: float, options: Sequence[float] | None = None,
@@ -281,7 +282,7 @@ def warn_bad_number(key: str, *, low: float, high: float, options: Sequence[floa
     if not ok:
         accepted = (", ".join(f"{o:g}" for o in options) if options is not None
                     else f"{'a whole number ' if integer else 'a number '}from {low:g} to {high:g}")
-        st.warning(f"The link sets {key} to {raw!r}, which this view does not accept; ignored, the "
+        st.warning(f"The link sets {key} to {md_code(raw)}, which this view does not accept; ignored, the "
                    f"default is used. Accepted: {accepted}.")
 
 
@@ -502,3 +503,37 @@ def show_chart(chart, item: str, provenance: export.Provenance, *, width: str = 
 def provenance(view: str, filters: dict, rows: pd.DataFrame | None, version: tuple) -> export.Provenance:
     """Provenance of an export from the filter state and the rows used."""
     return export.Provenance.from_scores(view, filters, rows, snapshot=snapshot_label(version))
+
+
+# --------------------------------------------------------------------------- text from users
+
+#: What :func:`md_text` escapes: the ASCII punctuation that markdown (CommonMark, GFM, Streamlit's
+#: directives) gives a meaning; quotes, commas, ``?``, ``/``, ``@``, ``%`` and ``;`` stay as they are.
+_MD_PUNCTUATION = re.compile(r"[\\`*_{}\[\]()<>#+\-.!|~:$&=]")
+
+
+def md_text(value) -> str:
+    """``value`` as literal text inside markdown: its markdown punctuation backslash-escaped.
+
+    Alerts, captions and ``st.markdown`` render markdown, so a value a user controls (a link's
+    query value, a file, column or dataset name, an error message quoting one) must not form a
+    link (``[x](http://...)``), an image the browser fetches (``![x](http://...)``), an autolink
+    (``http://...``, ``www.``), emphasis, or Streamlit's ``:color[...]``, ``:icon:`` and
+    ``$math$``. A backslash before ASCII punctuation is CommonMark's escape: the text renders as
+    the original characters. (``@`` needs none: an email autolink needs a ``.``, escaped.)
+    """
+    return _MD_PUNCTUATION.sub(r"\\\g<0>", str(value))
+
+
+def md_code(value) -> str:
+    """``value`` as an inline code span: shown verbatim, never read as markdown.
+
+    The fence is one backtick longer than the longest run of backticks in ``value`` (so none
+    closes it early), padded with spaces when ``value`` starts or ends with a backtick; line
+    breaks become spaces, as they would inside a code span anyway.
+    """
+    text = " ".join(str(value).splitlines())
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"

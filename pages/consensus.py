@@ -204,7 +204,7 @@ asked = st.query_params.get(TAB_KEY)
 with st.container():   # always there (empty as a rule), so the tabs below keep their place
     if asked and asked not in sections:   # Streamlit drops it and opens the first tab
         needs = {AGREEMENT: " (it needs two rankings or more)", KEMENY: " (it needs R-Kem among the strategies)"}
-        st.info(f"This view has no *{asked}* tab{needs.get(asked, '')}: showing *{RANKINGS}*.")
+        st.info(f"This view has no {common.md_code(asked)} tab{needs.get(asked, '')}: showing *{RANKINGS}*.")
 # Streamlit identifies a tab set by its labels: another set is another widget, which can come
 # back with the tab last open in *that* set. So when the set changes (a filter changed, no tab
 # was clicked) the tab open until now stays open if the new set has it, and Rankings otherwise.
@@ -297,7 +297,7 @@ def _cd_section(targets: list[str], mode_used: str, load_key: tuple, alpha: floa
     try:
         result = nemenyi(db, version, load_key, target, mode_used, float(alpha), design_name)
     except ValueError as exc:
-        st.info(f"No critical-difference diagram for {target}: {exc}")
+        st.info(f"No critical-difference diagram for {target}: {common.md_text(exc)}")
         return
     spec, subtitle = cd_chart(db, version, load_key, target, mode_used, float(alpha), design_name)
     st.caption(" · ".join(subtitle) + ". Red bars join encoders not significantly different.")
@@ -327,7 +327,7 @@ def _intervals_section(targets: list[str], strategies: list[str], mode_used: str
     try:
         iv = intervals(db, version, load_key, target, mode_used, interval_strategy, int(B), param_key)
     except ValueError as exc:
-        st.info(f"No rank intervals for {target}: {exc}")
+        st.info(f"No rank intervals for {target}: {common.md_text(exc)}")
         return
     st.caption(f"{interval_strategy} consensus rank with its 95% bootstrap interval "
                f"({int(B)} resamples of the voters, seed 0).")

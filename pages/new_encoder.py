@@ -69,7 +69,8 @@ def main() -> None:
     run_ids = list(labels)
     wanted = st.query_params.get("run")
     if wanted and wanted not in run_ids:
-        st.warning(f"The link names run {wanted!r}, which holds no custom encoder; showing the newest one.")
+        st.warning(f"The link names run {common.md_code(wanted)}, which holds no custom encoder; "
+                   "showing the newest one.")
     run_id = st.selectbox("Comparison run", run_ids, index=run_ids.index(wanted) if wanted in run_ids else 0,
                           format_func=labels.get, key="byo_run")
     st.query_params["run"] = run_id
@@ -85,7 +86,8 @@ def main() -> None:
     for c in info.customs:
         p = c.provenance()
         package = " ".join(filter(None, [p["package"], p["version"]])) or "package and version unknown"
-        st.markdown(f"**{c.name}**: `{p['import']}` ({package}), parameters `{p['params']}`")
+        st.markdown(f"**{common.md_text(c.name)}**: {common.md_code(p['import'])} ({common.md_text(package)}), "
+                    f"parameters {common.md_code(p['params'])}")
 
     st.subheader("1. Controls: does the local protocol reproduce the published numbers here?")
     agreement = result.agreement
@@ -97,7 +99,7 @@ def main() -> None:
         common.show_table(agreement.by_encoder_model, "controls", prov,
                           column_config={"share": st.column_config.NumberColumn(format="percent")})
     if result.unpublished:
-        st.caption(f"Left out (no published results): {', '.join(result.unpublished)}.")
+        st.caption(f"Left out (no published results): {common.md_text(', '.join(result.unpublished))}.")
     if result.ranks.empty:
         st.info("The new encoder has no finished score on a published dataset yet.")
         return

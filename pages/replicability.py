@@ -114,7 +114,7 @@ if KEM in strategies:
                 kem_jobs.pop(kem_key, None)
                 st.rerun()
     elif job.finished:
-        st.error(f"R-Kem could not be computed: {type(job.error).__name__}: {job.error}")
+        st.error(f"R-Kem could not be computed: {type(job.error).__name__}: {common.md_text(job.error)}")
     else:
         @st.fragment(run_every=0.5)
         def _kem_progress(job: common.BackgroundJob) -> None:

@@ -66,7 +66,7 @@ if source == "Upload a file":
     staged = _stage(upload.getvalue(), upload.name, common.db_path())
     if not staged.ok:
         for error in staged.errors:
-            st.error(error)
+            st.error(common.md_text(error))
         st.stop()
     if staged.previous is not None:
         st.info(f"This exact file was uploaded before (stored as `{staged.previous.name}`); "
@@ -105,7 +105,7 @@ else:
     if candidates:
         with st.container(border=True, key="time-split"):
             st.markdown(f"**Evaluation split.** This file has a column that orders its rows in time "
-                        f"({', '.join(f'`{c}`' for c in candidates)}). Stratified folds (the published "
+                        f"({', '.join(common.md_code(c) for c in candidates)}). Stratified folds (the published "
                         f"protocol) train on rows from the future of their test rows; a target encoder then "
                         f"knows a level's later outcomes. A time split trains on the past and tests on what "
                         f"follows; *both* runs the two and says whether the best encoders change.")
@@ -135,12 +135,12 @@ else:
     features_kept = frame_kept.drop(columns=[time_column]) if time_column else frame_kept
     report = prepare(features_kept, target, positive, categorical or None, N_FOLDS, source=staged.filename).report
     for error in report.errors:
-        st.error(error)
+        st.error(common.md_text(error))
     for warning in report.warnings:
-        st.warning(warning)
+        st.warning(common.md_text(warning))
     if time_column:  # levels first seen late: warned, never refused
         for warning in late_level_warnings(frame_kept, time_column, report.categorical, N_FOLDS):
-            st.warning(warning, icon=":material/schedule:")
+            st.warning(common.md_text(warning), icon=":material/schedule:")
     if report.errors:
         st.stop()
     copy_of = match_published(frame_kept, target)
@@ -233,7 +233,7 @@ if st.button("Launch run", type="primary", key="launch"):
                                         workers=int(workers), split=split, gap=split_gap,
                                         custom_encoders=chosen_plugins)
     except (DatasetError, ValueError) as exc:
-        st.error(str(exc))
+        st.error(common.md_text(exc))
         st.stop()
     queue.ensure_worker()
     st.session_state["last_run"] = grid.run_id

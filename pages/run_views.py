@@ -50,7 +50,7 @@ def show_progress(row: pd.Series) -> None:
         label += f" ({int(row['n_failed'])} failed, {int(row['n_timeout'])} timed out)"
     st.progress(min(done / total, 1.0) if total else 0.0, text=label)
     if row.get("status") == "failed" and isinstance(row.get("error"), str) and row["error"]:
-        st.error(f"The run failed: {row['error']}")
+        st.error(f"The run failed: {common.md_text(row['error'])}")
 
 
 def show_result(run_id: str, *, strategy: str = "R-M") -> None:
@@ -66,7 +66,7 @@ def show_result(run_id: str, *, strategy: str = "R-M") -> None:
                               scorings=tuple(local["scoring"].unique()))
     names = common.datasets_table(db, version).set_index("dataset")["name"]
     for dataset, rows in local.groupby("dataset"):
-        st.subheader(f"Dataset {names.get(dataset, dataset)}")
+        st.subheader(f"Dataset {common.md_text(names.get(dataset, dataset))}")
         show_split_change(dataset)
         if set(rows["split"]) == {"time"}:
             st.caption("This run used forward folds in time (split *time*); the published consensus "

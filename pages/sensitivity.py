@@ -101,7 +101,7 @@ with st.spinner("Computing consensus rankings...", show_time=True) if needs_keme
     except ValueError as exc:
         hint = (" Time-split results come from local runs: choose *both* or *local* under *Results*; "
                 "only datasets run under both splits are compared." if vary == "split" else "")
-        st.info(f"Nothing to compare with these choices: {exc}.{hint}")
+        st.info(f"Nothing to compare with these choices: {common.md_text(exc)}.{hint}")
         st.stop()
 
 averaged = [common.FACTOR_LABELS[f] for f, v in fixed.items() if v == dashboard.AVERAGE_ALL]

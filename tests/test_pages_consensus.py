@@ -95,7 +95,7 @@ def test_a_link_to_a_tab_the_view_lacks_falls_back_to_rankings():
         at = _tab(query, tab)
         assert not at.exception and not at.error, (tab, [e.value for e in at.error])
         assert tab not in _tabs(at) and len(charts(at)) == 1 and _wide(at)["encoder"].iloc[0] == "Sum"
-        assert f"This view has no *{tab}* tab" in texts(at)
+        assert f"This view has no `{tab}` tab" in texts(at)
         assert "section" not in at.query_params                         # Streamlit drops the bad value
 
 
@@ -195,7 +195,7 @@ def test_link_with_unknown_values_is_flagged_not_silently_replaced(published_db,
     monkeypatch.setenv("ENCBENCH_DB", str(published_db))
     at = open_page("consensus", {"model": "Foo"})
     warnings = [w.value for w in at.warning]
-    assert any("The link sets model to 'Foo'" in w and "LogReg" in w for w in warnings), warnings
+    assert any("The link sets model to `Foo`" in w and "LogReg" in w for w in warnings), warnings
 
 
 def test_cd_diagram_says_how_complete_the_data_are_and_which_design_it_used(published_env):
@@ -231,9 +231,9 @@ def test_invalid_numbers_in_a_link_are_named_and_a_stale_detail_is_dropped(publi
     at = open_page("consensus", {"alpha": "0.3", "theta": "2", "B": "abc",
                                  "detail": "DT / no / AUC"})
     warnings = " ".join(w.value for w in at.warning)
-    assert "The link sets alpha to '0.3'" in warnings and "Accepted: 0.01, 0.05, 0.1" in warnings
-    assert "The link sets theta to '2'" in warnings
-    assert "The link sets B to 'abc'" in warnings
+    assert "The link sets alpha to `0.3`" in warnings and "Accepted: 0.01, 0.05, 0.1" in warnings
+    assert "The link sets theta to `2`" in warnings
+    assert "The link sets B to `abc`" in warnings
     assert "detail" not in at.query_params          # one combination: no detail to keep
     ok = open_page("consensus", {"alpha": "0.01", "B": "100"})
     assert "The link sets" not in texts(ok)

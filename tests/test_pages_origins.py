@@ -121,7 +121,7 @@ def test_consensus_defaults_to_published_and_counts_a_published_copy_once(mixed_
 
 def test_an_unknown_origin_in_a_link_is_named(mixed_db):
     at = open_page("overview", {"origin": "everything"})
-    assert "'everything'" in texts(at)
+    assert "`everything`" in texts(at)
     assert {m.label: m.value for m in at.metric}["Results"] == "61,812"
 
 

@@ -154,3 +154,38 @@ def test_runs_page_resumes_a_run_with_the_workers_it_was_queued_with(app_db, mon
     assert not at.exception, at.exception
     (request,) = queue.pending()
     assert RunRequest.from_payload(request.payload) == RunRequest(grid, workers=3)
+
+
+def test_file_and_column_names_are_shown_as_text_not_markdown(app_db, monkeypatch):
+    """A file name or a column name is the uploader's: it must not become a link or an image."""
+    import numpy as np
+    import pandas as pd
+
+    from pages.common import md_text
+
+    frame = pd.DataFrame({"![x](http://x)": [f"u{i}" for i in range(60)],
+                          "colour": np.random.default_rng(4).choice(["r", "g"], 60),
+                          "label": np.tile(["no", "yes"], 30)})
+    uploads = {"name": "[click here](http://x).csv", "data": b""}
+
+    class Upload:
+        @property
+        def name(self):
+            return uploads["name"]
+
+        def getvalue(self):
+            return uploads["data"]
+
+    monkeypatch.setattr("streamlit.file_uploader", lambda *a, **k: Upload())
+    at = _run_page()
+    (error,) = [e.value for e in at.error]
+    assert md_text("file '[click here](http://x).csv' is empty") in error
+    assert "[click here](http://x)" not in error
+
+    uploads.update(name="mine.csv", data=frame.to_csv(index=False).encode())
+    at = _run_page()
+    at.selectbox(key="target").set_value("label").run()
+    at.multiselect(key="drop-label").set_value([]).run()         # keep the ID-like column
+    (warning,) = [w.value for w in at.warning if "looks like an ID" in w.value]
+    assert md_text("'![x](http://x)' looks like an ID") in warning
+    assert "![x](" not in warning

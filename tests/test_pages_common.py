@@ -1,0 +1,154 @@
+"""pages/common.py: text a user controls is shown as text, never read as markdown.
+
+Alerts, captions and ``st.markdown`` render markdown: a query value, a file or column name
+echoed into them as it is would turn ``[click here](http://x)`` into a live link and
+``![x](http://x)`` into an image the browser fetches from outside.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+
+import pytest
+from pagetest import open_page
+
+from encbench.store import Writer, snapshot_path
+from pages.common import md_code, md_text
+
+HOSTILE = [
+    "[click here](http://x)",
+    "![x](http://x)",
+    "<img src=http://x>",
+    "http://x.example/a_b",
+    "www.x.example",
+    "**bold** _it_ `code` $x^2$ :red[red] :material/warning:",
+    "a\\](http://x)",            # a backslash trying to undo the escape of what follows it
+    "``` fence",
+]
+
+
+def _unescape(text: str) -> str:
+    """CommonMark's reading of backslash escapes: a backslash before ASCII punctuation drops."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", text)
+
+
+def _outside_code(body: str) -> str:
+    """``body`` with its inline code spans (CommonMark: equal backtick fences) cut out."""
+    return re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", " ", body, flags=re.S)
+
+
+def _live_markdown(text: str) -> list[str]:
+    """Markdown constructs in ``text`` that are not escaped: link or image openers, angle
+    brackets, autolinks, emphasis, code, math and Streamlit's colour and icon directives."""
+    unescaped = re.sub(r"\\[!-/:-@\[-`{-~]", "", text)   # drop every escaped character
+    return re.findall(r"!\[|\]\(|[\[\]<>`*_$]|https?:|www\.|:\w+\[|:material/", unescaped)
+
+
+def _links(text: str) -> list[str]:
+    """Unescaped link and image openers, angle brackets and autolinks in ``text``."""
+    unescaped = re.sub(r"\\[!-/:-@\[-`{-~]", "", text)
+    return re.findall(r"!\[|\]\(|[<>]|https?:|www\.", unescaped)
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+def test_md_text_escapes_every_construct_and_reads_back_as_the_value(value):
+    escaped = md_text(value)
+    assert _live_markdown(escaped) == []
+    assert _unescape(escaped) == value
+
+
+def test_md_text_by_hand():
+    assert md_text("[a](http://b)") == r"\[a\]\(http\://b\)"
+    assert md_text("plain words, 42; 'quoted'?") == "plain words, 42; 'quoted'?"
+    assert md_text(ValueError("bad 'x_y' in a.csv")) == r"bad 'x\_y' in a\.csv"
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("Foo", "`Foo`"),
+    ("a`b", "``a`b``"),
+    ("`a", "`` `a ``"),
+    ("a``b`", "``` a``b` ```"),
+    ("two\nlines", "`two lines`"),
+])
+def test_md_code_fences_longer_than_any_backtick_run_inside(value, expected):
+    assert md_code(value) == expected
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+def test_md_code_is_one_code_span_holding_the_value(value):
+    code = md_code(value)
+    assert _outside_code(code).strip() == ""
+    fence = re.match(r"`+", code).group(0)
+    assert code[len(fence):-len(fence)].strip(" ") == value
+
+
+# -- hostile links ---------------------------------------------------------------------------
+
+#: A local upload's dataset name comes from its file name, which the uploader chose.
+HOSTILE_NAME = "![pic](http://x)"
+
+
+@pytest.fixture(scope="module")
+def mixed_db(published_db, tmp_path_factory):
+    """The published results and one local run on an upload with a hostile name (the origin and
+    prefer controls appear only when local results exist)."""
+    path = tmp_path_factory.mktemp("mixed") / "encbench.duckdb"
+    shutil.copyfile(published_db, path)
+    shutil.copyfile(snapshot_path(published_db), snapshot_path(path))
+    with Writer(path) as writer:
+        writer.upsert_dataset({"dataset": "file:abc123", "name": HOSTILE_NAME, "source": "upload",
+                               "sha256": "abc123"})
+        writer.ensure_run("local-hostile", origin="local", label="[run](http://x)", status="done",
+                          n_expected=2)
+        writer.write_results([
+            dict(run_id="local-hostile", dataset="file:abc123", encoder=e, model="LogReg", tuning="no",
+                 scoring="AUC", fold=0, n_folds=1, cv_score=v, time=0.1, status="ok", error=None)
+            for e, v in (("OH", 0.6), ("MT", 0.7))])
+    return path
+
+
+@pytest.fixture()
+def mixed_env(mixed_db, monkeypatch):
+    monkeypatch.setenv("ENCBENCH_DB", str(mixed_db))
+
+
+def _alerts(at) -> list[str]:
+    return [e.value for kind in ("warning", "info", "error", "success") for e in getattr(at, kind)]
+
+
+@pytest.mark.parametrize("payload", ["[click here](http://x)", "![x](http://x)"])
+@pytest.mark.parametrize("key, echo", [
+    ("model", "The link sets model to "),      # a multiselect's unknown value
+    ("prefer", "The link sets prefer to "),    # a radio's unknown value
+    ("alpha", "The link sets alpha to "),      # a number widget's bad value
+    ("section", "This view has no "),          # a tab the page does not have
+])
+def test_a_hostile_link_value_is_echoed_as_code_only(mixed_env, payload, key, echo):
+    at = open_page("consensus", {key: payload, "origin": "both"})
+    echoed = [body for body in _alerts(at) if echo in body]
+    assert len(echoed) == 1, _alerts(at)
+    (body,) = echoed
+    assert md_code(payload) in body                          # the value, verbatim, as code
+    assert _links(_outside_code(body)) == [], body           # and no link or image outside it
+    assert not at.exception
+
+
+def test_a_hostile_dataset_name_among_the_offered_values_is_escaped(mixed_env):
+    at = open_page("explorer", {"origin": "local", "all_datasets": "false", "dataset": "nope"})
+    (body,) = [w for w in _alerts(at) if "The link sets dataset to " in w]
+    assert md_text(HOSTILE_NAME) in body and HOSTILE_NAME not in body
+    assert _links(_outside_code(body)) == [], body
+
+
+def test_an_error_message_quoting_user_text_is_escaped(mixed_env, monkeypatch):
+    from encbench import dashboard
+
+    def boom(*args, **kwargs):
+        raise ValueError("column '![x](http://x)' is odd")
+
+    monkeypatch.setattr(dashboard, "best_summary", boom)
+    at = open_page("consensus")
+    (body,) = [e.value for e in at.error]
+    assert "could not be shown: ValueError: " in body
+    assert _live_markdown(body.split("ValueError: ", 1)[1]) == []
+    assert _unescape(body).endswith("column '![x](http://x)' is odd")
