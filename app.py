@@ -12,6 +12,10 @@ import streamlit as st
 from pages import common
 
 st.set_page_config(page_title="encbench", page_icon=":bar_chart:", layout="wide")
+# .streamlit/config.toml turns the sidebar menu off so that a fresh server's first run, which
+# Streamlit makes as its older pages/-folder app, does not list the files of pages/; the app's
+# own menu turns it back on (st.navigation's sidebar obeys the same option).
+st.set_option("client.showSidebarNavigation", True)
 
 page = common.navigation()
 try:

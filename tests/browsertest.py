@@ -58,13 +58,15 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 @contextlib.contextmanager
-def streamlit_server(db: Path, log_dir: Path, **env_extra: str):
-    """``streamlit run serve.py`` (as ``make run``) on a free port against database ``db``; yields its URL."""
+def streamlit_server(db: Path, log_dir: Path, *, script: str = "serve.py", **env_extra: str):
+    """``streamlit run <script>`` on a free port against database ``db``; yields its URL.
+
+    ``script`` is ``serve.py`` (what ``make run`` serves) or ``app.py`` (plain ``streamlit run``)."""
     port = free_port()
     env = {**os.environ, "ENCBENCH_DB": str(db), **env_extra}
     with open(log_dir / "streamlit.log", "wb") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(REPO / "serve.py"), "--server.headless", "true",
+            [sys.executable, "-m", "streamlit", "run", str(REPO / script), "--server.headless", "true",
              "--server.address", "127.0.0.1", "--server.port", str(port),
              "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
             cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
