@@ -7,6 +7,7 @@ import hashlib
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
@@ -270,3 +271,92 @@ def test_missing_file_and_label(tmp_path):
     assert "file 'nope.csv' does not exist" in str(err)
     (tmp_path / "x1").write_text("a,b\n1,2,3\n")
     assert "CSV file 'my upload.csv'" in str(_error(tmp_path / "x1", label="my upload.csv"))
+
+
+# ------------------------------------------------------------------------- decoded-size limits
+
+
+def _text_table(n: int = 300, seed: int = 5) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    words = np.array(["", "a", "bb", "ccc", "déjà vu", "x" * 40], dtype=object)
+    text = pd.Series(rng.choice(words, n), dtype="str")
+    text[rng.random(n) < 0.1] = np.nan
+    return pd.DataFrame({"text": text, "number": rng.normal(size=n), "flag": rng.random(n) < 0.5,
+                         "label": np.tile(["no", "yes"], n // 2)})
+
+
+def test_decoded_bytes_counts_text_bytes_plus_eight_and_eight_per_number():
+    from encbench.data.readers import decoded_bytes
+
+    frame = _text_table()
+    # naive reference: UTF-8 bytes of each present text value, plus 8 bytes for every cell
+    text_bytes = sum(len(v.encode()) for col in ("text", "label") for v in frame[col].dropna())
+    expected = text_bytes + 8 * frame.size
+    plain = pa.Table.from_pandas(frame, preserve_index=False)
+    assert decoded_bytes(plain) == expected
+    encoded = plain.set_column(0, "text", pc.dictionary_encode(plain.column("text")))
+    assert pa.types.is_dictionary(encoded.schema.field("text").type)
+    assert decoded_bytes(encoded) == expected                   # measured without decoding
+    assert decoded_bytes(encoded.to_batches()[0]) == expected   # a record batch as well
+
+
+@pytest.mark.parametrize("options", [{}, {"use_dictionary": False},
+                                     {"use_dictionary": False,
+                                      "column_encoding": {"text": "DELTA_BYTE_ARRAY",
+                                                          "label": "DELTA_LENGTH_BYTE_ARRAY"}}],
+                         ids=["dictionary", "plain", "delta"])
+def test_bounded_parquet_reading_gives_the_same_frame(tmp_path, options):
+    frame = _text_table()
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path, row_group_size=70,
+                   **options)
+    got = read_table(path)
+    pd.testing.assert_frame_equal(got, read_table(path, max_bytes=None), check_exact=True)
+    pd.testing.assert_frame_equal(got, frame.astype({"flag": bool}), check_dtype=False)
+    assert _is_str(got["text"]) and got["text"].isna().sum() == frame["text"].isna().sum()
+
+
+def test_parquet_decoded_size_limit_counts_text_and_numbers(tmp_path):
+    frame = _text_table()
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path)
+    text_bytes = sum(len(v.encode()) for col in ("text", "label") for v in frame[col].dropna())
+    decoded = text_bytes + 8 * frame.size
+    assert read_table(path, max_bytes=decoded).shape == frame.shape    # exactly at the limit: read
+    err = _error(path, max_bytes=decoded - 1)
+    assert f"decodes to {decoded / 1e6:.1f} MB of data (300 rows x 4 columns" in str(err)
+    assert f"over the {(decoded - 1) / 1e6:g} MB size limit; the limit applies to the decoded data" in str(err)
+
+
+def test_cell_and_column_limits_in_every_format(tmp_path, monkeypatch):
+    from encbench.data import readers
+
+    frame = _frame(40)
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    frame.to_parquet(tmp_path / "t.parquet", index=False)
+    arff = "@relation t\n" + "".join(f"@attribute {c} numeric\n" for c in ("a", "b", "label")) + \
+        "@data\n" + "1,2,3\n" * 40
+    (tmp_path / "t.arff").write_text(arff)
+    assert "holds 40 lines x 4 columns = 160 cells, over the limit of 159 cells" in str(
+        _error(tmp_path / "t.csv", max_cells=159))
+    assert read_table(tmp_path / "t.csv", max_cells=160).shape == (40, 4)
+    assert "holds 40 rows x 4 columns = 160 cells, over the limit of 159 cells" in str(
+        _error(tmp_path / "t.parquet", max_cells=159))
+    assert "holds 40 data lines x 3 columns = 120 cells, over the limit of 119 cells" in str(
+        _error(tmp_path / "t.arff", max_cells=119))
+    assert read_table(tmp_path / "t.arff", max_cells=120).shape == (40, 3)
+    monkeypatch.setattr(readers, "MAX_COLUMNS", 3)
+    for name in ("t.csv", "t.parquet"):   # whatever the cell limit
+        assert f"'{name}' has 4 columns, over the limit of 3 columns" in str(
+            _error(tmp_path / name, max_cells=None))
+    assert read_table(tmp_path / "t.arff").shape == (40, 3)
+    monkeypatch.setattr(readers, "MAX_COLUMNS", 2)
+    (tmp_path / "u.arff").write_text(arff)      # another file: not the cached read above
+    assert "'u.arff' has 3 columns, over the limit of 2 columns" in str(_error(tmp_path / "u.arff"))
+
+
+def test_a_cached_unbounded_read_does_not_bypass_a_limit(tmp_path):
+    path = tmp_path / "t.csv"
+    _frame(40).to_csv(path, index=False)
+    assert read_table(path, max_cells=None).shape == (40, 4)
+    assert "over the limit of 100 cells" in str(_error(path, max_cells=100))

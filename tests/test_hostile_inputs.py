@@ -78,6 +78,66 @@ def _high_cardinality() -> bytes:  # issue 12.3: 20,000 levels on 30,000 rows (4
                               "label": np.tile(["no", "yes"], 15_000)}))
 
 
+def _repeated_parquet(columns: dict, n_groups: int, **options) -> bytes:
+    """A Parquet file of ``n_groups`` copies of one row group, written without the Arrow schema
+    (as most writers do), so that dictionary columns read back as plain text."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table(columns)
+    out = io.BytesIO()
+    with pq.ParquetWriter(out, table.schema, store_schema=False, **options) as writer:
+        for _ in range(n_groups):
+            writer.write_table(table)
+    return out.getvalue()
+
+
+def _one_long_value(n: int, length: int):
+    """``n`` copies of one value of ``length`` characters, dictionary-encoded (4 bytes a row)."""
+    import pyarrow as pa
+
+    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array(["x" * length]))
+
+
+def _labels(n: int):
+    import pyarrow as pa
+
+    return pa.DictionaryArray.from_arrays(pa.array(np.arange(n, dtype=np.int32) % 2), pa.array(["no", "yes"]))
+
+
+def _parquet_dictionary_bomb() -> bytes:  # 4M rows of one 1,000-character value (453 KB)
+    return _repeated_parquet({"v": _one_long_value(1_000_000, 1000), "label": _labels(1_000_000)}, 4)
+
+
+def _parquet_integer_bomb() -> bytes:  # 60M constant integers (250 KB)
+    import pyarrow as pa
+
+    return _repeated_parquet({"n": pa.array(np.zeros(1_000_000, np.int64))}, 60)
+
+
+def _parquet_prefix_bomb() -> bytes:  # DELTA_BYTE_ARRAY shares prefixes: 250 MB of text in 121 KB
+    import pyarrow as pa
+
+    n = 50_000
+    value = _one_long_value(n, 1000).dictionary_decode()
+    return _repeated_parquet({"v": value, "label": pa.array(np.tile(["no", "yes"], n // 2))}, 5,
+                             use_dictionary=False, column_encoding={"v": "DELTA_BYTE_ARRAY"})
+
+
+def _csv_many_lines() -> bytes:  # 10.5M short lines, under the 200 MB limit decompressed (41 KB)
+    return _gzip_stream(b"size,label\n", b"1,x\n", 42_000_000)
+
+
+def _csv_million_columns() -> bytes:  # 1M columns and one row (2.1 MB)
+    header = ",".join(f"c{i}" for i in range(1_000_000))
+    return gzip.compress(f"{header}\n{','.join(['1'] * 1_000_000)}\n".encode(), mtime=0)
+
+
+def _sparse_arff_bomb() -> bytes:  # 5,000 attributes x 5,000 sparse rows of one value each (154 KB)
+    header = "@relation wide\n" + "".join(f"@attribute a{i} numeric\n" for i in range(5000))
+    return (header + "@data\n" + "{0 1}\n" * 5000).encode()
+
+
 ARFF_NO_RELATION = b"@attribute a {x,y}\n@data\nx\n"
 ARFF_LATIN1 = ("@relation r\n@attribute a {K\u00f6ln,Bonn}\n@attribute label {no,yes}\n@data\n"
                "K\u00f6ln,no\n").encode("latin-1")
@@ -117,6 +177,24 @@ CASES = [
     Case("--target on a bundled dataset", "unused.csv", b"a\n1\n",
          r"--target and --positive apply to files; 'bundled:tic-tac-toe' is an OpenML or bundled dataset",
          target=None, args=("--target", "x"), upload=False, dataset="bundled:tic-tac-toe"),
+    # decoded-size bombs, refused from the metadata or before a value is expanded
+    Case("parquet dictionary bomb", "dict_bomb.parquet", _parquet_dictionary_bomb,
+         r"file 'dict_bomb\.parquet' decodes to 4074\.0 MB of data \(4,000,000 rows x 2 columns, [\d,]+ bytes "
+         r"as stored\), over the 200 MB size limit; the limit applies to the decoded data"),
+    Case("parquet of 60M constant integers", "ints.parquet", _parquet_integer_bomb,
+         r"file 'ints\.parquet' holds 60,000,000 rows x 1 columns = 60,000,000 cells, over the limit of "
+         r"20,000,000 cells \(rows x columns\)"),
+    Case("parquet prefix-sharing bomb", "delta.parquet", _parquet_prefix_bomb,
+         r"file 'delta\.parquet' decodes to more than 2\d\d\.\d MB of data \(250,000 rows x 2 columns, "
+         r"[\d,]+ bytes as stored\), over the 200 MB size limit"),
+    Case("csv of 10.5M lines", "lines.csv.gz", _csv_many_lines,
+         r"file 'lines\.csv\.gz' holds 10,500,000 lines x 2 columns = 21,000,000 cells, over the limit of "
+         r"20,000,000 cells"),
+    Case("csv of a million columns", "wide.csv.gz", _csv_million_columns,
+         r"file 'wide\.csv\.gz' has 1,000,000 columns, over the limit of 10,000 columns"),
+    Case("sparse arff bomb", "sparse.arff", _sparse_arff_bomb,
+         r"file 'sparse\.arff' holds 5,000 data lines x 5,000 columns = 25,000,000 cells, over the limit of "
+         r"20,000,000 cells"),
     # the earlier bad inputs (handled before; kept so they stay handled)
     Case("NUL bytes", "nul.csv", b"a,b,label\n1,\x00,2\n", r"binary data \(a NUL byte\)"),
     Case("empty file", "empty.csv", b"", r"'empty\.csv' is empty", upload_message=r"'empty\.csv' is empty"),
@@ -473,3 +551,19 @@ def test_memory_budget_syntax_and_encoder_widths(monkeypatch):
     # issue 12.3's case: 9.15 GB measured; the estimate (2 dense float64 copies) is 9.6 GB
     assert estimate_task_bytes("OH", 30_000, {"lvl": 20_000}, 0) == (9_600_000_000, "lvl")
     assert estimate_task_bytes("Drop", 100, {"a": 50, "b": 70}, 2)[0] == 100 * 3 * 16
+
+
+def test_peak_memory_of_the_parquet_decoded_size_bombs(tmp_path):
+    """A 453 KB Parquet file took 4.5 GB through stage_upload, 60M integers 8.3 GB, before the bound."""
+    code = ("import sys\nfrom encbench.uploads import stage_upload\n"
+            "data = open(sys.argv[1], 'rb').read()\n"
+            "staged = stage_upload(data, sys.argv[2], db_path=sys.argv[3])\n"
+            "print(staged.ok, staged.errors, file=sys.stderr)\n")
+    for name, build in (("dict_bomb.parquet", _parquet_dictionary_bomb), ("ints.parquet", _parquet_integer_bomb)):
+        path = tmp_path / name
+        path.write_bytes(build())
+        peak, err = _peak_rss_mb(code, str(path), name, str(tmp_path / "new" / "e.duckdb"))
+        assert f"False [\"file '{name}' " in err and ("decodes to" in err or "cells" in err), err
+        assert peak < 1000, (name, peak)   # measured about 220 MB (the dictionary bomb) and 120 MB
+        sys.stderr.write(f"\npeak RSS: {name} {peak:.0f} MB\n")
+    assert not (tmp_path / "new").exists()

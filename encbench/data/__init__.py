@@ -19,7 +19,9 @@ from encbench.data.errors import DatasetError
 from encbench.data.openml_source import cache_root, fetch_openml, openml_cache_dir
 from encbench.data.readers import (
     DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_CELLS,
     FORMATS,
+    MAX_COLUMNS,
     read_table,
     read_table_and_hash,
     sha256_file,
@@ -32,8 +34,8 @@ from encbench.data.validation import (
 )
 
 __all__ = [
-    "BUNDLED_DIR", "BundledEntry", "DEFAULT_MAX_BYTES", "Dataset", "DatasetError",
-    "DatasetSpec", "FORMATS", "dataset_from_frame", "ValidationReport", "bundled_entries", "cache_root",
+    "BUNDLED_DIR", "BundledEntry", "DEFAULT_MAX_BYTES", "DEFAULT_MAX_CELLS", "Dataset", "DatasetError",
+    "DatasetSpec", "FORMATS", "MAX_COLUMNS", "dataset_from_frame", "ValidationReport", "bundled_entries", "cache_root",
     "fetch_openml", "find_bundled", "infer_column_types", "list_bundled", "load_dataset",
     "openml_cache_dir", "parse_dataset_spec", "prepare", "read_table", "read_table_and_hash",
     "sha256_file", "validate", "validate_file",

@@ -288,7 +288,7 @@ def _load_bundled(entry: BundledEntry, target, positive_class, categorical,
     file_hint = f"load_dataset({str(entry.path)!r}, target=..., positive_class=...)"
     target = _check_published_task(f"bundled dataset {entry.name!r} (OpenML {entry.openml_id})",
                                    entry.target, target, categorical, file_hint)
-    frame, sha = read_table_and_hash(entry.path, max_bytes=None, label=entry.file)
+    frame, sha = read_table_and_hash(entry.path, max_bytes=None, max_cells=None, label=entry.file)
     return _published(frame, sha, label=label, key=entry.key, name=entry.name,
                       source="bundled", openml_id=entry.openml_id, target=target,
                       positive_class=positive_class, n_folds=n_folds, path=entry.path,
@@ -380,7 +380,7 @@ def load_dataset(spec: str | os.PathLike, target: str | None = None, positive_cl
                                        file_hint)
         if target is None:
             raise DatasetError(f"{label} has no default target; name one with target=...")
-        frame, sha = read_table_and_hash(fetched.path, max_bytes=None, format="arff",
+        frame, sha = read_table_and_hash(fetched.path, max_bytes=None, max_cells=None, format="arff",
                                          label=f"{fetched.path.name} of OpenML {openml_id}")
         drop = [c for c in (fetched.row_id_attribute, *fetched.ignore_attributes)
                 if c and c in frame.columns and c != target]

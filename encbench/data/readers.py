@@ -31,8 +31,15 @@ from encbench.data.errors import DatasetError
 
 logger = logging.getLogger(__name__)
 
-#: Default upload size limit in bytes (200 MB, decimal megabytes as shown to users).
+#: Default upload size limit in bytes (200 MB, decimal megabytes as shown to users). It applies
+#: to a file as stored, once gzip-decompressed, and for Parquet once decoded (see
+#: :func:`decoded_bytes`): a small file must not turn into gigabytes in memory.
 DEFAULT_MAX_BYTES = 200_000_000
+#: Default limit on a table's cells (rows x columns), checked before its values are parsed.
+DEFAULT_MAX_CELLS = 20_000_000
+#: The most columns a table may have (target included), checked from the header or the
+#: metadata before any value is parsed. The widest published datasets have under 100.
+MAX_COLUMNS = 10_000
 #: Formats :func:`read_table` understands.
 FORMATS = ("csv", "parquet", "arff")
 
@@ -101,6 +108,24 @@ def read_file_bytes(path: str | os.PathLike, *, max_bytes: int | None = DEFAULT_
     if size == 0:
         raise DatasetError(f"file {label!r} is empty (0 bytes)")
     return path.read_bytes()
+
+
+def _check_shape(label: str, n_rows: int, n_cols: int, max_cells: int | None, *,
+                 rows_word: str = "rows") -> None:
+    """Refuse a table wider than :data:`MAX_COLUMNS` or larger than ``max_cells`` cells.
+
+    Called with the counts a header or metadata gives, before the values are parsed; for text
+    files ``n_rows`` counts lines, an upper bound of the records.
+    """
+    if n_cols > MAX_COLUMNS:
+        raise DatasetError(
+            f"file {label!r} has {n_cols:,} columns, over the limit of {MAX_COLUMNS:,} columns; "
+            f"keep the columns you need (e.g. with pandas: frame[columns].to_csv(...))")
+    if max_cells is not None and n_rows * n_cols > max_cells:
+        raise DatasetError(
+            f"file {label!r} holds {n_rows:,} {rows_word} x {n_cols:,} columns = "
+            f"{n_rows * n_cols:,} cells, over the limit of {max_cells:,} cells (rows x columns); "
+            f"use a sample of its rows or fewer columns")
 
 
 def _gunzip(data: bytes, label: str, max_bytes: int | None) -> bytes:
@@ -269,6 +294,11 @@ def _check_not_binary(data: bytes, label: str, kind: str) -> None:
             f"text file", line=line)
 
 
+def _count_lines(text: str) -> int:
+    """Lines of ``text`` (a last line without its LF counts): records plus blank lines."""
+    return text.count("\n") + (0 if not text or text.endswith("\n") else 1)
+
+
 def _normalise_newlines(text: str) -> str:
     """CR LF and classic-Mac CR line ends become LF (Python's csv module refuses bare CRs)."""
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
@@ -284,7 +314,8 @@ def _missing_marks(frame: pd.DataFrame, raw: pd.DataFrame) -> dict[str, int]:
     return counts
 
 
-def _read_csv(data: bytes, label: str, sep: str | None) -> pd.DataFrame:
+def _read_csv(data: bytes, label: str, sep: str | None,
+              max_cells: int | None = DEFAULT_MAX_CELLS) -> pd.DataFrame:
     text = _decode_text(data, label, "CSV", allow_legacy=True)  # NUL bytes: refused here
     _check_not_binary(data, label, "CSV")
     text = _normalise_newlines(text)
@@ -292,13 +323,14 @@ def _read_csv(data: bytes, label: str, sep: str | None) -> pd.DataFrame:
         raise DatasetError(f"file {label!r} is empty (only blank lines)")
     sep = sep or _detect_sep(text)
     try:
-        return _parse_csv(text, label, sep)
+        return _parse_csv(text, label, sep, max_cells)
     except csv.Error as exc:  # the header/diagnosis pass uses Python's csv module
         raise DatasetError(f"cannot parse CSV file {label!r}: {exc}") from None
 
 
-def _parse_csv(text: str, label: str, sep: str) -> pd.DataFrame:
+def _parse_csv(text: str, label: str, sep: str, max_cells: int | None) -> pd.DataFrame:
     header = _csv_header(text, sep)
+    _check_shape(label, _count_lines(text) - 1, len(header), max_cells, rows_word="lines")
     message = _duplicates_message(header, label)
     if message:
         raise DatasetError(message)
@@ -354,31 +386,194 @@ def _nested_columns(schema) -> list[str]:
     return nested
 
 
-def _read_parquet(data: bytes, label: str, max_bytes: int | None = None) -> pd.DataFrame:
+#: Bytes a decoded cell takes in memory besides a text value's own bytes (an offset or a
+#: pointer), and a number's.
+_CELL_BYTES = 8
+#: A decimal cell becomes a Python ``Decimal`` object in pandas.
+_DECIMAL_CELL_BYTES = 112
+
+
+def _cell_bytes(arrow_type) -> int | None:
+    """Decoded bytes per cell of a fixed-width Arrow type; None for text and binary values."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(arrow_type):
+        arrow_type = arrow_type.value_type
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) \
+            or pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type) \
+            or pa.types.is_string_view(arrow_type) or pa.types.is_binary_view(arrow_type):
+        return None
+    if pa.types.is_decimal(arrow_type):
+        return _DECIMAL_CELL_BYTES
+    try:
+        return max(_CELL_BYTES, arrow_type.bit_width // 8)
+    except ValueError:  # not fixed-width (e.g. fixed-size binary is, but other kinds may not be)
+        return _CELL_BYTES
+
+
+def decoded_bytes(table) -> int:
+    """Bytes an Arrow table's (or record batch's) values take once decoded into a DataFrame.
+
+    Text and binary columns count each value's bytes plus :data:`_CELL_BYTES`; for a
+    dictionary-encoded column this is computed from the dictionary and its indices without
+    decoding it, so a column of millions of copies of one long value is measured, not built.
+    Numbers, booleans and times count 8 bytes per cell (decimals more: Python objects).
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    total = 0
+    for column in table.columns:
+        per_cell = _cell_bytes(column.type)
+        total += len(column) * (per_cell if per_cell is not None else _CELL_BYTES)
+        if per_cell is not None:
+            continue
+        for chunk in getattr(column, "chunks", [column]):
+            if pa.types.is_dictionary(chunk.type):
+                lengths = pc.binary_length(chunk.dictionary).fill_null(0).to_numpy(
+                    zero_copy_only=False).astype(np.int64)
+                indices = pc.drop_null(chunk.indices).to_numpy(zero_copy_only=False)
+                if len(indices) and len(lengths):
+                    total += int(np.bincount(indices, minlength=len(lengths)) @ lengths)
+            else:
+                total += int(pc.sum(pc.binary_length(chunk)).as_py() or 0)
+    return total
+
+
+def _over_decoded_limit(label: str, n_bytes: int, shape: tuple[int, int], max_bytes: int,
+                        stored: int, *, partial: bool = False) -> DatasetError:
+    return DatasetError(
+        f"file {label!r} decodes to {'more than ' if partial else ''}"
+        f"{_mb(n_bytes)} of data ({shape[0]:,} rows x {shape[1]:,} columns, {stored:,} bytes as "
+        f"stored), over the {max_bytes / 1e6:g} MB size limit; the limit applies to the decoded "
+        f"data")
+
+
+_DICTIONARY_ENCODINGS = frozenset({"PLAIN_DICTIONARY", "RLE_DICTIONARY"})
+
+
+def _text_read_plan(meta, text_columns: list[str]) -> tuple[list[str], list[str], int]:
+    """How to read the text columns of a Parquet file within a size limit.
+
+    Returns (columns to read dictionary-encoded, columns to read in bounded batches, the sum of
+    the latter's largest column chunk). A dictionary-encoded column can hold millions of
+    copies of a long value in a few bytes: read as a dictionary it costs its encoded size and
+    is measured exactly. A DELTA_BYTE_ARRAY column (prefix sharing) can expand as much, and
+    Arrow cannot read it as a dictionary: it is read in batches small enough that one batch
+    stays within the limit (no value is longer than its column chunk's uncompressed bytes).
+    Other text columns (PLAIN, DELTA_LENGTH_BYTE_ARRAY) decode to about their uncompressed size,
+    which the row groups' size check bounds already.
+    """
+    wanted = set(text_columns)
+    dictionary, batched, largest = set(), set(), {}
+    for i in range(meta.num_row_groups):
+        group = meta.row_group(i)
+        for j in range(group.num_columns):
+            chunk = group.column(j)
+            name = chunk.path_in_schema
+            if name not in wanted:
+                continue
+            encodings = set(chunk.encodings)
+            if "DELTA_BYTE_ARRAY" in encodings:
+                batched.add(name)
+                largest[name] = max(largest.get(name, 0), int(chunk.total_uncompressed_size))
+            elif chunk.has_dictionary_page or encodings & _DICTIONARY_ENCODINGS:
+                dictionary.add(name)
+    dictionary -= batched
+    return ([c for c in text_columns if c in dictionary], [c for c in text_columns if c in batched],
+            sum(largest.values()))
+
+
+def _read_batched(data: bytes, columns: list[str], widest: int, label: str, shape: tuple[int, int],
+                  max_bytes: int, budget: int) -> dict:
+    """Read ``columns`` in batches whose decoded size stays within ``max_bytes``; stop as soon as
+    what was read exceeds ``budget`` (the limit left after the other columns)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows_per_batch = max(1, (max_bytes // 4) // max(widest, 1))
+    parts: dict[str, list] = {c: [] for c in columns}
+    total = 0
+    for batch in pq.ParquetFile(io.BytesIO(data)).iter_batches(batch_size=rows_per_batch,
+                                                                columns=columns):
+        total += decoded_bytes(batch)
+        if total > budget:
+            parts.clear()
+            raise _over_decoded_limit(label, max_bytes - budget + total, shape, max_bytes,
+                                      len(data), partial=True)
+        for name in columns:
+            parts[name].append(batch.column(name))
+    return {name: pa.chunked_array(chunks, type=None if chunks else pa.string())
+            for name, chunks in parts.items()}
+
+
+def _read_parquet(data: bytes, label: str, max_bytes: int | None = None,
+                  max_cells: int | None = DEFAULT_MAX_CELLS) -> pd.DataFrame:
+    """Read a Parquet file, bounding what it decodes to before building the DataFrame.
+
+    The footer gives the rows and columns (checked against :data:`MAX_COLUMNS` and
+    ``max_cells``), the fixed-width columns' decoded size and the row groups' uncompressed
+    size, all checked before anything is read. With a ``max_bytes`` limit, text columns that
+    can expand are read so that their decoded size is known before it is built
+    (:func:`_text_read_plan`); the whole table's decoded size (:func:`decoded_bytes`) is
+    checked before the DataFrame is made.
+    """
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
         parquet = pq.ParquetFile(io.BytesIO(data))
         schema = parquet.schema_arrow
-        message = _duplicates_message(list(schema.names), label)
-        nested = _nested_columns(schema)
-        if nested:
-            # pandas would turn each list into one text level per distinct list: refuse instead
-            message = message or (
-                f"file {label!r} has columns holding lists, structs or maps: "
-                f"{', '.join(nested)}; every column must hold one value per row (flatten or "
-                f"drop them)")
         meta = parquet.metadata
-        expanded = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
-        if message is None and max_bytes is not None and expanded > max_bytes:
-            message = (f"file {label!r} expands to {_mb(expanded)} of data when decompressed, over "
-                       f"the {max_bytes / 1e6:g} MB size limit")
-        if message is None:
-            table = parquet.read()
     except Exception as exc:  # noqa: BLE001 - pyarrow raises ArrowInvalid, OSError, ...
         raise DatasetError(f"cannot read Parquet file {label!r}: {exc}") from None
+    n_rows, n_cols = int(meta.num_rows), len(schema.names)
+    _check_shape(label, n_rows, n_cols, max_cells)
+    message = _duplicates_message(list(schema.names), label)
+    nested = _nested_columns(schema)
+    if nested:
+        # pandas would turn each list into one text level per distinct list: refuse instead
+        message = message or (
+            f"file {label!r} has columns holding lists, structs or maps: "
+            f"{', '.join(nested)}; every column must hold one value per row (flatten or "
+            f"drop them)")
     if message:
         raise DatasetError(message)
+    dictionary: list[str] = []
+    batched: dict = {}
+    try:
+        if max_bytes is not None:
+            expanded = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+            if expanded > max_bytes:
+                raise DatasetError(
+                    f"file {label!r} expands to {_mb(expanded)} of data when decompressed, over "
+                    f"the {max_bytes / 1e6:g} MB size limit")
+            fixed = n_rows * sum(_cell_bytes(f.type) or _CELL_BYTES for f in schema)
+            if fixed > max_bytes:
+                raise _over_decoded_limit(label, fixed, (n_rows, n_cols), max_bytes, len(data))
+            text_columns = [f.name for f in schema if _cell_bytes(f.type) is None]
+            dictionary, streamed, widest = _text_read_plan(meta, text_columns)
+            if streamed:
+                batched = _read_batched(data, streamed, widest, label, (n_rows, n_cols), max_bytes,
+                                        max_bytes - fixed)
+        rest = [name for name in schema.names if name not in batched]
+        table = pq.ParquetFile(io.BytesIO(data), read_dictionary=dictionary or None).read(
+            columns=rest)
+        if batched:
+            arrays = [batched[n] if n in batched else table.column(n) for n in schema.names]
+            table = pa.Table.from_arrays(arrays, names=list(schema.names)).replace_schema_metadata(
+                schema.metadata)
+    except DatasetError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises ArrowInvalid, OSError, ...
+        raise DatasetError(f"cannot read Parquet file {label!r}: {exc}") from None
+    if max_bytes is not None:
+        size = decoded_bytes(table)
+        if size > max_bytes:
+            del table, batched
+            raise _over_decoded_limit(label, size, (n_rows, n_cols), max_bytes, len(data))
+    if dictionary or batched:  # back to the file's types: dictionaries decoded in Arrow (fast)
+        table = table.cast(schema)
     frame = table.to_pandas()
     if not isinstance(frame.index, pd.RangeIndex):
         frame = frame.reset_index()
@@ -397,7 +592,11 @@ _ARFF_DATE = re.compile(
 _ARFF_LINE_PART = re.compile(r",?\s*(?:at|in) line \d+[.:]?\s*", re.IGNORECASE)
 
 
-def _read_arff(data: bytes, label: str) -> pd.DataFrame:
+_ARFF_ATTRIBUTE = re.compile(r"^[ \t]*@attribute\b", re.IGNORECASE | re.MULTILINE)
+_ARFF_DATA = re.compile(r"^[ \t]*@data\b", re.IGNORECASE | re.MULTILINE)
+
+
+def _read_arff(data: bytes, label: str, max_cells: int | None = DEFAULT_MAX_CELLS) -> pd.DataFrame:
     import arff  # liac-arff
 
     text = _decode_text(data, label, "ARFF", allow_legacy=False)
@@ -411,6 +610,13 @@ def _read_arff(data: bytes, label: str) -> pd.DataFrame:
         raise DatasetError(
             f"cannot parse ARFF file {label!r}: gave up at line {first}: no @relation header, "
             f"this is not an ARFF file", line=first)
+    # The header's attributes and the data lines bound the table before liac-arff builds it (a
+    # sparse ARFF row can stand for thousands of cells in a few bytes).
+    data_start = _ARFF_DATA.search(text)
+    body = text.find("\n", data_start.end()) + 1 if data_start else len(text)
+    n_lines = _count_lines(text[body:]) if body > 0 else 0
+    _check_shape(label, n_lines, len(_ARFF_ATTRIBUTE.findall(text)), max_cells,
+                 rows_word="data lines")
     try:
         parsed = arff.loads(_ARFF_DATE.sub(r"\1string", text))
     except arff.ArffException as exc:
@@ -495,7 +701,8 @@ _CACHE_LOCK = threading.Lock()
 
 def read_table_and_hash(path: str | os.PathLike, *, format: str | None = None,
                         sep: str | None = None, max_bytes: int | None = DEFAULT_MAX_BYTES,
-                        label: str | None = None) -> tuple[pd.DataFrame, str]:
+                        label: str | None = None,
+                        max_cells: int | None = DEFAULT_MAX_CELLS) -> tuple[pd.DataFrame, str]:
     """Like :func:`read_table`, also returning the SHA-256 of the file's bytes."""
     path = Path(path)
     label = label or path.name
@@ -503,7 +710,8 @@ def read_table_and_hash(path: str | os.PathLike, *, format: str | None = None,
         raise DatasetError(f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
     try:
         stat = path.stat()
-        key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, format, sep)
+        key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, format, sep, max_bytes,
+               max_cells)
     except OSError:
         key = None
     if key is not None and (max_bytes is None or stat.st_size <= max_bytes):
@@ -522,11 +730,11 @@ def read_table_and_hash(path: str | os.PathLike, *, format: str | None = None,
     fmt = format or ("parquet" if data[:4] == _PARQUET_MAGIC else None) or name_format \
         or _format_from_content(data)
     if fmt == "csv":
-        frame = _read_csv(data, label, sep)
+        frame = _read_csv(data, label, sep, max_cells)
     elif fmt == "parquet":
-        frame = _read_parquet(data, label, max_bytes)
+        frame = _read_parquet(data, label, max_bytes, max_cells)
     else:
-        frame = _read_arff(data, label)
+        frame = _read_arff(data, label, max_cells)
     frame = _normalize(frame)
     logger.debug("read %s (%s): %d rows x %d columns", label, fmt, *frame.shape)
     if key is not None:
@@ -539,7 +747,8 @@ def read_table_and_hash(path: str | os.PathLike, *, format: str | None = None,
 
 
 def read_table(path: str | os.PathLike, *, format: str | None = None, sep: str | None = None,
-               max_bytes: int | None = DEFAULT_MAX_BYTES, label: str | None = None) -> pd.DataFrame:
+               max_bytes: int | None = DEFAULT_MAX_BYTES, label: str | None = None,
+               max_cells: int | None = DEFAULT_MAX_CELLS) -> pd.DataFrame:
     """Read a CSV, Parquet or ARFF file (each optionally ``.gz``) into a DataFrame.
 
     Parameters
@@ -553,12 +762,18 @@ def read_table(path: str | os.PathLike, *, format: str | None = None, sep: str |
     sep : str, optional
         CSV separator; by default the most frequent of ``, ; TAB |`` in the header line.
     max_bytes : int or None
-        Refuse files larger than this (default 200 MB), as stored and once decompressed (gzip
-        output is capped while streaming; for Parquet the row groups' uncompressed size);
-        None for no limit.
+        Refuse files larger than this (default 200 MB), as stored, once decompressed (gzip
+        output is capped while streaming) and, for Parquet, once decoded: the row groups'
+        uncompressed size and the values' decoded size (:func:`decoded_bytes`, measured on
+        dictionary-encoded text before any value is expanded); None for no limit.
     label : str, optional
         Name of the file in messages (default: the file's base name), e.g. the name a user
         uploaded it under.
+    max_cells : int or None
+        Refuse tables of more cells (rows x columns; default 20 million), counted before the
+        values are parsed: from the Parquet footer, or from the header and the number of lines
+        of a CSV or ARFF file (an upper bound of its rows). None for no limit. Whatever this
+        is, more than :data:`MAX_COLUMNS` columns are refused.
 
     Returns
     -------
@@ -571,10 +786,11 @@ def read_table(path: str | os.PathLike, *, format: str | None = None, sep: str |
     Raises
     ------
     DatasetError
-        Missing, empty, over-size (also once decompressed), binary or unparseable file, a
+        Missing, empty, over-size (also once decompressed or decoded), too wide (over
+        :data:`MAX_COLUMNS`) or too many cells, binary or unparseable file, a
         Parquet column of lists/structs/maps (the message names the file and,
         for CSV/ARFF, the line where parsing gave up; :attr:`DatasetError.line` holds it),
         duplicate column names, a header without data rows.
     """
     return read_table_and_hash(path, format=format, sep=sep, max_bytes=max_bytes,
-                               label=label)[0]
+                               label=label, max_cells=max_cells)[0]
