@@ -12,6 +12,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from encbench.metrics import METRIC_REGISTRY, metrics_for
+from encbench.models import MODEL_REGISTRY, models_for
+
 ENCODERS: tuple[str, ...] = (
     "Drop", "OH", "Ord", "Bin", "Count", "Sum", "MH", "MT", "WoE", "GLMM", "CB",
     "ME_0.1", "ME_1", "ME_10", "DMT_2", "DMT_5", "DMT_10",
@@ -19,8 +22,15 @@ ENCODERS: tuple[str, ...] = (
     "CVMT_2", "CVMT_5", "CVMT_10", "BUMT_2", "BUMT_5", "BUMT_10",
     "CVGLMM_2", "CVGLMM_5", "CVGLMM_10", "BUGLMM_2", "BUGLMM_5", "BUGLMM_10",
 )
-MODELS: tuple[str, ...] = ("DT", "LGBM", "SVM", "kNN", "LogReg")
-METRICS: tuple[str, ...] = ("BAcc", "F1", "Acc", "AUC")
+#: task types: the study's binary classification; multiclass and regression are coming
+TASKS: tuple[str, ...] = ("binary", "multiclass", "regression")
+#: every model of the registry (:mod:`encbench.models`) that serves binary targets, in display
+#: order: the study's five, then those beyond it (HGB)
+MODELS: tuple[str, ...] = models_for("binary")
+#: the published study's five models
+STUDY_MODELS: tuple[str, ...] = tuple(m for m in MODELS if MODEL_REGISTRY[m].in_study)
+#: every metric of the registry (:mod:`encbench.metrics`) that serves binary targets: the study's four
+METRICS: tuple[str, ...] = metrics_for("binary")
 TUNINGS: tuple[str, ...] = ("no", "model", "full")
 #: outer evaluation schemes (issue 15): the published stratified folds, forward folds over time
 SPLITS: tuple[str, ...] = ("cv", "time")
@@ -89,6 +99,11 @@ class Strategy:
         False for the exact Kemeny-Young solve and the fitted imputation model.
     params : tuple of StrategyParameter
         Its keyword parameters.
+    ratio_scale : bool
+        Only defined for a bounded, non-negative, higher-is-better metric (accuracies, AUC:
+        :attr:`encbench.metrics.MetricSpec.ratio_scale`): Q-Th's ``theta x best`` and Q-Imp's
+        ``quality x difficulty`` mean nothing on an error such as RMSE, so the statistics refuse
+        such a metric for them.
     """
 
     name: str
@@ -97,6 +112,7 @@ class Strategy:
     uses_scores: bool
     heuristic: bool = True
     params: tuple[StrategyParameter, ...] = ()
+    ratio_scale: bool = False
 
     @property
     def param_names(self) -> tuple[str, ...]:
@@ -130,13 +146,14 @@ STRATEGY_REGISTRY = MappingProxyType({s.name: s for s in (
     Strategy("Q-Md", "median score", higher_is_better=True, uses_scores=True),
     Strategy("Q-RM", "mean IQR-rescaled score", higher_is_better=True, uses_scores=True),
     Strategy("Q-Th", "times within theta of the dataset's best score", higher_is_better=True,
-             uses_scores=True, params=(THETA,)),
+             uses_scores=True, params=(THETA,), ratio_scale=True),
     Strategy("R-Nem", "encoders significantly better (Friedman + Nemenyi at alpha; fewer is better)",
              higher_is_better=False, uses_scores=False, params=(ALPHA,)),
     Strategy("R-Kem", "exact Kemeny-Young weak order (HiGHS)", higher_is_better=None,
              uses_scores=False, heuristic=False, params=(TIME_LIMIT,)),
     Strategy("Q-Imp", "quality of the score ~ encoder quality x dataset difficulty model (imputes missing)",
-             higher_is_better=True, uses_scores=True, heuristic=False, params=(N_ITER,)),
+             higher_is_better=True, uses_scores=True, heuristic=False, params=(N_ITER,),
+             ratio_scale=True),
 )})
 #: strategy names in display order
 AGGREGATIONS: tuple[str, ...] = tuple(STRATEGY_REGISTRY)
@@ -162,7 +179,8 @@ def offered_parameters() -> list[tuple[StrategyParameter, tuple[str, ...]]]:
 
 #: the order in which each factor's values are listed (tables, charts, filters)
 ORDERS: dict[str, tuple[str, ...]] = {
-    "model": MODELS, "tuning": TUNINGS, "scoring": METRICS, "split": SPLITS, "strategy": AGGREGATIONS,
+    "model": tuple(MODEL_REGISTRY), "tuning": TUNINGS, "scoring": tuple(METRIC_REGISTRY),
+    "split": SPLITS, "strategy": AGGREGATIONS, "task": TASKS,
 }
 
 
@@ -239,3 +257,15 @@ def metric_from_code(code: str) -> str:
 def tuning_from_code(code: str) -> str:
     """Validate a published tuning value (already canonical: no, model, full)."""
     return _lookup(TUNING_CODES, code, "tuning")
+
+
+def _check_registries() -> None:
+    """Every model and metric serves known task types (checked at import)."""
+    for kind, registry in (("model", MODEL_REGISTRY), ("metric", METRIC_REGISTRY)):
+        for name, spec in registry.items():
+            unknown = [t for t in spec.tasks if t not in TASKS]
+            if unknown or not spec.tasks:
+                raise ValueError(f"{kind} {name!r} serves unknown task types: got {spec.tasks!r}")
+
+
+_check_registries()

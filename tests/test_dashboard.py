@@ -98,7 +98,7 @@ def test_sensitivity_view_fixed_matches_library(everything):
     lib = stats.sensitivity(everything, "model", fixed=fixed)
     assert view["n_settings"] == 1
     pd.testing.assert_frame_equal(view["spearman"], lib.spearman, check_names=False)
-    assert view["labels"] == tuple(vocab.MODELS)
+    assert view["labels"] == tuple(vocab.STUDY_MODELS)
 
 
 def test_sensitivity_view_averages_over_the_unfixed_factor(everything):

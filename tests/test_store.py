@@ -105,7 +105,7 @@ def test_published_import_counts(published_reader):
     assert per_tuning == {"full": 15128, "model": 18048, "no": 28636}
     names = published_reader.query("SELECT DISTINCT encoder FROM scores")["encoder"]
     assert set(names) == set(vocab.ENCODERS)
-    assert set(published_reader.query("SELECT DISTINCT model FROM scores")["model"]) == set(vocab.MODELS)
+    assert set(published_reader.query("SELECT DISTINCT model FROM scores")["model"]) == set(vocab.STUDY_MODELS)
     assert set(published_reader.query("SELECT DISTINCT scoring FROM scores")["scoring"]) == set(vocab.METRICS)
 
 
@@ -153,7 +153,7 @@ def test_encoder_code_mapping(code, name):
 def test_every_published_code_maps():
     raw = pd.read_parquet(REPO / "db" / "seed" / "matteucci2023_results.parquet")
     assert {vocab.encoder_from_code(c) for c in raw["encoder"].unique()} == set(vocab.ENCODERS)
-    assert {vocab.model_from_code(c) for c in raw["model"].unique()} == set(vocab.MODELS)
+    assert {vocab.model_from_code(c) for c in raw["model"].unique()} == set(vocab.STUDY_MODELS)
     assert {vocab.metric_from_code(c) for c in raw["scoring"].unique()} == set(vocab.METRICS)
 
 
@@ -206,8 +206,8 @@ def test_resumed_writes_never_duplicate_and_retry_failures(mem_writer):
     got = mem_writer.query("SELECT fold, cv_score, status FROM results ORDER BY fold")
     assert got["cv_score"].tolist() == [0.6, 0.8]
     assert got["status"].tolist() == ["ok", "ok"]
-    assert mem_writer.finished_keys("r1") == {("31", "OH", "LogReg", "no", "AUC", 0),
-                                             ("31", "OH", "LogReg", "no", "AUC", 1)}
+    assert mem_writer.finished_keys("r1") == {("31", "OH", "LogReg", "no", "AUC", "cv", 0),
+                                             ("31", "OH", "LogReg", "no", "AUC", "cv", 1)}
 
 
 def test_bad_result_status_is_named(mem_writer):

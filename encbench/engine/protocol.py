@@ -1,19 +1,17 @@
-"""The published experimental protocol (DESIGN.md section 5), one task at a time.
+"""The published experimental protocol, one task at a time.
 
 :func:`run_task` evaluates one (dataset, encoder, outer fold) with every requested model and
 scoring and returns one result row per (model, scoring). It never raises: an exception in the
 encoder, a model or a metric becomes ``failed`` rows carrying the error text.
 
-Seeds and constants follow the study's code (Matteucci et al. 2023, repository
-``DrCohomology/EncoderBenchmarking``, ``src/config.py`` and ``src/utils.py``): model seeds
-``RANDOM_STATE + {2, 4, 6, 3}`` with ``RANDOM_STATE = 1``; inner CV of grid search
-``StratifiedKFold(5, shuffle=True, random_state=1445)``; Bayesian search with
-``StratifiedKFold(5, shuffle=True, random_state=1444)`` and ``random_state=1445``. LightGBM rows
-with early stopping: 50 rounds of patience on a 10 % validation split of the training fold
-(``train_test_split(test_size=0.1, random_state=RANDOM_STATE + 1 = 2)``, measured against the
-published cells: the seed 1445 of ``main6.py`` does not reproduce them), up to 3000 trees, the
-scored metric as the stopping criterion (AUC on probabilities, the others on probabilities
-rounded to labels).
+What a model or a metric is comes from the registries (:mod:`encbench.models`,
+:mod:`encbench.metrics`): this module only carries the protocol around them. Seeds and
+constants follow the study's code (Matteucci et al. 2023, repository
+``DrCohomology/EncoderBenchmarking``, ``src/config.py`` and ``src/utils.py``): inner CV of grid
+search ``StratifiedKFold(5, shuffle=True, random_state=1445)``; Bayesian search with
+``StratifiedKFold(5, shuffle=True, random_state=1444)`` and ``random_state=1445``. A model with
+early stopping (LightGBM) holds out part of the training fold as its registry entry says and
+stops on the scored metric (:meth:`encbench.metrics.MetricSpec.stopping_value`).
 """
 from __future__ import annotations
 
@@ -27,34 +25,18 @@ import numpy as np
 import pandas as pd
 
 from encbench.engine.grid import Task
+from encbench.metrics import get_metric
+from encbench.models import MODEL_REGISTRY, get_model, sparse_models
 
 log = logging.getLogger(__name__)
 
 #: seed of the CV/BU wrappers' folds: None is the study's (encbench.encoders.STUDY_SEED).
 ENCODER_SEED = None
-#: model seeds as published: ``config.py``'s RANDOM_STATE + {2, 4, 6, 3} with RANDOM_STATE = 1
-#: (LightGBM's default configuration draws no random numbers: its seed changes nothing).
-MODEL_SEEDS = {"DT": 3, "SVM": 5, "LogReg": 7, "LGBM": 4}
 GRID_CV_SEED = 1445
 BAYES_CV_SEED = 1444
 BAYES_SEED = 1445
 INNER_FOLDS = 5
-LGBM_VALIDATION_FRACTION = 0.1
-LGBM_VALIDATION_SEED = 2
-LGBM_PATIENCE = 50
-LGBM_MAX_TREES = 3000
 BAYES_MAX_ITER = 20
-
-#: model tuning: GridSearchCV grids on the once-encoded training fold.
-MODEL_GRIDS = {
-    "DT": {"max_depth": [2, 5, None]},
-    "kNN": {"n_neighbors": [2, 5, 10]},
-    "LogReg": {"C": [0.1, 1, 10]},
-    "SVM": {"C": [0.1, 1], "gamma": [0.1, 1, 10]},
-}
-
-#: scikit-learn scorer names used inside tuning, per scoring.
-INNER_SCORERS = {"AUC": "roc_auc", "BAcc": "balanced_accuracy", "F1": "f1", "Acc": "accuracy"}
 
 MAX_ERROR_CHARS = 2000
 
@@ -90,75 +72,37 @@ class Payload:
 
 
 def warm_up() -> None:
-    """Import every library a task uses, so that no task's clock includes import time."""
-    import lightgbm  # noqa: F401
+    """Import every library a task uses, so that no task's clock includes import time.
+
+    Builds one estimator of every registered model (which imports its library) and one search
+    space (scikit-optimize).
+    """
     import sklearn.compose
     import sklearn.impute
-    import sklearn.linear_model
     import sklearn.metrics
     import sklearn.model_selection
-    import sklearn.neighbors
-    import sklearn.pipeline
-    import sklearn.svm
-    import sklearn.tree  # noqa: F401
-    import skopt  # noqa: F401
+    import sklearn.pipeline  # noqa: F401
 
     import encbench.encoders  # noqa: F401
+
+    for spec in MODEL_REGISTRY.values():
+        spec.make()
+        spec.space()
 
 
 # -- building blocks -----------------------------------------------------------------------------
 def make_model(name: str, *, tuning: str = "no"):
-    """A new, unfitted model with the published defaults and seed.
+    """A new, unfitted model with its registry defaults and seed (:mod:`encbench.models`).
 
-    Parameters
-    ----------
-    name : str
-        One of ``DT LGBM SVM kNN LogReg``.
-    tuning : str
-        For LGBM, ``'full'`` gives a plain classifier whose ``n_estimators`` the Bayesian
-        search sets; otherwise the early-stopping configuration (3000 trees at most, no built-in
-        metric: the scored metric is the stopping criterion).
+    ``tuning='full'`` gives the configuration the Bayesian search tunes (for LGBM a plain
+    classifier whose ``n_estimators`` it sets, instead of the early-stopping configuration).
     """
-    from lightgbm import LGBMClassifier
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.neighbors import KNeighborsClassifier
-    from sklearn.svm import SVC
-    from sklearn.tree import DecisionTreeClassifier
-
-    if name == "DT":
-        return DecisionTreeClassifier(max_depth=5, random_state=MODEL_SEEDS["DT"])
-    if name == "SVM":
-        # probability=True is deprecated in scikit-learn 1.9 (removal in 1.11) but is what the
-        # study used (libsvm's internal Platt scaling); its FutureWarning is silenced in run_task.
-        return SVC(kernel="rbf", C=1.0, gamma="scale", probability=True, random_state=MODEL_SEEDS["SVM"])
-    if name == "kNN":
-        return KNeighborsClassifier(n_neighbors=5)
-    if name == "LogReg":
-        return LogisticRegression(solver="lbfgs", max_iter=100, random_state=MODEL_SEEDS["LogReg"])
-    if name == "LGBM":
-        # n_jobs=1: workers run in parallel already, and one thread keeps results identical
-        # across executors.
-        if tuning == "full":
-            return LGBMClassifier(random_state=MODEL_SEEDS["LGBM"], n_jobs=1, verbose=-1)
-        return LGBMClassifier(n_estimators=LGBM_MAX_TREES, metric="None",
-                              random_state=MODEL_SEEDS["LGBM"], n_jobs=1, verbose=-1)
-    raise ValueError(f"unknown model: got {name!r}")
+    return get_model(name).make(tuning)
 
 
 def bayes_space(name: str) -> dict:
-    """Full-tuning search space of a model (DESIGN.md section 5), keys without prefix."""
-    from skopt.space import Integer, Real
-
-    spaces = {
-        "DT": {"max_depth": Integer(2, 5)},
-        "kNN": {"n_neighbors": Integer(2, 10)},
-        "LogReg": {"C": Real(0.2, 5)},
-        "SVM": {"C": Real(0.1, 2), "gamma": Real(0.1, 100, prior="log-uniform")},
-        "LGBM": {"n_estimators": Integer(1, 1000, prior="log-uniform")},
-    }
-    if name not in spaces:
-        raise ValueError(f"unknown model: got {name!r}")
-    return spaces[name]
+    """Full-tuning search space of a model (its registry entry), keys without prefix."""
+    return get_model(name).space()
 
 
 def bayes_n_iter(space: dict) -> int:
@@ -175,21 +119,14 @@ def bayes_n_iter(space: dict) -> int:
     return min(BAYES_MAX_ITER, size)
 
 
-#: Encoders whose output grows with the number of levels -> the models whose predictions and
-#: probabilities are bit-identical on their sparse (CSR) output and on the dense output
+#: ``{encoder: models}`` whose predictions and probabilities are bit-identical on the encoder's
+#: sparse (CSR) output and on its dense output, from the model registry's ``sparse_identical``
 #: (measured by ``benchmarks/bench_wide.py identity``: tic-tac-toe, credit-g, kr-vs-kp, nursery,
 #: adult and a synthetic set with 300 levels, 5 outer folds, the no-tuning configuration and the
 #: values model and full tuning visit). A task encodes sparse only when every one of its models
-#: is listed (its folds are encoded once for all of them). DT and LGBM: 150 of 150 fits
-#: identical per encoder. Left out, because they differ (3 folds, 1,500-row samples): kNN
-#: (distance ties fall in another order on the all-categorical datasets: half the fits,
-#: probabilities off by up to 1.0, labels and scores too); LogReg (lbfgs sums in another order:
-#: no fit has identical probabilities, off by up to 0.12, some labels and scores too); SVM
-#: (gamma='scale' comes from X.var(), computed by another formula on sparse input, and libsvm's
-#: sparse kernels sum in another order: a third of the fits differ, by 1e-16 to 1e-8, and the
-#: scores of one fit in 72 moved). Bin is identical with DT and LGBM too but left dense: it has
-#: log2(levels) + 1 columns (16 for 20,000 levels), nothing to save.
-SPARSE_MODELS = {"OH": frozenset({"DT", "LGBM"}), "Sum": frozenset({"DT", "LGBM"})}
+#: is listed (its folds are encoded once for all of them). Bin is identical with DT and LGBM too
+#: but left dense: it has log2(levels) + 1 columns (16 for 20,000 levels), nothing to save.
+SPARSE_MODELS = sparse_models()
 
 
 def uses_sparse(encoder: str, models, custom: str | None = None) -> bool:
@@ -267,8 +204,8 @@ def fold_indices(y: np.ndarray, n_folds: int, fold: int, *, split: str = "cv",
 class _Predictions:
     """Predictions of one fitted estimator on one test set, computed once per kind."""
 
-    def __init__(self, estimator, X):
-        self.estimator, self.X = estimator, X
+    def __init__(self, estimator, X, method: str = "predict_proba"):
+        self.estimator, self.X, self.method = estimator, X, method
         self._labels = self._scores = None
 
     def labels(self):
@@ -277,24 +214,16 @@ class _Predictions:
         return self._labels
 
     def scores(self):
+        """The score of the positive class (column 1 of ``predict_proba``)."""
         if self._scores is None:
-            self._scores = self.estimator.predict_proba(self.X)[:, 1]
+            self._scores = getattr(self.estimator, self.method)(self.X)[:, 1]
         return self._scores
 
 
 def score(scoring: str, y_true, predictions: _Predictions) -> float:
-    """The metric on the test fold: AUC from ``predict_proba[:, 1]``, the others from ``predict``."""
-    from sklearn.metrics import accuracy_score, balanced_accuracy_score, f1_score, roc_auc_score
-
-    if scoring == "AUC":
-        return float(roc_auc_score(y_true, predictions.scores()))
-    if scoring == "BAcc":
-        return float(balanced_accuracy_score(y_true, predictions.labels()))
-    if scoring == "F1":
-        return float(f1_score(y_true, predictions.labels(), zero_division=0.0))
-    if scoring == "Acc":
-        return float(accuracy_score(y_true, predictions.labels()))
-    raise ValueError(f"unknown scoring: got {scoring!r}")
+    """The metric on the test fold, from the metric registry: on probabilities for the metrics
+    that need them (AUC: ``predict_proba[:, 1]``), on ``predict`` for the others."""
+    return get_metric(scoring).score(y_true, predictions.labels, predictions.scores)
 
 
 def _lgbm_metric(scoring: str):
@@ -304,17 +233,12 @@ def _lgbm_metric(scoring: str):
     rounded to labels (measured: rounding for AUC too, as the study's ``get_lgbm_scoring``
     reads, matches no published AUC cell; probabilities match them all).
     """
-    from sklearn.metrics import accuracy_score, balanced_accuracy_score, f1_score, roc_auc_score
+    metric = get_metric(scoring)
 
-    functions = {"AUC": roc_auc_score, "BAcc": balanced_accuracy_score,
-                 "F1": lambda t, p: f1_score(t, p, zero_division=0.0), "Acc": accuracy_score}
-    function = functions[scoring]
+    def criterion(y_true, y_pred):
+        return metric.name, metric.stopping_value(y_true, y_pred), metric.greater_is_better
 
-    def metric(y_true, y_pred):
-        values = y_pred if scoring == "AUC" else np.round(y_pred)
-        return scoring, float(function(y_true, values)), True
-
-    return metric
+    return criterion
 
 
 def describe(stage: str, exc: BaseException) -> str:
@@ -410,8 +334,9 @@ def _fit(stage: str, function, *args, **kwargs):
         raise _StageError(stage, exc) from exc
 
 
-def _evaluate(fold: _Fold, scoring: str, estimator, X_test) -> float:
-    return _fit(f"scoring {scoring}", score, scoring, fold.y_test, _Predictions(estimator, X_test))
+def _evaluate(fold: _Fold, scoring: str, estimator, X_test, model: str) -> float:
+    predictions = _Predictions(estimator, X_test, get_model(model).auc_scores)
+    return _fit(f"scoring {scoring}", score, scoring, fold.y_test, predictions)
 
 
 def _no_tuning(fold: _Fold, model: str, scorings) -> dict:
@@ -419,7 +344,7 @@ def _no_tuning(fold: _Fold, model: str, scorings) -> dict:
     train, test, encode_seconds = fold.encoded()
     start = time.perf_counter()
     estimator = _fit(f"model {model}", make_model(model).fit, train, fold.y_train)
-    predictions = _Predictions(estimator, test)
+    predictions = _Predictions(estimator, test, get_model(model).auc_scores)
     out = {}
     for scoring in scorings:
         try:
@@ -441,12 +366,12 @@ def _grid_search(fold: _Fold, model: str, scorings) -> dict:
         start = time.perf_counter()
         try:
             search = GridSearchCV(
-                make_model(model), MODEL_GRIDS[model], scoring=INNER_SCORERS[scoring],
+                make_model(model), get_model(model).grid, scoring=get_metric(scoring).inner_scorer,
                 cv=StratifiedKFold(INNER_FOLDS, shuffle=True, random_state=GRID_CV_SEED),
                 refit=True, n_jobs=1, error_score="raise",
             )
             _fit(f"model {model} (grid search)", search.fit, train, fold.y_train)
-            value = _evaluate(fold, scoring, search.best_estimator_, test)
+            value = _evaluate(fold, scoring, search.best_estimator_, test, model)
         except _StageError as exc:
             value = exc
         out[scoring] = (value, encode_seconds + time.perf_counter() - start, encode_seconds)
@@ -454,22 +379,23 @@ def _grid_search(fold: _Fold, model: str, scorings) -> dict:
 
 
 def _early_stopping(fold: _Fold, model: str, scorings) -> dict:
-    """LightGBM: 10 % of the training fold held out for early stopping on the scored metric.
+    """A model tuned by early stopping (LightGBM): part of the training fold is held out as the
+    model's :class:`encbench.models.EarlyStopping` says, and the scored metric stops it.
 
-    The preprocessing is fitted on the remaining 90 %, as in the study's code, so the
+    The preprocessing is fitted on the remaining rows, as in the study's code, so the
     validation rows are encoded like unseen data.
     """
-    import lightgbm
     from sklearn.model_selection import train_test_split
 
+    stopping = get_model(model).early_stopping
     out = {}
     for scoring in scorings:
         start = time.perf_counter()
         encode_seconds = None
         try:
             X_fit, X_val, y_fit, y_val = train_test_split(
-                fold.X_train, fold.y_train, test_size=LGBM_VALIDATION_FRACTION,
-                random_state=LGBM_VALIDATION_SEED)
+                fold.X_train, fold.y_train, test_size=stopping.validation_fraction,
+                random_state=stopping.validation_seed)
             try:
                 prep = fold.preprocessor()
                 encode_start = time.perf_counter()
@@ -479,10 +405,9 @@ def _early_stopping(fold: _Fold, model: str, scorings) -> dict:
             except Exception as exc:
                 raise _StageError(f"encoder {fold.task.encoder}", exc) from exc
             estimator = make_model(model)
-            _fit(f"model {model}", estimator.fit, E_fit, y_fit, eval_X=E_val, eval_y=y_val,
-                 eval_metric=_lgbm_metric(scoring),
-                 callbacks=[lightgbm.early_stopping(LGBM_PATIENCE, first_metric_only=True, verbose=False)])
-            value = _evaluate(fold, scoring, estimator, E_test)
+            _fit(f"model {model}", stopping.fit, estimator, E_fit, y_fit, E_val, y_val,
+                 get_metric(scoring))
+            value = _evaluate(fold, scoring, estimator, E_test, model)
         except _StageError as exc:
             value = exc
         out[scoring] = (value, time.perf_counter() - start, encode_seconds)
@@ -503,13 +428,13 @@ def _bayes_search(fold: _Fold, model: str, scorings) -> dict:
         try:
             pipe = Pipeline([("preprocess", fold.preprocessor()), ("model", make_model(model, tuning="full"))])
             search = BayesSearchCV(
-                pipe, space, n_iter=bayes_n_iter(space), scoring=INNER_SCORERS[scoring],
+                pipe, space, n_iter=bayes_n_iter(space), scoring=get_metric(scoring).inner_scorer,
                 cv=StratifiedKFold(INNER_FOLDS, shuffle=True, random_state=BAYES_CV_SEED),
                 random_state=BAYES_SEED, refit=True, n_jobs=1, error_score="raise",
             )
             _fit(f"model {model} with encoder {fold.task.encoder} (Bayesian search)", search.fit,
                  fold.X_train, fold.y_train)
-            value = _evaluate(fold, scoring, search.best_estimator_, fold.X_test)
+            value = _evaluate(fold, scoring, search.best_estimator_, fold.X_test, model)
         except _StageError as exc:
             value = exc
         # The search encodes many inner folds: there is no single training-fold encoding time.
@@ -520,7 +445,7 @@ def _bayes_search(fold: _Fold, model: str, scorings) -> dict:
 def _strategy(model: str, tuning: str):
     if tuning == "full":
         return _bayes_search
-    if model == "LGBM":  # early stopping is LightGBM's tuning under 'no' and 'model'
+    if get_model(model).early_stopping is not None:  # its tuning under 'no' and 'model'
         return _early_stopping
     return _grid_search if tuning == "model" else _no_tuning
 

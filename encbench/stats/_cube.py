@@ -1,5 +1,10 @@
 """Input validation and the dense score cube every aggregation works on.
 
+Scores are oriented on the way in: a lower-is-better metric (RMSE, MAE: a ``scoring`` column
+naming a metric of :mod:`encbench.metrics` with ``greater_is_better=False``) enters the cube
+negated, so every strategy ranks "higher is better" and rank 1 is the best encoder whatever the
+metric. :attr:`Cube.sign` undoes it where scores are handed back.
+
 All strategies of DESIGN.md section 7 are computed on one array ``values[g, d, e]``: the
 ``cv_score`` of encoder ``e`` on dataset ``d`` in factor combination ``g`` (NaN = no result).
 Working on a cube instead of looping over combinations is what makes ``consensus_table`` fast,
@@ -27,12 +32,27 @@ class Cube:
         ``G`` rows, one column per grouping factor (no columns when there is no grouping).
     datasets, encoders : numpy.ndarray
         Labels of axes 1 and 2 (sorted).
+    metrics : tuple of tuple of str
+        Per combination, the metrics its scores come from (empty without a ``scoring`` column).
+    sign : numpy.ndarray
+        Per combination, +1.0, or -1.0 where the scores were negated (a lower-is-better metric):
+        ``values * sign[:, None, None]`` are the scores as given.
     """
 
     values: np.ndarray
     keys: pd.DataFrame
     datasets: np.ndarray
     encoders: np.ndarray
+    metrics: tuple[tuple[str, ...], ...] = ()
+    sign: np.ndarray | None = None
+
+    def signs(self) -> np.ndarray:
+        """:attr:`sign`, all +1.0 when it was not set."""
+        return np.ones(self.values.shape[0]) if self.sign is None else self.sign
+
+    def original(self) -> np.ndarray:
+        """The scores as given (lower-is-better metrics un-negated)."""
+        return self.values * self.signs()[:, None, None]
 
     @property
     def present(self) -> np.ndarray:
@@ -45,7 +65,9 @@ class Cube:
         index = np.asarray(index)
         values = self.values[0][index]  # (B, S, E)
         keys = pd.DataFrame(index=pd.RangeIndex(len(index)))
-        return Cube(values, keys, np.arange(index.shape[1]), self.encoders)
+        metrics = self.metrics[:1] * len(index) if self.metrics else ()
+        return Cube(values, keys, np.arange(index.shape[1]), self.encoders, metrics,
+                    np.full(len(index), self.signs()[0]))
 
 
 def check_scores(scores: object, by: tuple[str, ...] = ()) -> pd.DataFrame:
@@ -83,7 +105,10 @@ def check_scores(scores: object, by: tuple[str, ...] = ()) -> pd.DataFrame:
     if np.isinf(values).any():
         first = float(values[np.isinf(values)][0])
         raise ValueError(f"cv_score must be finite: got {first!r}")
-    frame = scores.loc[:, list(required)]
+    columns = list(required)
+    if "scoring" in scores.columns and "scoring" not in columns:  # for the metric's direction
+        columns.insert(0, "scoring")
+    frame = scores.loc[:, columns]
     frame = frame.assign(cv_score=values)
     frame = frame[~np.isnan(values)]
     if len(frame) == 0:
@@ -141,6 +166,40 @@ def build_cube(scores: object, by: tuple[str, ...] = ()) -> Cube:
             f"scores has {int(counts[cell])} rows for dataset={datasets[d]!r}, "
             f"encoder={encoders[e]!r}{', ' + where if where else ''}: expected one{hint}"
         )
+    metrics, sign = _orientation(frame, group, n_groups, keys, by)
     values = np.full(n_groups * n_datasets * n_encoders, np.nan)
-    values[flat] = frame["cv_score"].to_numpy()
-    return Cube(values.reshape(n_groups, n_datasets, n_encoders), keys, datasets, encoders)
+    values[flat] = frame["cv_score"].to_numpy() * sign[group]
+    return Cube(values.reshape(n_groups, n_datasets, n_encoders), keys, datasets, encoders,
+                metrics, sign)
+
+
+def _orientation(frame: pd.DataFrame, group: np.ndarray, n_groups: int, keys: pd.DataFrame,
+                 by: tuple[str, ...]) -> tuple[tuple[tuple[str, ...], ...], np.ndarray]:
+    """The metrics of each combination and its sign (-1 for a lower-is-better metric).
+
+    Raises
+    ------
+    ValueError
+        If one combination pools metrics of opposite directions (no ranking means anything then).
+    """
+    from encbench.metrics import greater_is_better
+
+    sign = np.ones(n_groups)
+    if "scoring" not in frame.columns:
+        return (), sign
+    codes, names = _factorize(frame["scoring"].astype(str))
+    pairs = np.unique(group * len(names) + codes)
+    per_group: list[list[str]] = [[] for _ in range(n_groups)]
+    for pair in pairs:
+        g, code = divmod(int(pair), len(names))
+        per_group[g].append(str(names[code]))
+    for g, metrics in enumerate(per_group):
+        directions = {greater_is_better(m) for m in metrics}
+        if len(directions) > 1:
+            where = ", ".join(f"{c}={keys.iloc[g][c]!r}" for c in by if c != "scoring")
+            raise ValueError(
+                f"scores pool metrics of opposite directions in one ranking{' (' + where + ')' if where else ''}: "
+                f"got scoring {metrics!r}; rank higher-is-better and lower-is-better metrics apart")
+        if directions == {False}:
+            sign[g] = -1.0
+    return tuple(tuple(m) for m in per_group), sign

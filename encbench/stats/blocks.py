@@ -112,7 +112,7 @@ def block_design(scores: pd.DataFrame, design: str = "all") -> BlockDesign:
     common_columns = present.all(axis=0)
     datasets = pd.Index(cube.datasets, name="dataset")
     encoders = pd.Index(cube.encoders, name="encoder")
-    long = pd.DataFrame(cube.values[0], index=datasets, columns=encoders).stack().rename("cv_score")
+    long = pd.DataFrame(cube.original()[0], index=datasets, columns=encoders).stack().rename("cv_score")
     long = long.reset_index().dropna(subset=["cv_score"])
     n_imputed = 0
     if design == "complete-datasets":
@@ -123,6 +123,8 @@ def block_design(scores: pd.DataFrame, design: str = "all") -> BlockDesign:
         result = impute_scores(long)
         n_imputed = result.n_imputed
         long = result.completed.stack().rename("cv_score").reset_index()
+    if cube.metrics and cube.metrics[0]:  # keeps the metric's direction for the tests downstream
+        long.insert(0, "scoring", cube.metrics[0][0])
     return BlockDesign(design=design, scores=long.reset_index(drop=True), n_datasets=len(datasets),
                        n_encoders=len(encoders), n_complete_datasets=int(complete_rows.sum()),
                        n_common_encoders=int(common_columns.sum()), n_imputed=int(n_imputed))

@@ -6,7 +6,8 @@ combination). Heuristics are computed for all combinations at once with array op
 is why :func:`consensus_table` needs no per-combination Python loop.
 
 Conventions: per dataset, the encoders present are dense-ranked by ``cv_score`` (higher is
-better, exactly equal scores share a rank); a missing result is skipped by rank aggregations and
+better; a lower-is-better metric named in a ``scoring`` column is negated first, see
+:mod:`encbench.stats._cube`; exactly equal scores share a rank); a missing result is skipped by rank aggregations and
 quality aggregations use the rows that exist. An encoder present in a combination whose aggregate
 is undefined (Q-RM when all its datasets have IQR 0) is ranked after all others.
 """
@@ -279,8 +280,35 @@ def params_for(strategies: str | Iterable[str], values: Mapping[str, object] | N
     return check_params(names, {k: v for k, v in values.items() if k in used})
 
 
+def check_metrics(cube: Cube, strategies: Sequence[str]) -> None:
+    """Refuse a strategy that is undefined for a combination's metric.
+
+    Raises
+    ------
+    ValueError
+        If a strategy marked ``ratio_scale`` in the registry (Q-Th, Q-Imp) meets a metric that
+        is unbounded or lower-is-better (RMSE, MAE, R2).
+    """
+    from encbench.metrics import METRIC_REGISTRY
+
+    needy = [name for name in strategies if _lookup(name).spec.ratio_scale]
+    if not needy:
+        return
+    for metrics in cube.metrics:
+        for metric in metrics:
+            spec = METRIC_REGISTRY.get(metric)
+            if spec is not None and not spec.ratio_scale:
+                kind = "lower-is-better" if not spec.greater_is_better else "unbounded"
+                raise ValueError(
+                    f"strategy {needy[0]!r} is undefined for scoring {metric!r} ({kind}): it needs a "
+                    f"bounded, higher-is-better metric such as AUC; rank strategies (R-M, R-Kem, ...) "
+                    f"and Q-M, Q-Md, Q-RM work for every metric")
+
+
 def rank_cube(cube: Cube, strategies: Sequence[str], params: dict[str, object]) -> dict[str, np.ndarray]:
-    """Consensus ranks ``(G, E)`` (NaN = absent) for each strategy; inputs already validated."""
+    """Consensus ranks ``(G, E)`` (NaN = absent) for each strategy; inputs already validated
+    (:func:`check_metrics` is applied here)."""
+    check_metrics(cube, strategies)
     votes = _Votes(cube)
     out = {}
     for name in strategies:

@@ -40,6 +40,6 @@ def dataset_ranks(scores: pd.DataFrame, by: str | Iterable[str] = ()) -> pd.Data
     rank = dense[g, d, e].astype(np.int64)
     columns = {c: cube.keys[c].to_numpy()[g] for c in by}
     columns.update(dataset=cube.datasets[d], encoder=cube.encoders[e],
-                   cv_score=cube.values[g, d, e], rank=rank, average_rank=average[g, d, e])
+                   cv_score=cube.original()[g, d, e], rank=rank, average_rank=average[g, d, e])
     frame = pd.DataFrame(columns)
     return frame.sort_values([*by, "dataset", "rank", "encoder"], kind="stable").reset_index(drop=True)

@@ -15,7 +15,7 @@ import pandas as pd
 
 from encbench.stats._checks import check_level, check_positive_int
 from encbench.stats._cube import Cube, build_cube
-from encbench.stats.consensus import check_params, check_strategies, rank_cube
+from encbench.stats.consensus import check_metrics, check_params, check_strategies, rank_cube
 from encbench.stats.similarity import jaccard_rows, spearman_rows
 
 
@@ -178,6 +178,7 @@ def replicability(
     if not sizes:
         raise ValueError("sample_sizes is empty: got []")
     cube = build_cube(scores)
+    check_metrics(cube, names)
     n_datasets = cube.values.shape[1]
     too_big = [s for s in sizes if 2 * s > n_datasets]
     if too_big:

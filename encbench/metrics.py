@@ -1,0 +1,175 @@
+"""The metric registry: one :class:`MetricSpec` per quality metric.
+
+Everything that needs to know a metric reads its entry here: the engine's test-fold score
+(:meth:`MetricSpec.score`), the scorer of the inner cross-validation in tuning
+(:attr:`MetricSpec.inner_scorer`), LightGBM's early-stopping criterion
+(:meth:`MetricSpec.stopping_value`), the consensus statistics (:attr:`MetricSpec.greater_is_better`
+orients scores so that rank 1 is the best encoder; :attr:`MetricSpec.bounds` decides whether a
+ratio to the best score means anything) and the labels of pages and exports
+(:attr:`MetricSpec.label`).
+
+Adding a metric: one entry in :data:`METRIC_REGISTRY` (its scorer as a function of the true and
+predicted values) and a test in ``tests/test_metrics.py`` against a hand-computed example.
+
+This module imports nothing heavy: scikit-learn is imported when a score is computed.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import numpy as np
+
+
+def _balanced_accuracy(y_true, y_pred) -> float:
+    from sklearn.metrics import balanced_accuracy_score
+
+    return float(balanced_accuracy_score(y_true, y_pred))
+
+
+def _f1(y_true, y_pred) -> float:
+    from sklearn.metrics import f1_score
+
+    return float(f1_score(y_true, y_pred, zero_division=0.0))
+
+
+def _accuracy(y_true, y_pred) -> float:
+    from sklearn.metrics import accuracy_score
+
+    return float(accuracy_score(y_true, y_pred))
+
+
+def _roc_auc(y_true, y_score) -> float:
+    from sklearn.metrics import roc_auc_score
+
+    return float(roc_auc_score(y_true, y_score))
+
+
+def _rmse(y_true, y_pred) -> float:
+    from sklearn.metrics import root_mean_squared_error
+
+    return float(root_mean_squared_error(y_true, y_pred))
+
+
+def _mae(y_true, y_pred) -> float:
+    from sklearn.metrics import mean_absolute_error
+
+    return float(mean_absolute_error(y_true, y_pred))
+
+
+def _r2(y_true, y_pred) -> float:
+    from sklearn.metrics import r2_score
+
+    return float(r2_score(y_true, y_pred))
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """A quality metric of a test fold.
+
+    Attributes
+    ----------
+    name : str
+        Short name stored in the ``scoring`` column (``"AUC"``).
+    description : str
+        What it measures, in words, for help texts and labels.
+    function : callable
+        ``function(y_true, values) -> float`` where ``values`` are predicted labels, or, with
+        ``needs_scores``, the predicted probability of the positive class.
+    needs_scores : bool
+        Computed from probabilities (``predict_proba[:, 1]``) instead of predicted labels.
+    greater_is_better : bool
+        Direction: True for accuracies and AUC, False for errors (RMSE, MAE).
+    tasks : tuple of str
+        The task types it serves (``"binary"``, ``"multiclass"``, ``"regression"``).
+    bounds : tuple of float or None
+        ``(low, high)`` when the metric is bounded (AUC in [0, 1]); None when it is not (RMSE).
+    inner_scorer : str
+        scikit-learn's scorer name used inside tuning (``GridSearchCV``, ``BayesSearchCV``).
+    in_study : bool
+        One of the published study's four metrics.
+    """
+
+    name: str
+    description: str
+    function: Callable[..., float]
+    needs_scores: bool
+    greater_is_better: bool
+    tasks: tuple[str, ...]
+    bounds: tuple[float, float] | None
+    inner_scorer: str
+    in_study: bool = False
+
+    @property
+    def label(self) -> str:
+        """The name with its direction (``"RMSE (lower is better)"``), for axes and tables."""
+        return f"{self.name} ({'higher' if self.greater_is_better else 'lower'} is better)"
+
+    @property
+    def ratio_scale(self) -> bool:
+        """Whether ``theta x best score`` means "within a fraction of the best": a bounded,
+        non-negative, higher-is-better metric (accuracies, F1, AUC)."""
+        return self.greater_is_better and self.bounds is not None and self.bounds[0] >= 0
+
+    def score(self, y_true, labels: Callable[[], np.ndarray], scores: Callable[[], np.ndarray]) -> float:
+        """The metric on a test fold; ``labels()`` and ``scores()`` compute the predictions
+        lazily (each at most once per fitted model, whatever the number of metrics)."""
+        return self.function(y_true, scores() if self.needs_scores else labels())
+
+    def stopping_value(self, y_true, probabilities: np.ndarray) -> float:
+        """The early-stopping criterion of LightGBM: the metric on validation probabilities
+        (as is for ``needs_scores`` metrics, rounded to labels for the others)."""
+        return self.function(y_true, probabilities if self.needs_scores else np.round(probabilities))
+
+
+#: Every metric, in display order: the study's four first (binary; their order is the published
+#: one), then those of the other task types.
+METRIC_REGISTRY = MappingProxyType({m.name: m for m in (
+    MetricSpec("BAcc", "balanced accuracy: the mean of the recall of each class", _balanced_accuracy,
+               needs_scores=False, greater_is_better=True, tasks=("binary",), bounds=(0.0, 1.0),
+               inner_scorer="balanced_accuracy", in_study=True),
+    MetricSpec("F1", "F1 score of the positive class", _f1, needs_scores=False,
+               greater_is_better=True, tasks=("binary",), bounds=(0.0, 1.0), inner_scorer="f1",
+               in_study=True),
+    MetricSpec("Acc", "accuracy: the share of correctly predicted rows", _accuracy,
+               needs_scores=False, greater_is_better=True, tasks=("binary",), bounds=(0.0, 1.0),
+               inner_scorer="accuracy", in_study=True),
+    MetricSpec("AUC", "area under the ROC curve, on the predicted probability of the positive class",
+               _roc_auc, needs_scores=True, greater_is_better=True, tasks=("binary",),
+               bounds=(0.0, 1.0), inner_scorer="roc_auc", in_study=True),
+    MetricSpec("RMSE", "root mean squared error", _rmse, needs_scores=False,
+               greater_is_better=False, tasks=("regression",), bounds=None,
+               inner_scorer="neg_root_mean_squared_error"),
+    MetricSpec("MAE", "mean absolute error", _mae, needs_scores=False, greater_is_better=False,
+               tasks=("regression",), bounds=None, inner_scorer="neg_mean_absolute_error"),
+    MetricSpec("R2", "coefficient of determination (1 is perfect, below 0 worse than the mean)",
+               _r2, needs_scores=False, greater_is_better=True, tasks=("regression",),
+               bounds=None, inner_scorer="r2"),
+)})
+
+
+def get_metric(name: str) -> MetricSpec:
+    """The registry entry of a metric.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a registered metric.
+    """
+    try:
+        return METRIC_REGISTRY[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown scoring: got {name!r}; expected one of {list(METRIC_REGISTRY)}") from None
+
+
+def metrics_for(task: str) -> tuple[str, ...]:
+    """Names of the metrics that serve ``task``, in display order."""
+    return tuple(name for name, spec in METRIC_REGISTRY.items() if task in spec.tasks)
+
+
+def greater_is_better(name: str) -> bool:
+    """Direction of a metric; a name the registry does not know counts as higher-is-better
+    (scores of a custom metric computed outside encbench)."""
+    spec = METRIC_REGISTRY.get(name)
+    return True if spec is None else spec.greater_is_better

@@ -1,0 +1,237 @@
+"""The model registry: one :class:`ModelSpec` per model.
+
+Everything that needs to know a model reads its entry here: the engine builds it
+(:meth:`ModelSpec.make`), tunes it (:attr:`ModelSpec.grid` for model tuning,
+:meth:`ModelSpec.space` for full tuning), fits it (:attr:`ModelSpec.early_stopping`), decides
+whether a fold may be encoded sparse for it (:attr:`ModelSpec.sparse_identical`) and asks it for
+AUC's scores (:attr:`ModelSpec.auc_scores`); the vocabulary (:data:`encbench.vocab.MODELS`), the
+pages' model lists, ``warm_up`` and the memory guard read the registry.
+
+The study's five models carry its defaults and seeds (Matteucci et al. 2023, repository
+``DrCohomology/EncoderBenchmarking``, ``src/config.py``: ``RANDOM_STATE + {2, 4, 6, 3}`` with
+``RANDOM_STATE = 1``). Models beyond the study (``in_study=False``) use their library's defaults
+with a fixed seed, written in the entry and in README.
+
+Adding a model: one entry in :data:`MODEL_REGISTRY` and a test in ``tests/test_models.py``.
+
+This module imports nothing heavy: the factories import their library when called.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+
+@dataclass(frozen=True)
+class EarlyStopping:
+    """A model tuned by early stopping on a held-out part of the training fold.
+
+    The preprocessing is fitted on the remaining rows, so the validation rows are encoded like
+    unseen data; the scored metric is the stopping criterion.
+
+    Attributes
+    ----------
+    validation_fraction : float
+        Share of the training fold held out (``train_test_split(test_size=...)``).
+    validation_seed : int
+        ``random_state`` of that split.
+    patience : int
+        Rounds without improvement before stopping.
+    """
+
+    validation_fraction: float
+    validation_seed: int
+    patience: int
+
+    def fit(self, estimator, X, y, X_val, y_val, metric):
+        """Fit ``estimator`` (LightGBM's scikit-learn API) with ``metric`` (a
+        :class:`encbench.metrics.MetricSpec`) on the validation rows as stopping criterion."""
+        import lightgbm
+
+        def criterion(y_true, y_pred):
+            return metric.name, metric.stopping_value(y_true, y_pred), metric.greater_is_better
+
+        return estimator.fit(X, y, eval_X=X_val, eval_y=y_val, eval_metric=criterion,
+                             callbacks=[lightgbm.early_stopping(self.patience, first_metric_only=True,
+                                                                verbose=False)])
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model of the benchmark.
+
+    Attributes
+    ----------
+    name : str
+        Short name stored in the ``model`` column (``"LogReg"``).
+    description : str
+        The estimator and its configuration, in words.
+    tasks : tuple of str
+        The task types it serves.
+    factory : callable
+        ``factory(tuning) -> estimator``: a new, unfitted estimator with the defaults and seed
+        (``tuning="full"`` may give another configuration, e.g. without early stopping).
+    seed : int or None
+        Its ``random_state`` (None: the estimator draws no random numbers).
+    grid : mapping or None
+        Model tuning: the ``GridSearchCV`` grid on the once-encoded training fold. None: the
+        model is tuned by :attr:`early_stopping` instead.
+    space : callable
+        Full tuning: ``space() -> {parameter: skopt dimension}`` of ``BayesSearchCV``.
+    early_stopping : EarlyStopping or None
+        Set for a model tuned by early stopping under no and model tuning (LightGBM).
+    sparse_identical : frozenset of str
+        Encoders whose sparse (CSR) output gives this model the dense output's predictions bit
+        for bit (measured by ``benchmarks/bench_wide.py identity``); a fold is encoded sparse
+        only when every model of its task lists the encoder.
+    auc_scores : str
+        The estimator method AUC is computed on (its column of the positive class).
+    in_study : bool
+        One of the published study's five models.
+    """
+
+    name: str
+    description: str
+    tasks: tuple[str, ...]
+    factory: Callable[[str], object]
+    seed: int | None
+    grid: Mapping[str, list] | None
+    space: Callable[[], dict]
+    early_stopping: EarlyStopping | None = None
+    sparse_identical: frozenset[str] = field(default_factory=frozenset)
+    auc_scores: str = "predict_proba"
+    in_study: bool = False
+
+    def make(self, tuning: str = "no"):
+        """A new, unfitted estimator (see :attr:`factory`)."""
+        return self.factory(tuning)
+
+
+# -- the study's models ----------------------------------------------------------------------
+#: Seeds as published: ``config.py``'s RANDOM_STATE + {2, 4, 6, 3} with RANDOM_STATE = 1.
+#: LightGBM's default configuration draws no random numbers: its seed changes nothing.
+_SEEDS = {"DT": 3, "SVM": 5, "LogReg": 7, "LGBM": 4, "HGB": 1}
+#: LightGBM under no and model tuning: up to 3000 trees, early stopping after 50 rounds on a
+#: 10 % validation split with random_state RANDOM_STATE + 1 = 2 (measured against the published
+#: cells: the seed 1445 of the study's ``main6.py`` does not reproduce them).
+LGBM_MAX_TREES = 3000
+LGBM_EARLY_STOPPING = EarlyStopping(validation_fraction=0.1, validation_seed=2, patience=50)
+
+
+def _decision_tree(tuning: str):
+    from sklearn.tree import DecisionTreeClassifier
+
+    return DecisionTreeClassifier(max_depth=5, random_state=_SEEDS["DT"])
+
+
+def _svm(tuning: str):
+    from sklearn.svm import SVC
+
+    # probability=True is deprecated in scikit-learn 1.9 (removal in 1.11) but is what the study
+    # used (libsvm's internal Platt scaling); the engine silences its FutureWarning.
+    return SVC(kernel="rbf", C=1.0, gamma="scale", probability=True, random_state=_SEEDS["SVM"])
+
+
+def _knn(tuning: str):
+    from sklearn.neighbors import KNeighborsClassifier
+
+    return KNeighborsClassifier(n_neighbors=5)
+
+
+def _logreg(tuning: str):
+    from sklearn.linear_model import LogisticRegression
+
+    return LogisticRegression(solver="lbfgs", max_iter=100, random_state=_SEEDS["LogReg"])
+
+
+def _lgbm(tuning: str):
+    from lightgbm import LGBMClassifier
+
+    # n_jobs=1: task processes run in parallel already, and one thread keeps results identical
+    # across executors.
+    if tuning == "full":  # a plain classifier whose n_estimators the Bayesian search sets
+        return LGBMClassifier(random_state=_SEEDS["LGBM"], n_jobs=1, verbose=-1)
+    # no built-in metric: the scored metric is the early-stopping criterion
+    return LGBMClassifier(n_estimators=LGBM_MAX_TREES, metric="None", random_state=_SEEDS["LGBM"],
+                          n_jobs=1, verbose=-1)
+
+
+def _hgb(tuning: str):
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    # scikit-learn's defaults (its own early stopping switches on above 10,000 rows, on a
+    # validation split drawn with this seed)
+    return HistGradientBoostingClassifier(random_state=_SEEDS["HGB"])
+
+
+def _integer(low: int, high: int, prior: str = "uniform"):
+    from skopt.space import Integer
+
+    return Integer(low, high, prior=prior)
+
+
+def _real(low: float, high: float, prior: str = "uniform"):
+    from skopt.space import Real
+
+    return Real(low, high, prior=prior)
+
+
+_ONE_HOT_LIKE = frozenset({"OH", "Sum"})
+
+#: Every model, in display order: the study's five (its order), then the models beyond it.
+#: ``sparse_identical``: DT and LGBM give 150 of 150 fits identical per encoder on OH and Sum;
+#: kNN (distance ties fall in another order), LogReg (lbfgs sums in another order) and SVM
+#: (gamma='scale' is computed by another formula on sparse input) differ, so they stay dense;
+#: HGB does not take sparse input.
+MODEL_REGISTRY = MappingProxyType({m.name: m for m in (
+    ModelSpec("DT", "decision tree, max_depth=5", ("binary",), _decision_tree, _SEEDS["DT"],
+              grid={"max_depth": [2, 5, None]}, space=lambda: {"max_depth": _integer(2, 5)},
+              sparse_identical=_ONE_HOT_LIKE, in_study=True),
+    ModelSpec("LGBM", "LightGBM, early stopping on a 10 % validation split", ("binary",), _lgbm,
+              _SEEDS["LGBM"], grid=None,
+              space=lambda: {"n_estimators": _integer(1, 1000, "log-uniform")},
+              early_stopping=LGBM_EARLY_STOPPING, sparse_identical=_ONE_HOT_LIKE, in_study=True),
+    ModelSpec("SVM", "support vector machine, RBF kernel, C=1, gamma='scale'", ("binary",), _svm,
+              _SEEDS["SVM"], grid={"C": [0.1, 1], "gamma": [0.1, 1, 10]},
+              space=lambda: {"C": _real(0.1, 2), "gamma": _real(0.1, 100, "log-uniform")},
+              in_study=True),
+    ModelSpec("kNN", "k nearest neighbours, k=5", ("binary",), _knn, None,
+              grid={"n_neighbors": [2, 5, 10]}, space=lambda: {"n_neighbors": _integer(2, 10)},
+              in_study=True),
+    ModelSpec("LogReg", "logistic regression, lbfgs, 100 iterations", ("binary",), _logreg,
+              _SEEDS["LogReg"], grid={"C": [0.1, 1, 10]}, space=lambda: {"C": _real(0.2, 5)},
+              in_study=True),
+    ModelSpec("HGB", "scikit-learn's HistGradientBoostingClassifier, defaults", ("binary",), _hgb,
+              _SEEDS["HGB"], grid={"learning_rate": [0.05, 0.1, 0.2]},
+              space=lambda: {"learning_rate": _real(0.01, 0.5, "log-uniform"),
+                             "max_leaf_nodes": _integer(8, 64, "log-uniform")}),
+)})
+
+
+def get_model(name: str) -> ModelSpec:
+    """The registry entry of a model.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a registered model.
+    """
+    try:
+        return MODEL_REGISTRY[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown model: got {name!r}; expected one of {list(MODEL_REGISTRY)}") from None
+
+
+def models_for(task: str) -> tuple[str, ...]:
+    """Names of the models that serve ``task``, in display order."""
+    return tuple(name for name, spec in MODEL_REGISTRY.items() if task in spec.tasks)
+
+
+def sparse_models() -> dict[str, frozenset[str]]:
+    """``{encoder: models that take its sparse output unchanged}``, from the registry."""
+    out: dict[str, set[str]] = {}
+    for spec in MODEL_REGISTRY.values():
+        for encoder in spec.sparse_identical:
+            out.setdefault(encoder, set()).add(spec.name)
+    return {encoder: frozenset(models) for encoder, models in out.items()}

@@ -1,0 +1,101 @@
+"""The model registry: every model's entry, and HGB run through the engine like the study's five."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from encbench import vocab
+from encbench.engine.grid import Task
+from encbench.engine.protocol import Payload, bayes_n_iter, make_model, run_task, uses_sparse
+from encbench.models import MODEL_REGISTRY, get_model, models_for, sparse_models
+
+
+def test_the_study_models_keep_their_published_configuration():
+    assert vocab.STUDY_MODELS == ("DT", "LGBM", "SVM", "kNN", "LogReg")
+    dt, svm, logreg = make_model("DT"), make_model("SVM"), make_model("LogReg")
+    assert (dt.max_depth, dt.random_state) == (5, 3)
+    assert (svm.kernel, svm.C, svm.gamma, svm.probability, svm.random_state) == ("rbf", 1.0, "scale", True, 5)
+    assert (logreg.solver, logreg.max_iter, logreg.random_state) == ("lbfgs", 100, 7)
+    assert make_model("kNN").n_neighbors == 5
+    lgbm = make_model("LGBM")
+    assert (lgbm.n_estimators, lgbm.random_state, lgbm.n_jobs) == (3000, 4, 1)
+    assert make_model("LGBM", tuning="full").n_estimators == 100  # the search sets it
+    stopping = get_model("LGBM").early_stopping
+    assert (stopping.validation_fraction, stopping.validation_seed, stopping.patience) == (0.1, 2, 50)
+    assert get_model("LGBM").grid is None and all(
+        get_model(m).early_stopping is None for m in ("DT", "SVM", "kNN", "LogReg", "HGB"))
+
+
+def test_every_entry_is_complete_and_builds_fresh_estimators():
+    for name, spec in MODEL_REGISTRY.items():
+        assert spec.name == name and spec.tasks and spec.description
+        first, second = spec.make(), spec.make()
+        assert first is not second and hasattr(first, "fit") and hasattr(first, "predict_proba")
+        assert spec.space(), name
+        if spec.grid is not None:
+            params = first.get_params()
+            assert set(spec.grid) <= set(params), name
+        assert all(k in spec.make("full").get_params() for k in spec.space()), name
+    assert models_for("binary") == vocab.MODELS
+    assert "HGB" in vocab.MODELS and "HGB" not in vocab.STUDY_MODELS
+    with pytest.raises(ValueError, match="unknown model: got 'XGB'"):
+        get_model("XGB")
+
+
+def test_sparse_encoding_is_derived_from_the_entries():
+    assert sparse_models() == {"OH": {"DT", "LGBM"}, "Sum": {"DT", "LGBM"}}
+    assert not uses_sparse("OH", ("DT", "HGB"))  # HGB takes no sparse input
+
+
+def test_search_sizes_follow_the_published_rule():
+    # Integer dimensions count their values, a real one 3 points, capped at 20
+    assert bayes_n_iter(get_model("DT").space()) == 4
+    assert bayes_n_iter(get_model("kNN").space()) == 9
+    assert bayes_n_iter(get_model("HGB").space()) == 20
+
+
+def _toy_payload(seed: int = 0) -> Payload:
+    rng = np.random.default_rng(seed)
+    n = 200
+    colour = rng.choice(["red", "green", "blue", "grey"], size=n)
+    size = rng.normal(size=n)
+    logit = (colour == "red") * 1.5 - (colour == "blue") + size
+    y = (logit + rng.normal(scale=0.7, size=n) > 0).astype(int)
+    X = pd.DataFrame({"colour": pd.Series(colour, dtype=object), "size": size})
+    return Payload("toy", "0" * 64, X, y, ("colour",))
+
+
+def test_hgb_runs_through_the_engine_as_a_hand_built_pipeline_scores():
+    """HGB's engine scores equal a hand-built fit: one-hot colour, robust-scaled size."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.metrics import accuracy_score, roc_auc_score
+    from sklearn.model_selection import StratifiedKFold
+    from sklearn.preprocessing import RobustScaler
+
+    data = _toy_payload()
+    rows = run_task(Task("toy", "OH", 1, 5, ("HGB",), ("AUC", "Acc"), "no"), data)
+    assert [r["status"] for r in rows] == ["ok", "ok"]
+    train, test = list(StratifiedKFold(5).split(data.X, data.y))[1]
+
+    def features(index, levels, scaler):
+        X = data.X.iloc[index]
+        dummies = np.column_stack([(X["colour"] == level).to_numpy() for level in levels])
+        return np.column_stack([dummies, scaler.transform(X[["size"]])])
+
+    levels = list(dict.fromkeys(data.X["colour"].iloc[train]))  # OH: order of first appearance
+    scaler = RobustScaler().fit(data.X[["size"]].iloc[train])
+    model = HistGradientBoostingClassifier(random_state=1).fit(features(train, levels, scaler), data.y[train])
+    X_test = features(test, levels, scaler)
+    expected = {"AUC": roc_auc_score(data.y[test], model.predict_proba(X_test)[:, 1]),
+                "Acc": accuracy_score(data.y[test], model.predict(X_test))}
+    got = {r["scoring"]: r["cv_score"] for r in rows}
+    assert got == pytest.approx(expected, abs=1e-12)
+
+
+def test_hgb_is_tuned_like_the_others():
+    data = _toy_payload(1)
+    for tuning in ("model", "full"):
+        rows = run_task(Task("toy", "MT", 0, 5, ("HGB",), ("BAcc",), tuning), data)
+        assert rows[0]["status"] == "ok", rows[0]["error"]
+        assert 0.5 < rows[0]["cv_score"] <= 1.0
