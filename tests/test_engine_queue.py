@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 import time
 from pathlib import Path
 
@@ -56,11 +57,51 @@ def test_cancel_drops_pending_and_flags_running(queue):
     assert not queue.is_cancelled("a")
 
 
-def test_corrupt_request_is_moved_aside(queue):
-    (queue.root / "pending" / "0000-bad.json").write_text("{not json")
+@pytest.mark.parametrize(("content", "reason"), [
+    (b"{not json", "not a JSON request (JSONDecodeError"),
+    (b"{}", "a request has a 'kind' (run, delete): got keys []"),
+    (b"[1, 2]", "a request is a JSON object: got list"),
+    (b'{"kind": "launch", "request_id": "x", "created_at": 1}', "'kind' of run, delete: got 'launch'"),
+    (b'{"kind": "run", "request_id": "x", "created_at": "today"}', "numeric 'created_at': got 'today'"),
+    (b'{"kind": "delete", "request_id": "x", "created_at": 1, "payload": {}}', "names a 'run_id' string"),
+    (b'{"kind": "run", "request_id": "x", "created_at": 1, "payload": [1]}', "'payload' is a JSON object"),
+    (b"\xff\xfe{", "UnicodeDecodeError"),
+])
+def test_an_unreadable_request_is_quarantined_with_its_reason(queue, content, reason):
+    (queue.root / "pending" / "0000-bad.json").write_bytes(content)
+    (queue.root / "active" / "0001-bad.json").write_bytes(content)
     queue.submit("run", {"run_id": "ok"})
+    assert [r.run_id for r in queue.pending()] == ["ok"]      # listing never raises
     assert queue.claim_next().run_id == "ok"
-    assert (queue.root / "done" / "0000-bad.json.invalid").exists()
+    assert queue.active()[0].run_id == "ok"
+    found = {path.name: text for path, text in queue.quarantined()}
+    assert set(found) == {"pending-0000-bad.json", "active-0001-bad.json"}
+    assert reason in found["pending-0000-bad.json"]
+    assert (queue.root / "quarantine" / "pending-0000-bad.json").read_bytes() == content   # kept as it was
+
+
+def test_claims_count_attempts_and_a_request_workers_died_on_is_failed(queue):
+    from encbench.engine.queue import MAX_ATTEMPTS
+
+    queue.submit("run", {"run_id": "a"})
+    queue.submit("run", {"run_id": "b"})
+    first = queue.claim_next()
+    assert first.attempts == 1
+    assert json.loads(first.path.read_text())["attempts"] == 1
+    staged = queue.set_stage(first, "running its tasks")
+    queue.set_waiting(staged, "busy", attempt=1, retry_in=1.0)   # waiting keeps the count and stage
+    for attempt in range(2, MAX_ATTEMPTS + 1):                    # each claim of a left-over: a dead worker
+        again = queue.claim_next()
+        assert (again.run_id, again.attempts, again.stage) == ("a", attempt, None)   # this attempt's stage
+        assert json.loads(again.path.read_text())["attempts"] == attempt
+        queue.set_stage(again, "running its tasks" if attempt == MAX_ATTEMPTS else "loading")
+    nxt = queue.claim_next()                                      # the limit: failed, the next one taken
+    assert nxt.run_id == "b" and nxt.attempts == 1
+    (failed,) = queue.done()
+    assert failed.run_id == "a" and failed.outcome == "failed"
+    assert failed.error.startswith(f"the queue worker died {MAX_ATTEMPTS} times while handling this "
+                                   f"request (running its tasks)")
+    assert str(queue.log_path) in failed.error
 
 
 def test_only_one_worker_holds_the_lock(queue):
@@ -107,3 +148,21 @@ def test_ensure_worker_starts_a_detached_process_that_drains_and_exits(tmp_path)
         time.sleep(0.1)
     assert not queue.worker_running()
     assert "deleted run r1" in queue.log_path.read_text()
+
+
+def test_a_half_written_request_is_never_read_and_the_worker_removes_it(queue):
+    """A writer killed between writing its temporary file and renaming it leaves ``.tmp-*.json``:
+    not a request (the rename is the commit), and the next worker removes it."""
+    queue.submit("run", {"run_id": "a"})
+    claimed = queue.claim_next()
+    leftover = queue.root / "active" / ".tmp-killed.json"
+    leftover.write_text(json.dumps(dict(json.loads(claimed.path.read_text()), attempts=0)))
+    old = queue.root / "done" / ".tmp-old.json"
+    old.write_text("{")
+    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    fresh = queue.root / "pending" / ".tmp-fresh.json"    # an app process may be writing it now
+    fresh.write_text("{")
+    assert [r.path for r in queue.active()] == [claimed.path]
+    assert queue.claim_next().attempts == 2
+    assert queue.remove_stale_tmp() == 2
+    assert not leftover.exists() and not old.exists() and fresh.exists()

@@ -8,30 +8,42 @@ writer. Layout of ``<db dir>/queue/``::
     active/<stamp>-<id>.json    the request the worker is on (left here if the worker dies, and
                                 picked up first when a worker starts again)
     done/<stamp>-<id>.json      finished requests, with their outcome
+    quarantine/<name>           files that are not requests (invalid JSON, no ``kind``, ...), moved
+                                aside with ``<name>.reason`` saying why, so no reader trips on them
     cancel/<run_id>             a cancel flag for a run (checked by the worker between tasks)
     worker.lock                 flock held by the running worker for its lifetime
     worker.log                  the worker's log
 
 Request kinds: ``run`` (a grid; re-queueing the same grid resumes it) and ``delete`` (a run).
+
+Each claim of a request counts an *attempt* in its file. A request left in ``active/`` was being
+handled by a worker that died; the next worker takes it again, unless :data:`MAX_ATTEMPTS`
+workers already died on it: then it is failed with that reason (and the stage it was in), so a
+request that kills its worker (e.g. out of memory) cannot block the queue.
 """
 from __future__ import annotations
 
 import contextlib
 import fcntl
 import json
+import logging
 import os
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from encbench.resources import subprocess_cwd, subprocess_env
 from encbench.store.db import default_db_path
 
+log = logging.getLogger(__name__)
+
 KINDS = ("run", "delete")
+#: workers that may die on one request before it is failed instead of taken again.
+MAX_ATTEMPTS = 3
 
 
 def queue_dir(db_path: Path | str | None = None) -> Path:
@@ -73,10 +85,49 @@ class Request:
     outcome: str | None = None      # done requests: done, failed or cancelled
     error: str | None = None        # done requests that failed: why
     waiting: dict | None = None     # active requests held up (e.g. the database is busy): why, since
+    attempts: int = 0               # workers that took it (active requests)
+    stage: str | None = None        # what the worker was doing with it (active requests)
 
     @property
     def run_id(self) -> str | None:
         return self.payload.get("run_id")
+
+    def _data(self) -> dict:
+        """The request file's content (without the outcome of a finished request)."""
+        data = {"kind": self.kind, "request_id": self.request_id, "created_at": self.created_at,
+                "payload": self.payload}
+        if self.attempts:
+            data["attempts"] = self.attempts
+        if self.stage is not None:
+            data["stage"] = self.stage
+        if self.waiting is not None:
+            data["waiting"] = self.waiting
+        return data
+
+
+def request_problem(data) -> str | None:
+    """Why parsed JSON is not a request (``None``: it is one)."""
+    if not isinstance(data, dict):
+        return f"a request is a JSON object: got {type(data).__name__}"
+    kind = data.get("kind")
+    if kind not in KINDS:
+        return (f"a request has a 'kind' of {', '.join(KINDS)}: got {kind!r}" if "kind" in data
+                else f"a request has a 'kind' ({', '.join(KINDS)}): got keys {sorted(data)!r}")
+    if not isinstance(data.get("request_id"), str) or not data["request_id"]:
+        return f"a request has a 'request_id' string: got {data.get('request_id')!r}"
+    created = data.get("created_at")
+    if isinstance(created, bool) or not isinstance(created, (int, float)):
+        return f"a request has a numeric 'created_at': got {created!r}"
+    payload = data.get("payload", {})
+    if not isinstance(payload, dict):
+        return f"a request's 'payload' is a JSON object: got {payload!r}"[:300]
+    run_id = payload.get("run_id")
+    if (kind == "delete" or run_id is not None) and (not isinstance(run_id, str) or not run_id):
+        return f"a {kind} request's payload names a 'run_id' string: got {run_id!r}"
+    attempts = data.get("attempts", 0)
+    if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 0:
+        return f"a request's 'attempts' is a count: got {attempts!r}"
+    return None
 
 
 class RunQueue:
@@ -85,7 +136,7 @@ class RunQueue:
     def __init__(self, db_path: Path | str | None = None):
         self.db_path = Path(db_path) if db_path is not None else default_db_path()
         self.root = queue_dir(self.db_path)
-        for sub in ("pending", "active", "done", "cancel"):
+        for sub in ("pending", "active", "done", "cancel", "quarantine"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
 
     # -- producing -----------------------------------------------------------------------------
@@ -122,21 +173,46 @@ class RunQueue:
     # -- consuming -----------------------------------------------------------------------------
     def _read(self, path: Path) -> Request | None:
         try:
-            data = json.loads(path.read_text())
+            data = json.loads(path.read_bytes().decode("utf-8"))
         except FileNotFoundError:
             return None
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            # A corrupt request is moved aside with its error rather than blocking the queue.
-            bad = self.root / "done" / (path.name + ".invalid")
-            os.replace(path, bad)
-            bad.with_suffix(".error").write_text(f"unreadable request {path.name!r}: {exc}")
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+            self._quarantine(path, f"not a JSON request ({type(exc).__name__}: {exc})")
+            return None
+        problem = request_problem(data)
+        if problem is not None:
+            self._quarantine(path, problem)
             return None
         return Request(path, data["kind"], data["request_id"], data["created_at"], data.get("payload", {}),
-                       data.get("outcome"), data.get("error"), data.get("waiting"))
+                       data.get("outcome"), data.get("error"), data.get("waiting"),
+                       data.get("attempts", 0), data.get("stage"))
+
+    def _quarantine(self, path: Path, reason: str) -> None:
+        """Move an unreadable request file aside with the reason, so no reader meets it again."""
+        target = self.root / "quarantine" / f"{path.parent.name}-{path.name}"
+        try:
+            os.replace(path, target)
+        except FileNotFoundError:  # another reader moved it first
+            return
+        (target.parent / f"{target.name}.reason").write_text(
+            f"{path.parent.name}/{path.name} is not a request of this queue and was set aside: {reason}\n")
+        log.warning("queue file %s/%s set aside in %s: %s", path.parent.name, path.name, target.parent, reason)
+
+    def quarantined(self) -> list[tuple[Path, str]]:
+        """Files set aside as unreadable, each with the reason, oldest name first."""
+        found = []
+        for path in sorted((self.root / "quarantine").iterdir()):
+            if path.suffix == ".reason":
+                continue
+            reason_file = path.with_name(path.name + ".reason")
+            reason = reason_file.read_text().strip() if reason_file.exists() else "no reason recorded"
+            found.append((path, reason))
+        return found
 
     def _list(self, sub: str) -> list[Request]:
         requests = []
-        for path in sorted((self.root / sub).glob("*.json")):
+        # not the hidden ".tmp-*.json" of a write in flight (or of a writer killed mid-write)
+        for path in sorted((self.root / sub).glob("[!.]*.json")):
             request = self._read(path)
             if request is not None:
                 requests.append(request)
@@ -152,22 +228,79 @@ class RunQueue:
         return self._list("done")
 
     def claim_next(self) -> Request | None:
-        """Move the next request to ``active/`` and return it (active ones first: a dead worker's)."""
-        leftover = self.active()
-        if leftover:
-            return leftover[0]
+        """Move the next request to ``active/``, count the attempt and return it.
+
+        A request already in ``active/`` was taken by a worker that died; it comes first, unless
+        :data:`MAX_ATTEMPTS` workers died on it (:meth:`fail_abandoned` fails it first).
+        """
+        self.fail_abandoned()
+        for request in self.active():
+            return self._record(replace(request, attempts=request.attempts + 1, waiting=None, stage=None))
         for request in self.pending():
             target = self.root / "active" / request.path.name
             try:
                 os.replace(request.path, target)
             except FileNotFoundError:  # cancelled meanwhile
                 continue
-            return Request(target, request.kind, request.request_id, request.created_at, request.payload)
+            return self._record(replace(request, path=target, attempts=request.attempts + 1))
         return None
 
+    def remove_stale_tmp(self, *, older_than: float = 3600.0) -> int:
+        """Remove temporary files of writes a killed process left; return how many.
+
+        Only the worker holding the lock may call this: it alone writes ``active/``, whose
+        left-overs all go; in ``pending/`` and ``done/`` (which the app writes too) only those
+        older than ``older_than`` seconds.
+        """
+        removed = 0
+        now = time.time()
+        for sub in ("pending", "active", "done"):
+            for path in (self.root / sub).glob(".tmp-*.json"):
+                with contextlib.suppress(FileNotFoundError):
+                    if sub == "active" or now - path.stat().st_mtime > older_than:
+                        path.unlink()
+                        removed += 1
+        if removed:
+            log.info("removed %d temporary queue files left by interrupted writes", removed)
+        return removed
+
+    def fail_abandoned(self) -> list[Request]:
+        """Fail the active requests :data:`MAX_ATTEMPTS` workers died on; return them.
+
+        Only the worker holding the lock may call this, between requests: any request then in
+        ``active/`` belongs to a worker that died.
+        """
+        failed = []
+        for request in self.active():
+            if request.attempts >= MAX_ATTEMPTS:
+                error = self.abandoned(request)
+                self._finish(request, outcome="failed", error=error)
+                log.error("request %s failed: %s", request.request_id, error)
+                failed.append(replace(request, outcome="failed", error=error))
+        return failed
+
+    def abandoned(self, request: Request) -> str:
+        """The error of a request its workers died on :data:`MAX_ATTEMPTS` times."""
+        stage = f" ({request.stage})" if request.stage else ""
+        what = ("resume the run once fixed (e.g. with fewer task processes, or without the encoder "
+                "that fails)" if request.kind == "run" else "queue it again once fixed")
+        return (f"the queue worker died {request.attempts} times while handling this request{stage}, "
+                f"e.g. killed for using too much memory, so it is not taken again; the worker log "
+                f"{str(self.log_path)!r} may say why; {what}")
+
+    def _record(self, request: Request) -> Request:
+        """Rewrite an active request's file atomically (attempts, stage, waiting); return it."""
+        if request.path.exists():
+            _atomic_write_json(request.path, request._data())
+        return request
+
+    def set_stage(self, request: Request, stage: str | None) -> Request:
+        """Record what the worker is doing with an active request (named if the worker dies)."""
+        return self._record(replace(request, stage=stage))
+
     def _finish(self, request: Request, *, outcome: str, error: str | None = None) -> None:
-        data = {"kind": request.kind, "request_id": request.request_id, "created_at": request.created_at,
-                "payload": request.payload, "outcome": outcome, "error": error, "finished_at": time.time()}
+        data = dict(request._data(), outcome=outcome, error=error, finished_at=time.time())
+        data.pop("waiting", None)
         _atomic_write_json(self.root / "done" / request.path.name, data)
         with contextlib.suppress(FileNotFoundError):
             request.path.unlink()
@@ -184,14 +317,7 @@ class RunQueue:
             since = (request.waiting or {}).get("since", time.time())
             waiting = {"reason": reason, "since": since, "attempt": attempt,
                        "retry_at": None if retry_in is None else time.time() + retry_in}
-        data = {"kind": request.kind, "request_id": request.request_id, "created_at": request.created_at,
-                "payload": request.payload}
-        if waiting is not None:
-            data["waiting"] = waiting
-        if request.path.exists():
-            _atomic_write_json(request.path, data)
-        return Request(request.path, request.kind, request.request_id, request.created_at,
-                       request.payload, waiting=waiting)
+        return self._record(replace(request, waiting=waiting))
 
     def complete(self, request: Request, *, outcome: str = "done", error: str | None = None) -> None:
         """Record the outcome of an active request and move it to ``done/``."""

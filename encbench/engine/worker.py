@@ -5,7 +5,8 @@ Only one runs per queue: it holds an exclusive ``flock`` on ``queue/worker.lock`
 life, which the kernel releases if the process dies, so a killed worker never blocks its
 successor. A request interrupted by a kill stays in ``active/`` and is resumed first by the next
 worker; since runs resume (finished experiments are skipped, keys are unique), nothing is
-duplicated.
+duplicated. A request that workers died on :data:`~encbench.engine.queue.MAX_ATTEMPTS` times is
+failed instead (its run marked failed with the reason), so it cannot kill every new worker.
 """
 from __future__ import annotations
 
@@ -62,14 +63,25 @@ def _until_database_free(queue: RunQueue, request: Request, attempt, *, run_id: 
         return outcome
 
 
+#: what the worker records on a run request while it works on it (named if the worker dies)
+STAGE_PLAN = "loading the datasets and checking custom encoders"
+STAGE_RUN = "running its tasks"
+
+
 def _handle_run(queue: RunQueue, request: Request) -> str:
-    from encbench.engine import run_grid  # the engine imports heavy ML libraries
+    from encbench.engine import plan, run_grid  # the engine imports heavy ML libraries
     from encbench.engine.requests import RunRequest
 
+    if not isinstance(request.payload.get("grid"), dict):
+        raise ValueError(f"a run request's payload holds a 'grid' object: got keys "
+                         f"{sorted(request.payload)!r} in {request.path.name!r}")
     run = RunRequest.from_payload(request.payload)
     grid = run.grid
     if queue.is_cancelled(grid.run_id):
         return "cancelled"
+    request = queue.set_stage(request, STAGE_PLAN)
+    prepared = plan(grid)
+    request = queue.set_stage(request, STAGE_RUN)
 
     def attempt() -> str:
         run_grid(
@@ -78,10 +90,27 @@ def _handle_run(queue: RunQueue, request: Request) -> str:
             workers=run.workers,
             should_stop=lambda: queue.is_cancelled(grid.run_id),
             memory_budget=run.memory_budget,
+            prepared=prepared,
         )
         return "cancelled" if queue.is_cancelled(grid.run_id) else "done"
 
     return _until_database_free(queue, request, attempt, run_id=grid.run_id)
+
+
+def _mark_run_failed(db_path: Path, run_id: str | None, error: str) -> None:
+    """Record ``error`` on a run the worker gave up on (left as it is if the database is busy)."""
+    from encbench.store.writer import DatabaseBusy, Writer
+
+    if not run_id:
+        return
+    try:
+        with Writer(db_path) as writer:
+            if writer.run_status(run_id) not in (None, "done"):
+                writer.set_run_status(run_id, "failed", error=error)
+    except DatabaseBusy as exc:
+        log.warning("run %s: could not record its failure (%s)", run_id, exc)
+    except Exception:  # the request is failed already; a broken database must not stop the worker
+        log.exception("run %s: could not record its failure", run_id)
 
 
 def delete_run(db_path: Path | str, run_id: str) -> tuple[int, int]:
@@ -133,8 +162,12 @@ def serve(db_path: Path | str | None = None, *, idle_exit: float = 300.0, poll: 
         lock.write(str(os.getpid()))
         lock.flush()
         log.info("worker %d draining %s", os.getpid(), queue.root)
+        queue.remove_stale_tmp()
         idle_since = time.monotonic()
         while True:
+            for failed in queue.fail_abandoned():
+                if failed.kind == "run":
+                    _mark_run_failed(queue.db_path, failed.run_id, failed.error)
             request = queue.claim_next()
             if request is None:
                 if time.monotonic() - idle_since > idle_exit:
@@ -142,7 +175,7 @@ def serve(db_path: Path | str | None = None, *, idle_exit: float = 300.0, poll: 
                     return 0
                 time.sleep(poll)
                 continue
-            log.info("request %s (%s) started", request.request_id, request.kind)
+            log.info("request %s (%s) started, attempt %d", request.request_id, request.kind, request.attempts)
             try:
                 outcome = HANDLERS[request.kind](queue, request)
             except Exception as exc:  # noqa: BLE001 - a failed request is recorded, never kills the worker
