@@ -20,16 +20,23 @@ HOSTILE = [
     "![x](http://x)",
     "<img src=http://x>",
     "http://x.example/a_b",
-    "www.x.example",
+    "WWW.x.example",
+    "mail me@x.example",
     "**bold** _it_ `code` $x^2$ :red[red] :material/warning:",
     "a\\](http://x)",            # a backslash trying to undo the escape of what follows it
     "``` fence",
 ]
 
 
-def _unescape(text: str) -> str:
-    """CommonMark's reading of backslash escapes: a backslash before ASCII punctuation drops."""
+def _read(text: str) -> str:
+    """Text as CommonMark reads it: a backslash before ASCII punctuation drops. GFM looks for
+    autolinks in this text."""
     return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", text)
+
+
+def _unescape(text: str) -> str:
+    """The text a reader sees: :func:`_read` without the invisible word joiners (U+2060)."""
+    return _read(text).replace("\u2060", "")
 
 
 def _outside_code(body: str) -> str:
@@ -39,15 +46,18 @@ def _outside_code(body: str) -> str:
 
 def _live_markdown(text: str) -> list[str]:
     """Markdown constructs in ``text`` that are not escaped: link or image openers, angle
-    brackets, autolinks, emphasis, code, math and Streamlit's colour and icon directives."""
+    brackets, GFM autolinks (found after escapes are read), emphasis, code, math and Streamlit's
+    colour directive."""
+    autolinks = re.findall(r"(?i)https?://|www\.|@\w", _read(text))
     unescaped = re.sub(r"\\[!-/:-@\[-`{-~]", "", text)   # drop every escaped character
-    return re.findall(r"!\[|\]\(|[\[\]<>`*_$]|https?:|www\.|:\w+\[|:material/", unescaped)
+    return autolinks + re.findall(r"!\[|\]\(|[\[\]<>`*_$]|:\w+\[", unescaped)
 
 
 def _links(text: str) -> list[str]:
     """Unescaped link and image openers, angle brackets and autolinks in ``text``."""
+    autolinks = re.findall(r"(?i)https?://|www\.|@\w", _read(text))
     unescaped = re.sub(r"\\[!-/:-@\[-`{-~]", "", text)
-    return re.findall(r"!\[|\]\(|[<>]|https?:|www\.", unescaped)
+    return autolinks + re.findall(r"!\[|\]\(|[<>]", unescaped)
 
 
 @pytest.mark.parametrize("value", HOSTILE)
@@ -58,7 +68,8 @@ def test_md_text_escapes_every_construct_and_reads_back_as_the_value(value):
 
 
 def test_md_text_by_hand():
-    assert md_text("[a](http://b)") == r"\[a\]\(http\://b\)"
+    assert md_text("[a](http://b)") == "\\[a\\]\\(http\\:\u2060//b\\)"
+    assert md_text("www.b and a@b") == "www\u2060\\.b and a@\u2060b"
     assert md_text("plain words, 42; 'quoted'?") == "plain words, 42; 'quoted'?"
     assert md_text(ValueError("bad 'x_y' in a.csv")) == r"bad 'x\_y' in a\.csv"
 
