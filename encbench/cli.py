@@ -40,6 +40,7 @@ from encbench import __version__, placement, vocab
 from encbench.custom import ENTRY_POINT_GROUP, load_params, parse_encoders, plugins
 from encbench.data import DatasetError, parse_dataset_spec, read_table
 from encbench.engine import Grid, plan, run_grid
+from encbench.experiment import EXPERIMENT_KEY
 from encbench.engine.runner import guard_memory, open_writer
 from encbench.engine.worker import delete_run, serve
 from encbench.runs import effective_status
@@ -203,7 +204,7 @@ def _comparison(reader, run_id: str, grid, keys: list[str]) -> pd.DataFrame:
                                  scorings=list(grid.scorings))
     ours = scores[scores["run_id"] == run_id]
     published = scores[scores["origin"] == "published"]
-    on = ["dataset", "encoder", "model", "tuning", "scoring"]
+    on = list(EXPERIMENT_KEY)
     table = ours[on + ["cv_score"]].rename(columns={"cv_score": "ours"}).merge(
         published[on + ["cv_score"]].rename(columns={"cv_score": "published"}), on=on, how="left")
     table["difference"] = table["ours"] - table["published"]

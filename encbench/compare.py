@@ -1,21 +1,44 @@
 """Rank encoders on one dataset of the user's and set the ranking beside the published consensus."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pandas as pd
 
 from encbench import vocab
+from encbench.experiment import group_settings
 from encbench.stats import consensus, jaccard_best, spearman
 from encbench.vocab import FACTORS
 
 
+class _Setting:
+    """``model``, ``tuning`` and ``scoring`` read from ``setting`` (one value per factor)."""
+
+    setting: Mapping[str, str]
+
+    @property
+    def model(self) -> str:
+        return self.setting["model"]
+
+    @property
+    def tuning(self) -> str:
+        return self.setting["tuning"]
+
+    @property
+    def scoring(self) -> str:
+        return self.setting["scoring"]
+
+
 @dataclass(frozen=True)
-class Comparison:
-    """One (model, tuning, scoring): the user's ranking next to the published consensus.
+class Comparison(_Setting):
+    """One setting (model, tuning, scoring): the user's ranking next to the published consensus.
 
     Attributes
     ----------
+    setting
+        The value of each factor of :data:`encbench.vocab.FACTORS` (also read as ``model``,
+        ``tuning``, ``scoring``).
     table
         One row per encoder run on the user's data: ``encoder, cv_score, rank`` (dense, 1 = best
         on the user's dataset) and ``published_rank`` (the published consensus restricted to the
@@ -27,20 +50,13 @@ class Comparison:
         How many published datasets the consensus aggregates (0 = none for these factors).
     """
 
-    model: str
-    tuning: str
-    scoring: str
+    setting: Mapping[str, str]
     strategy: str
     table: pd.DataFrame
     rho: float | None
     jaccard: float | None
     n_published_datasets: int
     summary: str
-
-
-def _vocab_order(key: tuple[str, str, str]) -> tuple:
-    """Sort key of a (model, tuning, scoring) group: each value in vocabulary order."""
-    return tuple(vocab.order_key(factor, value) for factor, value in zip(FACTORS, key))
 
 
 def _dense_rank(values: pd.Series) -> pd.Series:
@@ -74,13 +90,13 @@ def compare_with_published(local: pd.DataFrame, published: pd.DataFrame, *,
         raise ValueError(f"local scores must hold one dataset: got {sorted(local['dataset'].unique())!r}")
     comparisons = []
     # in vocabulary order (models, then tuning, then metrics), as everywhere in the app
-    groups = sorted(local.groupby(list(FACTORS)), key=lambda item: _vocab_order(item[0]))
-    for (model, tuning, scoring), mine in groups:
+    for setting, mine in group_settings(local):
         mine = mine.groupby("encoder", as_index=False)["cv_score"].mean()
         mine["rank"] = _dense_rank(-mine["cv_score"])
-        theirs = published[(published["model"] == model) & (published["tuning"] == tuning)
-                           & (published["scoring"] == scoring)
-                           & published["encoder"].isin(mine["encoder"])]
+        same = published["encoder"].isin(mine["encoder"])
+        for factor, value in setting.items():
+            same &= published[factor] == value
+        theirs = published[same]
         n_datasets = int(theirs["dataset"].nunique())
         table = mine.sort_values(["rank", "encoder"]).reset_index(drop=True)
         rho = jac = None
@@ -95,15 +111,20 @@ def compare_with_published(local: pd.DataFrame, published: pd.DataFrame, *,
                 jac = float(jaccard_best(ours, pub))
         else:
             table["published_rank"] = pd.Series(pd.NA, index=table.index, dtype="Int64")
-        comparisons.append(Comparison(model, tuning, scoring, strategy, table, rho, jac, n_datasets,
-                                      _summary(model, tuning, scoring, strategy, table, rho, jac, n_datasets)))
+        comparisons.append(Comparison(setting, strategy, table, rho, jac, n_datasets,
+                                      _summary(setting, strategy, table, rho, jac, n_datasets)))
     return comparisons
 
 
-def _summary(model, tuning, scoring, strategy, table, rho, jac, n_datasets) -> str:
+def _setting_text(setting: Mapping[str, str]) -> str:
+    """``"LogReg/AUC (no tuning)"``: a setting as the summaries name it."""
+    return f"{setting['model']}/{setting['scoring']} ({setting['tuning']} tuning)"
+
+
+def _summary(setting, strategy, table, rho, jac, n_datasets) -> str:
     best = table[table["rank"] == 1]
-    text = (f"On your data the best encoder{'s' if len(best) > 1 else ''} for {model}/{scoring} "
-            f"({tuning} tuning) {'were' if len(best) > 1 else 'was'} {_names(best['encoder'])} "
+    text = (f"On your data the best encoder{'s' if len(best) > 1 else ''} for {_setting_text(setting)} "
+            f"{'were' if len(best) > 1 else 'was'} {_names(best['encoder'])} "
             f"(score {best['cv_score'].iloc[0]:.4f}).")
     if not n_datasets:
         return text + " The published benchmark has no results for these factors."
@@ -116,11 +137,14 @@ def _summary(model, tuning, scoring, strategy, table, rho, jac, n_datasets) -> s
 
 
 @dataclass(frozen=True)
-class SplitComparison:
-    """One (model, tuning, scoring) of one dataset evaluated under both splits (issue 15).
+class SplitComparison(_Setting):
+    """One setting (model, tuning, scoring) of one dataset evaluated under both splits.
 
     Attributes
     ----------
+    setting
+        The value of each factor of :data:`encbench.vocab.FACTORS` (also read as ``model``,
+        ``tuning``, ``scoring``).
     best_cv, best_time : tuple of str
         The rank-1 encoders under stratified folds (``cv``) and forward folds in time (``time``).
     changed : bool
@@ -130,9 +154,7 @@ class SplitComparison:
         encoders both hold (None when fewer than two are shared).
     """
 
-    model: str
-    tuning: str
-    scoring: str
+    setting: Mapping[str, str]
     best_cv: tuple[str, ...]
     best_time: tuple[str, ...]
     changed: bool
@@ -157,8 +179,7 @@ def compare_splits(scores: pd.DataFrame) -> list[SplitComparison]:
     if "dataset" in scores.columns and scores["dataset"].nunique() > 1:
         raise ValueError(f"scores must hold one dataset: got {sorted(scores['dataset'].unique())!r}")
     out = []
-    groups = sorted(scores.groupby(list(FACTORS)), key=lambda item: _vocab_order(item[0]))
-    for (model, tuning, scoring), rows in groups:
+    for setting, rows in group_settings(scores):
         means = rows.groupby(["split", "encoder"])["cv_score"].mean().unstack("split")
         if not {"cv", "time"} <= set(means.columns):
             continue
@@ -172,7 +193,7 @@ def compare_splits(scores: pd.DataFrame) -> list[SplitComparison]:
             rho = float(spearman(ranks["cv"], ranks["time"]))
             jac = float(jaccard_best(ranks["cv"], ranks["time"]))
         changed = set(best["cv"]) != set(best["time"])
-        text = (f"{model}/{scoring} ({tuning} tuning): " + (
+        text = (f"{_setting_text(setting)}: " + (
             f"the best encoders change. Under cv (stratified folds) the best "
             f"{'are' if len(best['cv']) > 1 else 'is'} {_names(best['cv'])}; forward in time "
             f"{'they are' if len(best['time']) > 1 else 'it is'} {_names(best['time'])}"
@@ -180,7 +201,7 @@ def compare_splits(scores: pd.DataFrame) -> list[SplitComparison]:
             f"the best encoder{'s are' if len(best['cv']) > 1 else ' is'} the same under both "
             f"splits: {_names(best['cv'])}"))
         text += "." if rho is None else f" (Spearman rho {rho:.2f} over {len(means)} encoders)."
-        out.append(SplitComparison(model, tuning, scoring, best["cv"], best["time"], changed, rho, jac, text))
+        out.append(SplitComparison(setting, best["cv"], best["time"], changed, rho, jac, text))
     return out
 
 
@@ -206,3 +227,4 @@ def vocab_sorted(encoders) -> list[str]:
     encoders = list(encoders)
     order = {e: i for i, e in enumerate(vocab.ENCODERS)}
     return sorted(encoders, key=lambda e: (order.get(e, len(order)), e))
+

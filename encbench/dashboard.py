@@ -25,6 +25,7 @@ import pandas as pd
 
 from encbench import stats, vocab
 from encbench.encoders import REGISTRY
+from encbench.experiment import key_columns, natural_key, setting_label, settings_of
 from encbench.stats.similarity import agreement_matrices
 from encbench.store.published import reproducibility_notes
 # The factors and their order live in the vocabulary; imported here for the pages' convenience.
@@ -40,15 +41,10 @@ VARIABLE: tuple[str, ...] = (*FACTORS, "split", "strategy")
 # --------------------------------------------------------------------------- labels and ordering
 
 
-def natural_key(label: object) -> tuple:
-    """Sort key putting numeric labels (OpenML ids) in numeric order, then the others."""
-    text = str(label)
-    return (0, int(text), "") if text.isdigit() else (1, 0, text)
-
-
-def combination_label(model: str, tuning: str, scoring: str) -> str:
-    """``"LogReg / no / AUC"``: how a factor combination is named in tables and charts."""
-    return f"{model} / {tuning} / {scoring}"
+def combination_label(*values: str) -> str:
+    """``"LogReg / no / AUC"``: how a combination (one value per factor of
+    :data:`encbench.vocab.FACTORS`, in order) is named in tables and charts."""
+    return setting_label(values)
 
 
 def strategy_label(strategy: str, params: Mapping[str, object] | None = None) -> str:
@@ -98,9 +94,6 @@ ORIGIN_CHOICES: dict[str, tuple[str, ...]] = {
 }
 ORIGIN_LABELS = {"published": "Published benchmark", "both": "Published + local runs",
                  "local": "Local runs only"}
-_EXPERIMENT = ["model", "tuning", "scoring", "dataset", "encoder"]
-
-
 def origins_of(choice: str) -> tuple[str, ...]:
     """The ``scores.origin`` values a view choice includes (see :data:`ORIGIN_CHOICES`)."""
     if choice not in ORIGIN_CHOICES:
@@ -141,8 +134,8 @@ def origin_mix(scores: pd.DataFrame) -> OriginMix:
     published = scores[scores["origin"] == "published"]
     local_sets = set(local["dataset"].astype(str))
     shared = local_sets & set(published["dataset"].astype(str))
-    both = local[_EXPERIMENT].drop_duplicates().merge(published[_EXPERIMENT].drop_duplicates(),
-                                                      on=_EXPERIMENT, how="inner")
+    key = key_columns(scores)
+    both = local[key].drop_duplicates().merge(published[key].drop_duplicates(), on=key, how="inner")
     runs = {r for v in local["run_id"].astype(str) for r in v.split(",")}
     return OriginMix(local_rows=int(len(local)), local_datasets=len(local_sets),
                      shared_datasets=len(shared), both=int(len(both)), local_runs=len(runs))
@@ -212,14 +205,14 @@ def published_vs_local(scores: pd.DataFrame) -> pd.DataFrame:
         is); experiments with a score of only one origin are left out.
         Sorted by dataset, then factors and encoders in vocabulary order.
     """
-    columns = [*_EXPERIMENT[3:4], *_EXPERIMENT[:3], "encoder", "published", "local", "difference",
-               "local_runs", "note"]
+    columns = ["dataset", *FACTORS, "encoder", "published", "local", "difference", "local_runs", "note"]
     if scores.empty:
         return pd.DataFrame(columns=columns)
-    mean = scores.groupby([*_EXPERIMENT, "origin"], observed=True)["cv_score"].mean().unstack("origin")
+    key = key_columns(scores)
+    mean = scores.groupby([*key, "origin"], observed=True)["cv_score"].mean().unstack("origin")
     if not {"published", "local"} <= set(mean.columns):
         return pd.DataFrame(columns=columns)
-    runs = (scores[scores["origin"] == "local"].groupby(_EXPERIMENT, observed=True)["run_id"]
+    runs = (scores[scores["origin"] == "local"].groupby(key, observed=True)["run_id"]
             .agg(lambda s: ",".join(sorted(set(s)))).rename("local_runs"))
     out = mean[["published", "local"]].dropna().join(runs).reset_index()
     out["difference"] = out["local"] - out["published"]
@@ -299,19 +292,19 @@ def coverage(ranked: pd.DataFrame, encoders: Sequence[str], datasets: Sequence[s
 # --------------------------------------------------------------------------- consensus
 
 def pool_combinations(scores: pd.DataFrame) -> pd.DataFrame:
-    """Scores where every (dataset, model, tuning, metric) is its own voter ("pooled" mode)."""
+    """Scores where every (dataset, combination) is its own voter ("pooled" mode): the dataset
+    column becomes ``dataset|model|tuning|scoring``, one part per factor of :data:`FACTORS`."""
     frame = scores.copy()
-    frame["dataset"] = (frame["dataset"].astype(str) + "|" + frame["model"].astype(str) + "|"
-                        + frame["tuning"].astype(str) + "|" + frame["scoring"].astype(str))
+    voter = frame["dataset"].astype(str)
+    for factor in FACTORS:
+        voter = voter + "|" + frame[factor].astype(str)
+    frame["dataset"] = voter
     return frame
 
 
-def combinations_of(scores: pd.DataFrame) -> list[tuple[str, str, str]]:
-    """The (model, tuning, scoring) combinations present, in vocabulary order."""
-    combos = scores[list(FACTORS)].drop_duplicates().astype(str)
-    key = {f: {v: i for i, v in enumerate(ordered(f, combos[f]))} for f in FACTORS}
-    rows = [tuple(r) for r in combos.itertuples(index=False, name=None)]
-    return sorted(rows, key=lambda r: tuple(key[f][v] for f, v in zip(FACTORS, r)))
+def combinations_of(scores: pd.DataFrame) -> list[tuple[str, ...]]:
+    """The combinations (one value per factor of :data:`FACTORS`) present, in vocabulary order."""
+    return settings_of(scores)
 
 
 def subset_for(scores: pd.DataFrame, combination: str, mode: str) -> pd.DataFrame:
@@ -320,8 +313,9 @@ def subset_for(scores: pd.DataFrame, combination: str, mode: str) -> pd.DataFram
         return pool_combinations(scores)
     for combo in combinations_of(scores):
         if combination_label(*combo) == combination:
-            mask = ((scores["model"] == combo[0]) & (scores["tuning"] == combo[1])
-                    & (scores["scoring"] == combo[2]))
+            mask = np.ones(len(scores), dtype=bool)
+            for factor, value in zip(FACTORS, combo):
+                mask &= (scores[factor] == value).to_numpy()
             return scores[mask]
     raise ValueError(f"unknown combination {combination!r}")
 
@@ -353,8 +347,7 @@ def consensus_ranks(scores: pd.DataFrame, strategies: Sequence[str], *, mode: st
         table.insert(0, "combination", POOLED)
     else:
         table = stats.consensus_table(scores, strategies=strategies, by=FACTORS, **params)
-        labels = [combination_label(m, t, s) for m, t, s in
-                  zip(table["model"], table["tuning"], table["scoring"])]
+        labels = [combination_label(*values) for values in zip(*(table[f] for f in FACTORS))]
         table = table.drop(columns=list(FACTORS))
         table.insert(0, "combination", labels)
     return table[columns]

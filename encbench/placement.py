@@ -22,6 +22,8 @@ import pandas as pd
 
 from encbench import vocab
 from encbench.custom import CustomEncoder
+from encbench.experiment import EXPERIMENT_KEY, key_columns
+from encbench.vocab import FACTORS
 
 log = logging.getLogger(__name__)
 
@@ -31,8 +33,6 @@ AGREEMENT_TOLERANCE = 0.005
 AGREEMENT_WARN = 0.90
 #: label of the pooled combination (every (dataset, model, metric) is one voter).
 POOLED = "pooled"
-FACTORS = vocab.FACTORS
-_CELL = ["dataset", "encoder", "model", "tuning", "scoring"]
 
 
 @dataclass(frozen=True)
@@ -133,10 +133,11 @@ def control_agreement(local: pd.DataFrame, published: pd.DataFrame, controls, *,
                       tolerance: float = AGREEMENT_TOLERANCE,
                       threshold: float = AGREEMENT_WARN) -> ControlAgreement:
     """Local control scores next to the published ones (``scores`` rows of both)."""
-    mine = local[local["encoder"].isin(list(controls))][_CELL + ["cv_score"]].rename(columns={"cv_score": "local"})
-    theirs = published[published["encoder"].isin(list(controls))][_CELL + ["cv_score"]].rename(
+    cell = [c for c in EXPERIMENT_KEY if c in key_columns(local) and c in key_columns(published)]
+    mine = local[local["encoder"].isin(list(controls))][cell + ["cv_score"]].rename(columns={"cv_score": "local"})
+    theirs = published[published["encoder"].isin(list(controls))][cell + ["cv_score"]].rename(
         columns={"cv_score": "published"})
-    cells = mine.merge(theirs, on=_CELL, how="inner")
+    cells = mine.merge(theirs, on=cell, how="inner")
     cells["difference"] = cells["local"] - cells["published"]
     cells["within"] = cells["difference"].abs() <= tolerance
     cells = cells.sort_values(["encoder", "model", "scoring", "dataset"]).reset_index(drop=True)
@@ -251,17 +252,28 @@ class Placement:
         return lines
 
 
+#: the factors a placement pools over (a run has one tuning strategy)
+_POOLED_FACTORS = tuple(f for f in FACTORS if f != "tuning")
+
+
+def _voter(scores: pd.DataFrame) -> pd.Series:
+    """Each row's voter when pooled: its dataset and its value of every pooled factor."""
+    voter = scores["dataset"]
+    for factor in _POOLED_FACTORS:
+        voter = voter + "|" + scores[factor]
+    return voter
+
+
 def _combination(scores: pd.DataFrame, model: str, scoring: str) -> pd.DataFrame:
     if model == POOLED:
-        frame = scores.assign(dataset=scores["dataset"] + "|" + scores["model"] + "|" + scores["scoring"])
+        frame = scores.assign(dataset=_voter(scores))
     else:
         frame = scores[(scores["model"] == model) & (scores["scoring"] == scoring)]
     return frame[["dataset", "encoder", "cv_score"]].reset_index(drop=True)
 
 
 def _with_pooled(scores: pd.DataFrame) -> pd.DataFrame:
-    pooled = scores.assign(dataset=scores["dataset"] + "|" + scores["model"] + "|" + scores["scoring"],
-                           model=POOLED, scoring=POOLED)
+    pooled = scores.assign(dataset=_voter(scores), **dict.fromkeys(_POOLED_FACTORS, POOLED))
     return pd.concat([scores, pooled], ignore_index=True)
 
 
@@ -294,18 +306,18 @@ def place(source, run_id: str, *, strategies=None, tolerance: float = AGREEMENT_
     new = local[local["encoder"].isin(info.names)]
     have_published = set(published["dataset"])
     unpublished = tuple(sorted(set(new["dataset"]) - have_published))
-    columns = ["dataset", "model", "tuning", "scoring", "encoder", "cv_score", "origin"]
+    columns = ["dataset", *FACTORS, "encoder", "cv_score", "origin"]
     merged = pd.concat([published[columns], new[new["dataset"].isin(have_published)][columns]],
                        ignore_index=True)
     if new.empty or merged["encoder"].isin(info.names).sum() == 0:
-        empty_ranks = pd.DataFrame(columns=["encoder", "model", "tuning", "scoring", "strategy", "rank",
-                                            "last_rank", "n_encoders", "n_datasets", "best"])
+        empty_ranks = pd.DataFrame(columns=["encoder", *FACTORS, "strategy", "rank", "last_rank",
+                                            "n_encoders", "n_datasets", "best"])
         return Placement(info, agreement, merged, empty_ranks, pd.DataFrame(), unpublished, strategies, params)
     # only the combinations (and datasets) where a custom encoder has a score
     combos = new[list(FACTORS)].drop_duplicates()
     merged = merged.merge(combos, on=list(FACTORS))
     both = _with_pooled(merged)
-    table = consensus_table(both[["model", "tuning", "scoring", "dataset", "encoder", "cv_score"]],
+    table = consensus_table(both[[*FACTORS, "dataset", "encoder", "cv_score"]],
                             strategies=strategies, by=FACTORS, **params)
     ranks = _custom_ranks(table, both, info.names)
     wilcoxon = _wilcoxon(both, info.names)
@@ -321,7 +333,7 @@ def _custom_ranks(table: pd.DataFrame, scores: pd.DataFrame, names) -> pd.DataFr
     mine = table[table["encoder"].isin(names)].merge(last.reset_index(), on=keys).merge(
         count.reset_index(), on=keys).merge(best.reset_index(), on=keys).merge(
         voters.reset_index(), on=list(FACTORS))
-    return mine[["encoder", "model", "tuning", "scoring", "strategy", "rank", "last_rank", "n_encoders",
+    return mine[["encoder", *FACTORS, "strategy", "rank", "last_rank", "n_encoders",
                  "n_datasets", "best"]].reset_index(drop=True)
 
 
@@ -332,7 +344,7 @@ def _wilcoxon(scores: pd.DataFrame, names) -> pd.DataFrame:
     from encbench.stats import consensus
 
     rows = []
-    for (model, tuning, scoring), combo in scores.groupby(list(FACTORS), sort=False):
+    for values, combo in scores.groupby(list(FACTORS), sort=False):
         published = combo[~combo["encoder"].isin(names)]
         if published.empty:
             continue
@@ -348,13 +360,13 @@ def _wilcoxon(scores: pd.DataFrame, names) -> pd.DataFrame:
             if len(diff) and np.any(diff != 0):
                 result = wilcoxon(diff, zero_method="wilcox", alternative="two-sided")
                 statistic, pvalue = float(result.statistic), float(result.pvalue)
-            rows.append({"encoder": name, "model": model, "tuning": tuning, "scoring": scoring,
-                         "best_published": best, "n": len(diff), "wins": int((diff > 0).sum()),
+            rows.append({"encoder": name, **dict(zip(FACTORS, values)), "best_published": best,
+                         "n": len(diff), "wins": int((diff > 0).sum()),
                          "ties": int((diff == 0).sum()), "losses": int((diff < 0).sum()),
                          "median_difference": float(np.median(diff)) if len(diff) else np.nan,
                          "statistic": statistic, "pvalue": pvalue})
-    return pd.DataFrame(rows, columns=["encoder", "model", "tuning", "scoring", "best_published", "n",
-                                       "wins", "ties", "losses", "median_difference", "statistic", "pvalue"])
+    return pd.DataFrame(rows, columns=["encoder", *FACTORS, "best_published", "n", "wins", "ties",
+                                       "losses", "median_difference", "statistic", "pvalue"])
 
 
 def cd_diagram(placement: Placement, model: str, scoring: str, *, alpha: float = 0.05,

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from encbench import vocab
 from encbench.engine.splits import check_forward_folds, check_time_column, parse_split
+from encbench.experiment import RESULT_KEY
 
 log = logging.getLogger(__name__)
 
@@ -333,10 +334,16 @@ class Task:
     gap: int = 0
     custom: str | None = None
 
+    def key(self, model: str, scoring: str) -> tuple:
+        """The result key (:data:`encbench.experiment.RESULT_KEY`) of the task's row for
+        ``model`` and ``scoring``."""
+        row = {"dataset": self.dataset, "encoder": self.encoder, "model": model, "tuning": self.tuning,
+               "scoring": scoring, "split": self.split, "fold": self.fold}
+        return tuple(row[column] for column in RESULT_KEY)
+
     def keys(self) -> list[tuple]:
-        """Result keys ``(dataset, encoder, model, tuning, scoring, fold)`` the task writes."""
-        return [(self.dataset, self.encoder, m, self.tuning, s, self.fold)
-                for m in self.models for s in self.scorings]
+        """Result keys (:meth:`key`) of every row the task writes."""
+        return [self.key(m, s) for m in self.models for s in self.scorings]
 
     @property
     def name(self) -> str:
@@ -374,8 +381,7 @@ class Plan:
         for task in self.tasks:
             models = tuple(
                 m for m in task.models
-                if any((task.dataset, task.encoder, m, task.tuning, s, task.fold) not in finished
-                       for s in task.scorings)
+                if any(task.key(m, s) not in finished for s in task.scorings)
             )
             if models:
                 todo.append(replace(task, models=models))

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from encbench import vocab
+from encbench.experiment import EXPERIMENT_KEY, RESULT_KEY, SETTING_EXTRAS, key_columns
 
 
 class Source(Protocol):
@@ -42,13 +43,16 @@ def _check_vocabulary(name: str, values: list[str] | None) -> None:
 
 
 # Each filter is "(?::VARCHAR[] IS NULL OR list_contains(?::VARCHAR[], column))" with the list bound
-# twice; the column names come from this allowlist, never from the caller.
-_SCORE_FILTERS = ("dataset", "model", "tuning", "scoring", "encoder", "origin", "run_id", "split")
+# twice; the column names come from this allowlist (the experiment key, the origin and the run),
+# never from the caller.
+_SCORE_FILTERS = (*EXPERIMENT_KEY, "origin", "run_id")
+#: the columns of :func:`load_scores`, in their order
+SCORE_COLUMNS = ("dataset", *vocab.FACTORS, "encoder", "cv_score", "time", "origin", "run_id",
+                 *SETTING_EXTRAS, "encode_time")
 _SCORES_SQL = (
-    "SELECT dataset, model, tuning, scoring, encoder, cv_score, time, origin, run_id, split, "
-    "encode_time FROM scores WHERE "
+    f"SELECT {', '.join(SCORE_COLUMNS)} FROM scores WHERE "
     + " AND ".join(f"(?::VARCHAR[] IS NULL OR list_contains(?::VARCHAR[], {c}))" for c in _SCORE_FILTERS)
-    + " ORDER BY model, tuning, scoring, dataset, encoder"
+    + f" ORDER BY {', '.join((*vocab.FACTORS, 'dataset', 'encoder'))}"
 )
 
 
@@ -65,23 +69,22 @@ def load_scores(source: Source, *, datasets=None, models=None, tunings=None, sco
     Use :func:`one_score_per_experiment` before ranking when several runs may hold the same
     experiment.
     """
-    filters = {"datasets": datasets, "models": models, "tunings": tunings, "scorings": scorings,
-               "encoders": encoders, "origins": origins, "run_ids": run_ids, "splits": splits}
+    filters = {"dataset": datasets, "model": models, "tuning": tunings, "scoring": scorings,
+               "encoder": encoders, "origin": origins, "run_id": run_ids, "split": splits}
     params: list = []
-    for name, values in filters.items():
-        values = _as_list(values)
-        _check_vocabulary(name, values)
+    for column in _SCORE_FILTERS:
+        values = _as_list(filters[column])
+        _check_vocabulary(f"{column}s", values)
         params += [values, values]
     return source.query(_SCORES_SQL, params)
 
 
 #: Which score counts when an experiment has both a published and a local score.
 PREFERENCES: tuple[str, ...] = ("published", "local")
-_EXPERIMENT = ["model", "tuning", "scoring", "dataset", "encoder"]
 
 
 def one_score_per_experiment(scores: pd.DataFrame, prefer: str | None = None) -> pd.DataFrame:
-    """One score per (model, tuning, scoring, dataset, encoder), as rankings need.
+    """One score per experiment (:data:`encbench.experiment.EXPERIMENT_KEY`), as rankings need.
 
     Parameters
     ----------
@@ -101,7 +104,7 @@ def one_score_per_experiment(scores: pd.DataFrame, prefer: str | None = None) ->
     if prefer is not None and prefer not in PREFERENCES:
         raise ValueError(f"prefer must be one of {PREFERENCES} or None: got {prefer!r}")
     # the evaluation scheme is part of the experiment: a cv and a time score are never merged
-    experiment = _EXPERIMENT + ["split"] if "split" in scores.columns else _EXPERIMENT
+    experiment = key_columns(scores)
     if not scores.duplicated(experiment).any():
         return scores
     if prefer is not None and "origin" in scores.columns:
@@ -110,11 +113,14 @@ def one_score_per_experiment(scores: pd.DataFrame, prefer: str | None = None) ->
         scores = scores[(scores["origin"] == prefer) | ~has_preferred.to_numpy()]
         if not scores.duplicated(experiment).any():
             return scores
-    return scores.groupby(experiment, as_index=False, observed=True, sort=False).agg(
+    out = scores.groupby(experiment, as_index=False, observed=True, sort=False).agg(
         cv_score=("cv_score", "mean"), time=("time", "mean"),
         origin=("origin", lambda s: ",".join(sorted(set(s)))),
         run_id=("run_id", lambda s: ",".join(sorted(set(s)))),
     )
+    # the key columns where the rows had them (not in key order), then the aggregates
+    key_first = [c for c in scores.columns if c in experiment]
+    return out[key_first + [c for c in out.columns if c not in experiment]]
 
 
 def summary(source: Source, origins: Sequence[str] | None = None) -> dict[str, int]:
@@ -154,7 +160,7 @@ def local_overview(source: Source) -> dict[str, int]:
 
 def counts_by(source: Source, column: str) -> pd.DataFrame:
     """Number of ``scores`` rows per origin and value of one factor column."""
-    allowed = ("dataset", "model", "tuning", "scoring", "encoder", "split")
+    allowed = EXPERIMENT_KEY
     if column not in allowed:
         raise ValueError(f"column must be one of {allowed}: got {column!r}")
     sql = (
@@ -168,7 +174,7 @@ def factor_levels(source: Source) -> dict[str, list[str]]:
     """Distinct values with results, per factor (for filter widgets)."""
     # One pass over the view (it aggregates every result row each time it is read): a query per
     # factor read it seven times, the largest part of the app's first page load after imports.
-    columns = ("dataset", "model", "tuning", "scoring", "encoder", "origin", "split")
+    columns = (*EXPERIMENT_KEY, "origin")
     row = source.query("SELECT " + ", ".join(f"list(DISTINCT {c}) AS {c}" for c in columns)
                        + " FROM scores").iloc[0]
     # an empty view gives NULL lists (None, NaN or pandas.NA depending on the column's type)
@@ -179,19 +185,18 @@ def factor_levels(source: Source) -> dict[str, list[str]]:
 def fold_spread(source: Source, run_ids: Sequence[str]) -> pd.DataFrame:
     """Per-fold spread of the scores of runs: one row per experiment and run.
 
-    Returns columns ``run_id, dataset, model, tuning, scoring, encoder, split, n_folds,
-    cv_std``: the sample standard deviation of ``cv_score`` over the experiment's folds (NaN
+    Returns columns ``run_id``, the experiment key (:data:`encbench.experiment.EXPERIMENT_KEY`),
+    ``n_folds, cv_std``: the sample standard deviation of ``cv_score`` over the experiment's folds (NaN
     with one fold). Only complete experiments count (every fold ok), as in the ``scores`` view.
     Published rows come averaged over folds (one row, fold -1): they have no spread and are
     left out.
     """
     values = _as_list(run_ids)
+    key = ", ".join(("run_id", *EXPERIMENT_KEY))
     return source.query(
-        "SELECT run_id, dataset, model, tuning, scoring, encoder, split, count(*) AS n_folds, "
-        "stddev_samp(cv_score) AS cv_std FROM results "
-        "WHERE fold >= 0 AND list_contains(?::VARCHAR[], run_id) "
-        "GROUP BY run_id, dataset, model, tuning, scoring, encoder, split "
-        "HAVING bool_and(status = 'ok') AND count(*) = max(n_folds)",
+        f"SELECT {key}, count(*) AS n_folds, stddev_samp(cv_score) AS cv_std FROM results "
+        f"WHERE fold >= 0 AND list_contains(?::VARCHAR[], run_id) GROUP BY {key} "
+        f"HAVING bool_and(status = 'ok') AND count(*) = max(n_folds)",
         [values or []])
 
 
@@ -231,9 +236,9 @@ def list_runs(source: Source) -> pd.DataFrame:
 
 
 def run_errors(source: Source, run_id: str) -> pd.DataFrame:
-    """Failed and timed-out result rows of one run, with their errors."""
+    """Failed and timed-out result rows of one run (their result key), with their errors."""
     return source.query(
-        "SELECT dataset, encoder, model, tuning, scoring, fold, status, error FROM results "
-        "WHERE run_id = ? AND status <> 'ok' ORDER BY dataset, encoder, model, fold",
+        f"SELECT {', '.join(RESULT_KEY)}, status, error FROM results "
+        f"WHERE run_id = ? AND status <> 'ok' ORDER BY dataset, encoder, model, fold",
         [run_id],
     )

@@ -16,17 +16,17 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
+from encbench.experiment import DEFAULTS as KEY_DEFAULTS
+from encbench.experiment import RESULT_KEY
 from encbench.store.db import apply_migrations, default_db_path, publish_snapshot, remove_stale_snapshot_tmp
 
 log = logging.getLogger(__name__)
 
+#: columns of a result row: the run, the result key (:data:`encbench.experiment.RESULT_KEY`,
+#: importable from here as before) and what was measured
 RESULT_COLUMNS = (
-    "run_id", "dataset", "encoder", "model", "tuning", "scoring", "fold", "n_folds",
-    "cv_score", "time", "status", "error", "encode_time", "split",
+    "run_id", *RESULT_KEY, "n_folds", "cv_score", "time", "status", "error", "encode_time",
 )
-RESULT_KEY = ("dataset", "encoder", "model", "tuning", "scoring", "fold")
-#: evaluation scheme of rows that do not say (the published protocol)
-DEFAULT_SPLIT = "cv"
 DATASET_COLUMNS = (
     "dataset", "name", "source", "openml_id", "n_rows", "n_features", "n_categorical",
     "target", "positive_class", "sha256",
@@ -39,7 +39,7 @@ _UPSERT_DATASET_SQL = (
     f"VALUES ({', '.join('?' for _ in DATASET_COLUMNS)}) ON CONFLICT (dataset) DO UPDATE SET "
     + ", ".join(f"{c} = excluded.{c}" for c in DATASET_COLUMNS[1:])
 )
-_KEY_SQL = ", ".join(("run_id",) + RESULT_KEY + ("split",))  # the primary key's columns
+_KEY_SQL = ", ".join(("run_id", *RESULT_KEY))  # the primary key's columns
 _DROP_UNFINISHED_SQL = (
     f"DELETE FROM results WHERE status <> 'ok' AND ({_KEY_SQL}) IN "
     f"(SELECT ({_KEY_SQL}) FROM incoming_results)"
@@ -236,12 +236,13 @@ class Writer:
             if column not in frame.columns:
                 if column in ("error", "cv_score", "time", "encode_time"):
                     frame[column] = None
-                elif column == "split":
-                    frame[column] = DEFAULT_SPLIT
+                elif column in KEY_DEFAULTS:
+                    frame[column] = KEY_DEFAULTS[column]
                 else:
                     raise ValueError(f"result rows lack column {column!r}")
         frame = frame.loc[:, list(RESULT_COLUMNS)]
-        frame["split"] = frame["split"].where(frame["split"].notna(), DEFAULT_SPLIT)
+        for column, default in KEY_DEFAULTS.items():
+            frame[column] = frame[column].where(frame[column].notna(), default)
         bad = set(frame["status"]) - {"ok", "failed", "timeout"}
         if bad:
             raise ValueError(f"result status must be ok, failed or timeout: got {sorted(bad)!r}")
@@ -261,7 +262,7 @@ class Writer:
         return int(after - before)
 
     def finished_keys(self, run_id: str) -> set[tuple]:
-        """Keys ``(dataset, encoder, model, tuning, scoring, fold)`` with an ok result in the run."""
+        """Result keys (:data:`~encbench.experiment.RESULT_KEY`) with an ok result in the run."""
         rows = self._exec(_FINISHED_KEYS_SQL, [run_id])
         return {tuple(r) for r in rows}
 
