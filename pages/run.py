@@ -9,7 +9,8 @@ import streamlit as st
 from encbench import custom, vocab
 from encbench.data import BUNDLED_DIR, DEFAULT_MAX_BYTES, DatasetError, list_bundled, prepare, read_table
 from encbench.data.bundled import find_bundled
-from encbench.data.fingerprint import match_published
+from encbench.data.fingerprint import match_published, recognise
+from encbench.data.validation import class_order
 from encbench.encoders import FAMILIES, REGISTRY
 from encbench.engine.grid import Grid
 from encbench.engine.requests import SPLIT_MODES, RunRequest, default_workers, evaluation_splits
@@ -32,6 +33,12 @@ def _stage(data: bytes, filename: str, db: str):
 @st.cache_data(show_spinner=False, max_entries=32)
 def _bundled_frame(name: str) -> pd.DataFrame:
     return read_table(BUNDLED_DIR / find_bundled(name).file)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _recognise(sha256: str, _frame: pd.DataFrame):
+    """The published dataset an upload is a copy of, and its target column (by content hash)."""
+    return recognise(_frame)
 
 
 def _select_all_encoders(on: bool) -> None:
@@ -89,9 +96,16 @@ if bundled_name is not None:
     target, positive, categorical = entry.target, None, None
     st.markdown(f"Target: **{target}** (the published task; positive class by label-encoding order).")
 else:
-    target = st.selectbox("Target column", columns, index=len(columns) - 1, key="target")
-    values = frame[target].dropna().astype(str)
-    classes = sorted(values.unique())
+    # A copy of a published dataset opens on its published task, wherever its target column is.
+    recognised = _recognise(staged.sha256, frame)
+    default_target = columns.index(str(recognised[1])) if recognised else len(columns) - 1
+    target = st.selectbox("Target column", columns, index=default_target, key="target",
+                          help="Default: the published target for a copy of a published dataset, "
+                               "else the last column.")
+    if recognised and target == str(recognised[1]):
+        st.caption(f"Target {target!r}: the published target of OpenML {recognised[0].openml_id} "
+                   f"({recognised[0].name}), which this file is a copy of.")
+    classes = class_order(frame[target])
     positive = None
     if 2 <= len(classes) <= 20:
         positive = st.selectbox("Positive class", classes, index=min(1, len(classes) - 1), key="positive",

@@ -114,3 +114,17 @@ def test_a_copy_with_columns_left_out_is_still_the_published_dataset(tictactoe):
     assert ds.key == "50"
     assert any("columns left out: top-left-square, top-middle-square" in w for w in ds.warnings)
     assert match_published(tictactoe[["Class"]], "Class") is None  # the target alone is no copy
+
+
+def test_a_copy_is_recognised_by_its_published_target_wherever_that_column_stands():
+    from profb import profb_frame
+
+    from encbench.data.fingerprint import recognise
+
+    frame = profb_frame()
+    match, column = recognise(frame)
+    assert (match.openml_id, match.name, column) == (470, "profb", "Home/Away")
+    moved = frame[[*frame.columns[1:], "Home/Away"]]                 # the target last
+    assert recognise(moved)[1] == "Home/Away"
+    assert recognise(frame.iloc[1:]) is None                         # another row count: other data
+    assert recognise(frame.rename(columns={"Home/Away": "where"})) is None

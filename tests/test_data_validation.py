@@ -216,3 +216,25 @@ def test_a_table_without_rows_or_columns_is_reported_not_a_crash(frame):
     assert not report.ok and "the data has no data (rows: " in report.errors[0]
     prepared = prepare(frame, "y")
     assert prepared.report == report and prepared.X is None and prepared.y is None
+
+
+def test_id_like_columns_are_judged_on_every_row_not_on_the_rows_a_target_leaves():
+    """profb with its last column as target: 640 of 672 rows lack it; on the 32 left, 28 team
+    names look like IDs, on all 672 rows they do not."""
+    from profb import profb_frame
+
+    frame = profb_frame()
+    report = validate(frame, "Overtime")
+    assert report.n_rows == 32 and report.dropped_rows == 640
+    assert any("has 1 class" in e for e in report.errors)
+    assert not [w for w in report.warnings if "looks like an ID" in w]
+    few = validate(frame.dropna(subset=["Overtime"]), "Overtime")   # the same 32 rows as a file
+    assert "Favorite_Name" in few.suspect_columns
+
+
+def test_class_order_is_the_label_encoding_order():
+    from encbench.data.validation import class_order
+
+    assert class_order(pd.Series([10, 2, 2, None])) == ["2", "10"]   # numbers in numeric order
+    assert class_order(pd.Series(["b", "a", "b"])) == ["a", "b"]
+    assert class_order(pd.Series([1.0, 0.0])) == ["0", "1"]          # integral floats as integers

@@ -189,3 +189,35 @@ def test_file_and_column_names_are_shown_as_text_not_markdown(app_db, monkeypatc
     (warning,) = [w.value for w in at.warning if "looks like an ID" in w.value]
     assert md_text("'![x](http://x)' looks like an ID") in warning
     assert "![x](" not in warning
+
+
+def _upload(monkeypatch, frame, name="mine.csv"):
+    """Feed a table to the page as an upload (AppTest cannot drive st.file_uploader)."""
+    data = frame.to_csv(index=False).encode()
+
+    class Upload:
+        def getvalue(self):
+            return data
+
+    Upload.name = name
+    monkeypatch.setattr("streamlit.file_uploader", lambda *a, **k: Upload())
+
+
+def test_a_copy_of_a_published_dataset_opens_on_its_published_target(app_db, monkeypatch):
+    """profb's target is its first column; its last (Overtime) is missing in 640 rows. The page
+    proposes the published target and positive class, and judges ID-like columns on every row."""
+    from pagetest import texts
+    from profb import profb_frame
+
+    _upload(monkeypatch, profb_frame(), "profb.csv")
+    at = _run_page()
+    assert at.selectbox(key="target").value == "Home/Away"
+    assert at.selectbox(key="positive").value == "away"             # the protocol's positive class
+    shown = texts(at)
+    assert "the published target of OpenML 470 (profb)" in shown
+    assert "This file is the published dataset OpenML 470 (profb)" in shown
+    assert "looks like an ID" not in shown
+    at.selectbox(key="target").set_value("Overtime").run()
+    assert not at.exception
+    assert any("'Overtime' has 1 class" in e.value for e in at.error)
+    assert "looks like an ID" not in texts(at)                        # 28 teams in 672 rows, not 32

@@ -195,3 +195,26 @@ def match_published(frame: pd.DataFrame, target: str | None, *,
         if same_data(mine, candidate.fingerprint):
             return candidate
     return None
+
+
+def recognise(frame: pd.DataFrame, *, path: str | Path = FINGERPRINTS_FILE) -> tuple[PublishedDataset, str] | None:
+    """The published dataset ``frame`` is a copy of, whatever its target, and the column of
+    ``frame`` that is the published target; None when it is none of them.
+
+    For proposing a target before the user chose one: a copy is recognised by its published
+    target's column (:func:`match_published` with that column), wherever the column stands.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> recognise(pd.DataFrame({"a": [1, 2], "y": [0, 1]})) is None
+    True
+    """
+    columns = {column_key(c): c for c in frame.columns}
+    for candidate in published_fingerprints(path):
+        column = columns.get(candidate.fingerprint.target)
+        if column is None or not _cheap_match(frame, column, candidate.fingerprint):
+            continue
+        if same_data(fingerprint(frame, column), candidate.fingerprint):
+            return candidate, column
+    return None

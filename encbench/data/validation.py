@@ -163,6 +163,27 @@ def label_text(value) -> str:
     return str(value)
 
 
+def _sorted_uniques(values: pd.Series) -> list:
+    """The distinct non-missing values in label-encoding order (sorted; by text when mixed)."""
+    uniques = pd.unique(values.dropna().to_numpy(dtype=object))
+    try:
+        return sorted(uniques)
+    except TypeError:  # mixed types in a user frame: order by text
+        return sorted(uniques, key=label_text)
+
+
+def class_order(values: pd.Series) -> list[str]:
+    """A target's classes as text, in label-encoding order: with two classes the second is
+    the protocol's positive class (as the published study's ``LabelEncoder``).
+
+    Examples
+    --------
+    >>> class_order(pd.Series([2.0, 10.0, None, 2.0]))
+    ['2', '10']
+    """
+    return [label_text(v) for v in _sorted_uniques(values)]
+
+
 def _names(values: Sequence, limit: int = _MAX_LISTED) -> str:
     values = list(values)
     text = ", ".join(repr(v) for v in values[:limit])
@@ -231,6 +252,7 @@ def prepare(frame: pd.DataFrame, target: str | None, positive_class=None,
         return Prepared(_finish(errors, warnings, [], [], target=target), None, None, None)
 
     target_ok = _check_target_column(target, columns, where, errors)
+    every_row = frame  # ID-likeness is a property of the column: judged on every row
     frame, features, dropped_rows, dropped_columns = _drop_empty(frame, columns, target, target_ok,
                                                                  warnings)
     n_rows = len(frame)
@@ -244,7 +266,7 @@ def prepare(frame: pd.DataFrame, target: str | None, positive_class=None,
                                                       where, errors, warnings)
     suspects: list[str] = []
     if n_rows > 1:
-        suspects = _id_like_columns(frame, features, cat_cols, warnings)
+        suspects = _id_like_columns(every_row, features, cat_cols, warnings)
         if y_text is not None and len(classes) == 2:
             _leaking_columns(frame, features, cat_cols, target, y_text, positive_text, suspects,
                              warnings)
@@ -359,11 +381,7 @@ def _target_classes(values: pd.Series, target: str, positive_class, n_folds: int
         errors.append(f"target column {target!r} has no values: every row of {where} "
                       f"misses it")
         return {}, None, None
-    uniques = pd.unique(values.to_numpy(dtype=object))
-    try:
-        ordered = sorted(uniques)
-    except TypeError:  # mixed types in a user frame: order by text
-        ordered = sorted(uniques, key=label_text)
+    ordered = _sorted_uniques(values)
     texts = [label_text(v) for v in ordered]
     mapping = dict(zip(ordered, texts))
     y_text = values.map(mapping)
