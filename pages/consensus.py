@@ -338,6 +338,26 @@ def _intervals_section(targets: list[str], strategies: list[str], mode_used: str
     common.table_exports(iv, "rank-intervals", iprov)
 
 
+#: what the effect-size columns of the pairwise table are and what they assume
+EFFECT_HELP = (
+    "How much, beside whether: **median_low, median_high** bound the median of score A - score B "
+    "(exact 95% interval from the order statistics, assuming only independent datasets; blank below "
+    "6 datasets). **rank_biserial** = (T+ - T-) / (T+ + T-) from the signed ranks the test uses "
+    "(+1: A higher on every dataset where they differ, -1: B; 0: balanced), with a 95% percentile "
+    "bootstrap interval over datasets (1,000 resamples, seed 0).")
+
+
+def _effect_columns() -> dict:
+    """Formats and help of the effect-size columns of the pairwise table."""
+    median = "Exact 95% interval of the median difference (order statistics; blank below 6 datasets)."
+    rb = "Matched-pairs rank-biserial correlation, -1 to 1 (positive: A scores higher)."
+    return {"median_low": st.column_config.NumberColumn(format="%.4g", help=median),
+            "median_high": st.column_config.NumberColumn(format="%.4g", help=median),
+            "rank_biserial": st.column_config.NumberColumn(format="%.3f", help=rb),
+            "rank_biserial_low": st.column_config.NumberColumn(format="%.3f", help="95% bootstrap interval: low"),
+            "rank_biserial_high": st.column_config.NumberColumn(format="%.3f", help="95% bootstrap interval: high")}
+
+
 @st.fragment
 @common.guarded
 def _pairwise_section(targets: list[str], mode_used: str, load_key: tuple, alpha: float, prov,
@@ -357,7 +377,9 @@ def _pairwise_section(targets: list[str], mode_used: str, load_key: tuple, alpha
     table = pairwise_tests(db, version, load_key, target, mode_used, tuple(chosen), float(alpha))
     wprov = prov.with_filters(detail=target, wilcoxon=list(chosen))
     common.show_table(table, "wilcoxon", wprov, best={"p_holm": "min"}, column_config={
-        c: st.column_config.NumberColumn(format="%.4g") for c in ("median_difference", "p_value", "p_holm")})
+        c: st.column_config.NumberColumn(format="%.4g") for c in ("median_difference", "p_value", "p_holm")}
+        | _effect_columns())
+    st.caption(EFFECT_HELP)
 
 
 if tab[RANKINGS].open:

@@ -300,3 +300,18 @@ def test_narrowing_to_one_combination_drops_the_detail_choice_without_an_error()
         assert len(charts(at)) == 1 and "CD = " in texts(at)                 # the CD diagram
         assert ("detail" in _keys(at, "selectbox")) == (len(metrics) > 1)
     assert "detail" not in at.query_params
+
+
+def test_pairwise_tests_show_effect_sizes_beside_the_p_values():
+    """Every pairwise test comes with how much: the median difference's interval and the
+    rank-biserial correlation with its bootstrap interval, as the library computes them."""
+    at = _tab(None, "Pairwise tests")
+    at.multiselect(key="wilcoxon").set_value(["Sum", "Drop"]).run()
+    table = _wilcoxon_table(at)
+    for column in ("median_low", "median_high", "rank_biserial", "rank_biserial_low", "rank_biserial_high"):
+        assert column in table.columns
+    row = table.iloc[0]
+    assert row["median_low"] <= row["median_difference"] <= row["median_high"]
+    assert row["rank_biserial_low"] <= row["rank_biserial"] <= row["rank_biserial_high"]
+    assert row["rank_biserial"] > 0.5                       # Sum beats Drop on most datasets
+    assert "rank_biserial" in texts(at) and "bootstrap" in texts(at)

@@ -69,11 +69,15 @@ Uncertainty, similarity, sensitivity, replicability
     rho_low, rho_high, J_mean, J_low, J_high``, bootstrapped intervals of the means);
     ``progress(done, total)`` counts samples ranked; ``should_stop()`` cancels
     (:class:`ReplicabilityCancelled`); ``n_jobs`` processes solve R-Kem's problems.
-``wilcoxon_pairs(scores, encoders=None, pairs=None, *, alpha=0.05) -> PairwiseResult``
+``wilcoxon_pairs(scores, encoders=None, pairs=None, *, alpha=0.05, level=0.95, n_boot=1000, seed=0) -> PairwiseResult``
     Wilcoxon signed-rank test over datasets for each pair of encoders (all pairs of
-    ``encoders``, or the given ``pairs``), Holm-corrected; ``table`` holds ``encoder_a,
-    encoder_b, n_datasets, wins_a, wins_b, ties, median_difference, statistic, p_value, p_holm,
-    significant``.
+    ``encoders``, or the given ``pairs``), Holm-corrected, with effect sizes; ``table`` holds
+    ``encoder_a, encoder_b, n_datasets, wins_a, wins_b, ties, median_difference, statistic,
+    p_value, p_holm, significant, median_low, median_high, rank_biserial, rank_biserial_low,
+    rank_biserial_high`` (exact interval of the median difference; matched-pairs rank-biserial
+    correlation with its percentile bootstrap interval).
+``median_interval(diff, level=0.95) -> (low, high)`` and ``rank_biserial(diff) -> float or array``
+    The two effect sizes on an array of paired differences.
 
 Notes
 -----
@@ -99,7 +103,7 @@ from encbench.stats.blocks import BLOCK_DESIGNS, BlockDesign, block_design
 from encbench.stats.impute import ImputationResult, impute_scores
 from encbench.stats.kemeny import KemenyResult, kemeny
 from encbench.stats.nemenyi import NemenyiResult, nemenyi
-from encbench.stats.pairwise import PairwiseResult, holm, wilcoxon_pairs
+from encbench.stats.pairwise import PairwiseResult, holm, median_interval, rank_biserial, wilcoxon_pairs
 from encbench.stats.rankings import dataset_ranks
 from encbench.stats.replicability import ReplicabilityCancelled, ReplicabilityResult, replicability
 from encbench.stats.similarity import SensitivityResult, jaccard_best, sensitivity, spearman
@@ -125,8 +129,10 @@ __all__ = [
     "impute_scores",
     "jaccard_best",
     "kemeny",
+    "median_interval",
     "nemenyi",
     "params_for",
+    "rank_biserial",
     "rank_intervals",
     "replicability",
     "sensitivity",
