@@ -41,6 +41,7 @@ from encbench.custom import ENTRY_POINT_GROUP, load_params, parse_encoders, plug
 from encbench.data import DatasetError, parse_dataset_spec, read_table
 from encbench.engine import Grid, plan, run_grid
 from encbench.experiment import EXPERIMENT_KEY
+from encbench.reproduction import WARN_SHARE, Reproduction, compare_to_published
 from encbench.engine.runner import guard_memory, open_writer
 from encbench.engine.worker import delete_run, serve
 from encbench.runs import effective_status
@@ -196,19 +197,15 @@ def _tqdm_progress():
     return progress
 
 
-def _comparison(reader, run_id: str, grid, keys: list[str]) -> pd.DataFrame:
-    """This run's scores next to the published ones for the same experiments."""
+def _comparison(reader, run_id: str, grid, keys: list[str]) -> Reproduction:
+    """This run's scores next to the published ones for the same experiments (those without a
+    published counterpart kept)."""
     scores = queries.load_scores(reader, datasets=keys,
                                  encoders=[e for e in grid.encoders if e in vocab.ENCODERS],
                                  models=list(grid.models), tunings=[grid.tuning],
                                  scorings=list(grid.scorings))
-    ours = scores[scores["run_id"] == run_id]
-    published = scores[scores["origin"] == "published"]
-    on = list(EXPERIMENT_KEY)
-    table = ours[on + ["cv_score"]].rename(columns={"cv_score": "ours"}).merge(
-        published[on + ["cv_score"]].rename(columns={"cv_score": "published"}), on=on, how="left")
-    table["difference"] = table["ours"] - table["published"]
-    return table.sort_values(on).reset_index(drop=True)
+    return compare_to_published(scores[scores["run_id"] == run_id], scores[scores["origin"] == "published"],
+                                keep_unmatched=True)
 
 
 def _ensure_published(db_path: Path) -> None:
@@ -373,22 +370,29 @@ def cmd_run(args) -> int:
               f"{row['n_timeout']} timed out of {row['n_expected']} result rows; database {db_path}")
         if row["n_failed"] or row["n_timeout"]:
             print(f"errors: python -m encbench runs --errors {run_id}")
-        table = _comparison(reader, run_id, grid, _dataset_keys(runs, run_id))
+        pairs = _comparison(reader, run_id, grid, _dataset_keys(runs, run_id))
+    table = pairs.cells.rename(columns={"local": "ours"})
     if len(table):
+        columns = [*EXPERIMENT_KEY, "ours", "published", "difference"]
         with pd.option_context("display.max_rows", 60, "display.width", 120, "display.float_format", "{:.4f}".format):
-            shown = table.head(60)
+            shown = table[columns].head(60)
             print("\nscores (mean over folds) next to the published ones:")
             print(shown.to_string(index=False))
             if len(table) > len(shown):
                 print(f"... {len(table) - len(shown)} more rows (see the app or the scores view)")
+        noted = pairs.matched["note"].ne("").sum()
+        if noted:
+            print(f"{noted} of these published scores are no reference for a local one (README, "
+                  f"'Differences from the published study'); the Results explorer's note column says why")
     if grid.custom_encoders:
-        checked = table.dropna(subset=["published"]) if len(table) else table
-        if len(checked):  # the controls first: do the local numbers reproduce the published ones?
-            share = float((checked["difference"].abs() <= placement.AGREEMENT_TOLERANCE).mean())
-            print(f"\ncontrols ({', '.join(sorted(set(checked['encoder'])))}): {share:.1%} of {len(checked)} "
-                  f"cells within {placement.AGREEMENT_TOLERANCE:g} of the published value")
-            if share < placement.AGREEMENT_WARN:
-                print(f"WARNING: under {placement.AGREEMENT_WARN:.0%}: the new encoder's ranks may be biased here")
+        if pairs.n_cells:  # the controls first: do the local numbers reproduce the published ones?
+            encoders = ", ".join(sorted(set(pairs.matched["encoder"])))
+            print(f"\ncontrols ({encoders}): {pairs.share:.1%} of {pairs.n_cells} "
+                  f"cells within {pairs.tolerance:g} of the published value")
+            if pairs.known_text():
+                print(f"  {pairs.known_text()}")
+            if pairs.share < WARN_SHARE:
+                print(f"WARNING: under {WARN_SHARE:.0%}: the new encoder's ranks may be biased here")
         print(f"\nwhere the new encoder ranks: python -m encbench compare {run_id}")
     return 0
 

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from encbench import vocab
-from encbench.experiment import group_settings
+from encbench.experiment import DEFAULT_SPLIT, SETTING, group_settings, with_key
+from encbench.reproduction import compare_to_published
 from encbench.stats import consensus, jaccard_best, spearman
 from encbench.vocab import FACTORS
 
@@ -48,6 +49,8 @@ class Comparison(_Setting):
         encoders both hold (None when fewer than two encoders are shared).
     n_published_datasets
         How many published datasets the consensus aggregates (0 = none for these factors).
+    split
+        The split of the user's scores (``cv`` or ``time``); the published consensus is ``cv``.
     """
 
     setting: Mapping[str, str]
@@ -57,6 +60,7 @@ class Comparison(_Setting):
     jaccard: float | None
     n_published_datasets: int
     summary: str
+    split: str = DEFAULT_SPLIT
 
 
 def _dense_rank(values: pd.Series) -> pd.Series:
@@ -76,11 +80,20 @@ def compare_with_published(local: pd.DataFrame, published: pd.DataFrame, *,
     ----------
     local
         ``scores`` rows of the user's run on ONE dataset: columns ``model, tuning, scoring,
-        encoder, cv_score`` (``dataset`` optional).
+        encoder, cv_score`` (``dataset`` and ``split`` optional). Each split is compared on its
+        own (one :class:`Comparison` per setting and split).
     published
         Published ``scores`` rows (columns ``dataset, model, tuning, scoring, encoder, cv_score``).
     strategy
         Consensus strategy for the published side (default: mean rank, R-M).
+
+    Notes
+    -----
+    The published side is the published scores of the same setting and encoders on every
+    published dataset, paired by :func:`encbench.reproduction.compare_to_published` across
+    datasets and splits: the published benchmark is ``cv`` only, so a ``time`` ranking is set
+    beside the ``cv`` consensus (:attr:`Comparison.split` says which split the user's ranking
+    has). Reproducibility notes do not apply: the consensus ranks published scores as published.
     """
     needed = set(FACTORS) | {"encoder", "cv_score"}
     missing = needed - set(local.columns)
@@ -90,13 +103,12 @@ def compare_with_published(local: pd.DataFrame, published: pd.DataFrame, *,
         raise ValueError(f"local scores must hold one dataset: got {sorted(local['dataset'].unique())!r}")
     comparisons = []
     # in vocabulary order (models, then tuning, then metrics), as everywhere in the app
-    for setting, mine in group_settings(local):
-        mine = mine.groupby("encoder", as_index=False)["cv_score"].mean()
+    for setting, rows in group_settings(with_key(local, SETTING), SETTING):
+        split = setting.pop("split")
+        mine = rows.groupby("encoder", as_index=False)["cv_score"].mean()
         mine["rank"] = _dense_rank(-mine["cv_score"])
-        same = published["encoder"].isin(mine["encoder"])
-        for factor, value in setting.items():
-            same &= published[factor] == value
-        theirs = published[same]
+        pairs = compare_to_published(rows, published, across=("dataset", "split")).cells
+        theirs = pairs[["dataset", "encoder", "published"]].rename(columns={"published": "cv_score"})
         n_datasets = int(theirs["dataset"].nunique())
         table = mine.sort_values(["rank", "encoder"]).reset_index(drop=True)
         rho = jac = None
@@ -112,7 +124,7 @@ def compare_with_published(local: pd.DataFrame, published: pd.DataFrame, *,
         else:
             table["published_rank"] = pd.Series(pd.NA, index=table.index, dtype="Int64")
         comparisons.append(Comparison(setting, strategy, table, rho, jac, n_datasets,
-                                      _summary(setting, strategy, table, rho, jac, n_datasets)))
+                                      _summary(setting, strategy, table, rho, jac, n_datasets), split))
     return comparisons
 
 

@@ -25,9 +25,9 @@ import pandas as pd
 
 from encbench import stats, vocab
 from encbench.encoders import REGISTRY
-from encbench.experiment import key_columns, natural_key, setting_label, settings_of
+from encbench.experiment import key_columns, natural_key, setting_label, settings_of  # noqa: F401 - natural_key for the pages
+from encbench.reproduction import compare_to_published, split_origins
 from encbench.stats.similarity import agreement_matrices
-from encbench.store.published import reproducibility_notes
 # The factors and their order live in the vocabulary; imported here for the pages' convenience.
 from encbench.vocab import FACTORS, ordered
 
@@ -199,31 +199,19 @@ def published_vs_local(scores: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        ``dataset, model, tuning, scoring, encoder, published, local, difference`` (local minus
-        published), ``local_runs``, ``note`` (why the published score is no reference for the
-        local one, see :func:`encbench.store.published.reproducibility_note`; ``''`` when it
-        is); experiments with a score of only one origin are left out.
-        Sorted by dataset, then factors and encoders in vocabulary order.
+        ``dataset, model, tuning, scoring, encoder, split, published, local, difference``
+        (local minus published), ``within`` (of :data:`encbench.reproduction.TOLERANCE`),
+        ``local_runs``, ``note`` (why the published score is no reference for the local one,
+        see :func:`encbench.store.published.reproducibility_note`; ``''`` when it is);
+        experiments with a score of only one origin are left out. Sorted by dataset, then
+        factors and encoders in vocabulary order. The pairs of
+        :func:`encbench.reproduction.compare_to_published`.
     """
-    columns = ["dataset", *FACTORS, "encoder", "published", "local", "difference", "local_runs", "note"]
-    if scores.empty:
+    columns = ["dataset", *FACTORS, "encoder", "split", "published", "local", "difference", "within",
+               "local_runs", "note"]
+    if scores.empty or "origin" not in scores.columns:
         return pd.DataFrame(columns=columns)
-    key = key_columns(scores)
-    mean = scores.groupby([*key, "origin"], observed=True)["cv_score"].mean().unstack("origin")
-    if not {"published", "local"} <= set(mean.columns):
-        return pd.DataFrame(columns=columns)
-    runs = (scores[scores["origin"] == "local"].groupby(key, observed=True)["run_id"]
-            .agg(lambda s: ",".join(sorted(set(s)))).rename("local_runs"))
-    out = mean[["published", "local"]].dropna().join(runs).reset_index()
-    out["difference"] = out["local"] - out["published"]
-    out["note"] = reproducibility_notes(out)
-    order = {f: {v: i for i, v in enumerate(ordered(f, out[f]))} for f in FACTORS}
-    enc = {e: i for i, e in enumerate(vocab.ENCODERS)}
-    out = out.assign(_d=out["dataset"].map(natural_key),
-                     **{f"_{f}": out[f].map(order[f]) for f in FACTORS},
-                     _e=out["encoder"].map(lambda e: (enc.get(e, len(enc)), e)))
-    out = out.sort_values(["_d", *(f"_{f}" for f in FACTORS), "_e"], kind="stable")
-    return out[columns].reset_index(drop=True)
+    return compare_to_published(*split_origins(scores)).cells[columns]
 
 
 # --------------------------------------------------------------------------- overview

@@ -65,16 +65,18 @@ def key_columns(frame: pd.DataFrame, key: Sequence[str] = EXPERIMENT_KEY) -> lis
 
 
 def with_key(frame: pd.DataFrame, key: Sequence[str] = EXPERIMENT_KEY) -> pd.DataFrame:
-    """``frame`` with every column of ``key``: an absent one gets its default (:data:`DEFAULTS`).
+    """``frame`` with every column of ``key``: an absent column, or a missing value of a column
+    with a default (:data:`DEFAULTS`), gets the default.
 
     Raises
     ------
     ValueError
         If ``frame`` lacks a key column without a default.
     """
-    present = key_columns(frame, key)
-    absent = {c: DEFAULTS[c] for c in key if c not in present}
-    return frame.assign(**absent) if absent else frame
+    key_columns(frame, key)
+    filled = {c: frame[c].fillna(DEFAULTS[c]) if c in frame.columns else DEFAULTS[c]
+              for c in key if c in DEFAULTS and (c not in frame.columns or frame[c].isna().any())}
+    return frame.assign(**filled) if filled else frame
 
 
 def setting_label(setting: Mapping[str, object] | Sequence[object]) -> str:

@@ -9,7 +9,8 @@ Wilcoxon signed-rank test against the best published encoder.
 
 The controls' agreement (:func:`control_agreement`) says whether the local protocol reproduces
 the published numbers on these datasets: the share of control cells within
-:data:`AGREEMENT_TOLERANCE` of the published value. Read it before the ranking.
+:data:`AGREEMENT_TOLERANCE` of the published value, from the one comparison of local and
+published scores (:func:`encbench.reproduction.compare_to_published`). Read it before the ranking.
 """
 from __future__ import annotations
 
@@ -22,15 +23,16 @@ import pandas as pd
 
 from encbench import vocab
 from encbench.custom import CustomEncoder
-from encbench.experiment import EXPERIMENT_KEY, key_columns
+from encbench.experiment import sort_experiments
+from encbench.reproduction import TOLERANCE, WARN_SHARE, compare_to_published
 from encbench.vocab import FACTORS
 
 log = logging.getLogger(__name__)
 
-#: a control cell agrees when |local - published| <= this (issue 10's measure).
-AGREEMENT_TOLERANCE = 0.005
-#: below this share of agreeing control cells the report warns.
-AGREEMENT_WARN = 0.90
+#: a control cell agrees when |local - published| <= this (:data:`encbench.reproduction.TOLERANCE`).
+AGREEMENT_TOLERANCE = TOLERANCE
+#: below this share of agreeing control cells the report warns (:data:`encbench.reproduction.WARN_SHARE`).
+AGREEMENT_WARN = WARN_SHARE
 #: label of the pooled combination (every (dataset, model, metric) is one voter).
 POOLED = "pooled"
 
@@ -102,13 +104,16 @@ class ControlAgreement:
     Attributes
     ----------
     cells : pandas.DataFrame
-        ``dataset, encoder, model, tuning, scoring, local, published, difference, within``.
+        :attr:`encbench.reproduction.Reproduction.cells` of the control encoders with a
+        published counterpart (the experiment key, ``local, published, difference, within,
+        note, local_runs``), by encoder, model, metric and dataset.
     by_encoder_model : pandas.DataFrame
         ``encoder, model, cells, within, share``.
     share : float or None
         Share of cells within the tolerance (None: no control cell has a published value).
     warning : str or None
-        Set when ``share`` is below the threshold or unknown.
+        Set when ``share`` is below the threshold or unknown; it names how many of the cells
+        off are published cells known not to be reproducible (their ``note``).
     """
 
     cells: pd.DataFrame
@@ -132,19 +137,14 @@ class ControlAgreement:
 def control_agreement(local: pd.DataFrame, published: pd.DataFrame, controls, *,
                       tolerance: float = AGREEMENT_TOLERANCE,
                       threshold: float = AGREEMENT_WARN) -> ControlAgreement:
-    """Local control scores next to the published ones (``scores`` rows of both)."""
-    cell = [c for c in EXPERIMENT_KEY if c in key_columns(local) and c in key_columns(published)]
-    mine = local[local["encoder"].isin(list(controls))][cell + ["cv_score"]].rename(columns={"cv_score": "local"})
-    theirs = published[published["encoder"].isin(list(controls))][cell + ["cv_score"]].rename(
-        columns={"cv_score": "published"})
-    cells = mine.merge(theirs, on=cell, how="inner")
-    cells["difference"] = cells["local"] - cells["published"]
-    cells["within"] = cells["difference"].abs() <= tolerance
-    cells = cells.sort_values(["encoder", "model", "scoring", "dataset"]).reset_index(drop=True)
-    by = (cells.groupby(["encoder", "model"], as_index=False)
-          .agg(cells=("within", "size"), within=("within", "sum")))
-    by["share"] = by["within"] / by["cells"]
-    share = float(cells["within"].mean()) if len(cells) else None
+    """Local control scores next to the published ones (``scores`` rows of both), by
+    :func:`encbench.reproduction.compare_to_published`."""
+    controls = list(controls)
+    pairs = compare_to_published(local[local["encoder"].isin(controls)],
+                                 published[published["encoder"].isin(controls)], tolerance=tolerance)
+    cells = sort_experiments(pairs.cells, by=["encoder", "model", "scoring", "dataset"])
+    by = pairs.by(["encoder", "model"])
+    share = pairs.share
     warning = None
     if share is None:
         warning = ("no control cell could be checked (no control encoder, or the datasets are not "
@@ -156,6 +156,8 @@ def control_agreement(local: pd.DataFrame, published: pd.DataFrame, controls, *,
                    f"value (threshold {threshold:.0%}; lowest: {worst_text}): the local protocol may "
                    f"not reproduce the study on these datasets, so the new encoder's ranks may be "
                    f"biased. See README 'Differences from the published study'.")
+        if pairs.known_text():
+            warning += f" {pairs.known_text()}."
     return ControlAgreement(cells, by, share, tolerance, threshold, warning)
 
 
