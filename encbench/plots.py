@@ -13,6 +13,7 @@ the Consensus page's charts; issue 11 item 6). Same spec either way.
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 import altair as alt
@@ -20,6 +21,21 @@ import numpy as np
 import pandas as pd
 
 MISSING_COLOR = "#d9d9d9"
+#: Grey of lines and points drawn on the page background (axes, leader lines, whiskers): at least
+#: 3:1 contrast (WCAG for graphics) on white and on Streamlit's dark backgrounds (#0e1117, #171614), so a
+#: chart reads in both themes. Text on the page background is never given a colour: it is drawn
+#: as axis, legend or title text, which Streamlit colours by the theme (a text mark would be
+#: black in both).
+LINE_GREY = "#8c8c8c"
+#: Colour of a highlighted encoder (e.g. the new encoder in its CD diagram); 3:1 on both themes.
+HIGHLIGHT = "#e8590c"
+
+
+def _label_expr(values: Sequence[object], labels: Sequence[str]) -> str:
+    """A Vega expression giving the label of each axis value (numbers or category names)."""
+    return f"{json.dumps([str(t) for t in labels])}[indexof({json.dumps(list(values))}, datum.value)]"
+
+
 _ROW_PX = 16  # height of one encoder row in per-encoder charts
 
 
@@ -75,13 +91,15 @@ def consensus_bars(ranking: pd.DataFrame, *, value: str = "rank", value_title: s
     if color:
         encoding["color"] = alt.Color(f"{color}:N", title=color)
     bars = alt.Chart(data).mark_bar().encode(**encoding)
-    labels = (
-        alt.Chart(data)
-        .mark_text(align="left", dx=3, fontSize=10, color="#333333")
-        .encode(y=alt.Y("encoder:N", sort=order), x=alt.X(f"{value}:Q"), text=alt.Text("rank:Q"))
-    )
-    return (bars + labels).properties(width=420, height=_height(len(order)), title=title,
-                                      autosize=FIT_X)
+    # The ranks as labels of a second y axis on the right: axis text takes the theme's colour, a
+    # text mark would be black on the dark theme's background.
+    ranks = [f"{r:g}" for r in data["rank"]]
+    rank_axis = alt.Axis(orient="right", title=None, labelExpr=_label_expr(order, ranks), ticks=False,
+                         domain=False, labelPadding=4, labelFontSize=10, labelOverlap=False, labelFlush=False)
+    labels = alt.Chart(data).mark_tick(opacity=0).encode(
+        y=alt.Y("encoder:N", sort=order, axis=rank_axis), x=alt.X(f"{value}:Q"))
+    return (bars + labels).resolve_axis(y="independent").properties(
+        width=420, height=_height(len(order)), title=title, autosize=FIT_X)
 
 
 def rank_matrix(ranks: pd.DataFrame, *, column: str = "column", title: str = "",
@@ -221,12 +239,13 @@ def box_by_encoder(data: pd.DataFrame, *, value: str, value_title: str | None = 
                alt.Tooltip("q3:Q", format=".4g"),
                alt.Tooltip("high:Q", format=".4g", title="whisker high")]
     base = alt.Chart(boxes).encode(y=y, tooltip=tooltip)
-    whisker = base.mark_rule(color="#555555").encode(
+    whisker = base.mark_rule(color=LINE_GREY).encode(
         x=alt.X("low:Q", title=title_x, scale=alt.Scale(zero=False)), x2=alt.X2("high"))
     box_encoding = {"x": alt.X("q1:Q"), "x2": alt.X2("q3")}
     if color:
         box_encoding["color"] = alt.Color(f"{color}:N", title=color)
     box = base.mark_bar(size=10).encode(**box_encoding)
+    # black on the box (the box's colour, not the page's, is behind it)
     median = base.mark_tick(color="black", thickness=2, size=10).encode(x=alt.X("median:Q"))
     return (whisker + box + median).properties(width=420, height=_height(len(order)), title=title,
                                                autosize=FIT_X)
@@ -317,24 +336,24 @@ def rank_intervals_chart(intervals: pd.DataFrame, *, title: str = "") -> alt.Cha
     data = intervals.sort_values(["rank", "low", "encoder"]).reset_index(drop=True)
     order = data["encoder"].tolist()
     y = alt.Y("encoder:N", sort=order, title=None, axis=_LABEL_AXIS_Y)
-    rule = alt.Chart(data).mark_rule(strokeWidth=2, color="#6baed6").encode(
+    rule = alt.Chart(data).mark_rule(strokeWidth=2, color="#4292c6").encode(
         y=y, x=alt.X("low:Q", title="consensus rank (1 = best)", scale=alt.Scale(zero=False)),
         x2=alt.X2("high"),
         tooltip=[alt.Tooltip("encoder:N"), alt.Tooltip("rank:Q"), alt.Tooltip("low:Q", title="95% low"),
                  alt.Tooltip("high:Q", title="95% high")],
     )
-    point = alt.Chart(data).mark_point(filled=True, color="#08519c", size=40).encode(
+    point = alt.Chart(data).mark_point(filled=True, color=HIGHLIGHT, size=40).encode(
         y=y, x=alt.X("rank:Q"), tooltip=[alt.Tooltip("encoder:N"), alt.Tooltip("rank:Q")],
     )
     return (rule + point).properties(width=420, height=_height(len(order)), title=title,
                                     autosize=FIT_X)
 
 
-#: Colours of line series (e.g. one per strategy): each has at least 3:1 contrast on white (WCAG
-#: for graphics). Streamlit's default theme gives the second series a pale blue (#83c9ff, 1.8:1)
-#: that nearly vanishes on white (issue 11), so series charts set their palette themselves.
+#: Colours of line series (e.g. one per strategy): each has at least 3:1 contrast (WCAG for
+#: graphics) on white and on Streamlit's dark background. Streamlit's default theme gives the
+#: second series a pale blue (#83c9ff, 1.8:1 on white), so series charts set their palette.
 SERIES_COLORS: tuple[str, ...] = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#c2185b",
-                                  "#616161", "#9a6b00", "#00796b", "#393b79", "#e65100")
+                                  "#757575", "#9a6b00", "#00796b", "#6a6db8", "#e65100")
 
 
 def replicability_chart(data: pd.DataFrame, *, x: str = "sample_size", y: str = "mean",
@@ -400,15 +419,19 @@ def cd_cliques(mean_ranks: pd.Series, significant: set[frozenset]) -> list[tuple
 
 CD_ROW = -1.9  # y of the critical-difference bar in cd_diagram (the rank axis is at 0)
 
-
 def cd_diagram(mean_ranks: pd.Series, cd: float, significant: set[frozenset] | Sequence, *,
-               title: str = "", subtitle: str | Sequence[str] | None = None) -> alt.Chart:
+               title: str = "", subtitle: str | Sequence[str] | None = None,
+               highlight: Sequence[str] = ()) -> alt.LayerChart:
     """Critical-difference diagram (Demsar 2006, Fig. 1) of a Friedman-Nemenyi analysis.
 
     The rank axis runs best (1) to worst; each encoder hangs from its mean rank, the better half
     labelled on the left, the other half on the right; thick bars join groups of encoders whose
     mean ranks are not significantly different; the bar above the axis has the length of the
     critical difference.
+
+    Every text (tick labels, encoder labels, the CD label, the lines under the diagram) is axis
+    text, which the app's theme colours (light or dark); lines are :data:`LINE_GREY`, readable on
+    both.
 
     Parameters
     ----------
@@ -421,12 +444,15 @@ def cd_diagram(mean_ranks: pd.Series, cd: float, significant: set[frozenset] | S
     title : str
         Chart title.
     subtitle : str or sequence of str, optional
-        Lines under the title, e.g. the test, alpha, N and how incomplete blocks were handled
+        Lines under the diagram, e.g. the test, alpha, N and how incomplete blocks were handled
         (so that an exported figure states them).
+    highlight : sequence of str, optional
+        Encoders drawn in :data:`HIGHLIGHT` with a bold label (e.g. a new encoder among the 32).
     """
     if not isinstance(mean_ranks, pd.Series) or mean_ranks.empty:
         raise ValueError("cd_diagram needs a non-empty Series of mean ranks per encoder")
     sig = {frozenset(map(str, pair)) for pair in significant}
+    marked = {str(h) for h in highlight}
     ranks = mean_ranks.astype(float).copy()
     ranks.index = ranks.index.map(str)
     ranks = ranks.sort_values(kind="stable")
@@ -436,49 +462,69 @@ def cd_diagram(mean_ranks: pd.Series, cd: float, significant: set[frozenset] | S
     # cluster, and zooming keeps the hanging lines apart. It always fits the CD bar.
     lo = float(max(1.0, np.floor(ranks.min())))
     hi = float(max(np.ceil(ranks.max()), lo + 1.0))
-    if cd is not None and np.isfinite(cd) and cd > 0:
+    has_cd = cd is not None and np.isfinite(cd) and cd > 0
+    if has_cd:
         hi = float(max(hi, np.ceil(lo + cd)))
     cliques = cd_cliques(ranks, sig)
     clique_step = 0.35
     label_top = 1.0 + clique_step * (len(cliques) + 1)
     half = (k + 1) // 2
+    # The leader lines end at the plot's left and right edges, where two y axes write the labels.
+    left_edge = lo - 0.05 * (hi - lo) - 0.3
+    right_edge = hi + 0.05 * (hi - lo) + 0.3
 
     lines, labels = [], []
     for i, name in enumerate(names):
         left = i < half
-        level = label_top + (i if left else k - 1 - i)
-        edge = lo - 0.05 * (hi - lo) - 0.3 if left else hi + 0.05 * (hi - lo) + 0.3
+        level = round(label_top + (i if left else k - 1 - i), 6)
+        edge = left_edge if left else right_edge
         r = float(ranks.iloc[i])
         for order, (x, y) in enumerate([(r, 0.0), (r, level), (edge, level)]):
-            lines.append({"encoder": name, "x": x, "y": y, "order": order})
+            lines.append({"encoder": name, "x": x, "y": y, "order": order, "new": name in marked})
         labels.append({"encoder": name, "x": edge, "y": level, "side": "left" if left else "right",
-                       "text": f"{name} ({r:.2f})", "mean_rank": r})
+                       "text": f"{name} ({r:.2f})", "mean_rank": r, "new": name in marked})
     lines_df, labels_df = pd.DataFrame(lines), pd.DataFrame(labels)
     height = int(22 * (label_top + half + 1 - (CD_ROW + 1.6)))
-    scale_x = alt.Scale(domain=[lo, hi], nice=False, zero=False, clamp=False)
-    # y < 0 is above the axis: tick labels up to about -1.05, the CD bar and its label on a row of
-    # their own above them (at -1.2 the label overlapped the tick labels, issue 11).
-    scale_y = alt.Scale(domain=[CD_ROW - 0.6, label_top + half], reverse=True, nice=False, zero=False)
+    y_low, y_high = CD_ROW - 0.6, label_top + half
+
+    def pixel(y_value: float) -> float:  # y scale reversed: y_low at the top of the plot
+        return (y_value - y_low) / (y_high - y_low) * height
+
+    scale_x = alt.Scale(domain=[left_edge, right_edge], nice=False, zero=False)
+    # y < 0 is above the axis: tick labels, then the CD bar and its label on a row of their own.
+    scale_y = alt.Scale(domain=[y_low, y_high], reverse=True, nice=False, zero=False)
     x = alt.X("x:Q", scale=scale_x, axis=None)
     y = alt.Y("y:Q", scale=scale_y, axis=None)
-
-    ticks = pd.DataFrame({"x": np.arange(lo, hi + 0.5, 1.0)})
+    # Axes: the theme's label colour, none of Streamlit's defaults that drop or cut labels.
+    common = dict(title=None, grid=False, domain=False, labelOverlap=False, labelFlush=False,
+                  labelBound=False, labelLimit=400)
+    ticks = [float(v) for v in np.arange(lo, hi + 0.5, 1.0)]
+    rank_axis = alt.Axis(orient="top", offset=-pixel(0.0), values=ticks, format="~g", ticks=True,
+                         tickSize=6, tickColor=LINE_GREY, tickWidth=1, labelPadding=2, labelFontSize=10,
+                         **common)
     axis_line = alt.Chart(pd.DataFrame({"x": [lo], "x2": [hi], "y": [0.0]})).mark_rule(
-        color="black").encode(x=x, x2=alt.X2("x2"), y=y)
-    tick_marks = alt.Chart(ticks.assign(y=0.0, y2=-0.25)).mark_rule(color="black").encode(
-        x=x, y=y, y2=alt.Y2("y2"))
-    tick_text = alt.Chart(ticks.assign(y=-0.55, label=ticks["x"].map(lambda v: f"{v:g}"))).mark_text(
-        fontSize=10, baseline="bottom").encode(x=x, y=y, text=alt.Text("label:N"))
-    leaders = alt.Chart(lines_df).mark_line(color="#555555", strokeWidth=1).encode(
-        x=x, y=y, detail=alt.Detail("encoder:N"), order=alt.Order("order:Q"))
-    dots = alt.Chart(labels_df.assign(y=0.0)).mark_point(filled=True, size=25, color="#222222").encode(
-        x=alt.X("mean_rank:Q", scale=scale_x, axis=None), y=y,
-        tooltip=[alt.Tooltip("encoder:N"), alt.Tooltip("mean_rank:Q", format=".3f", title="mean rank")])
-    left_text = alt.Chart(labels_df[labels_df["side"] == "left"]).mark_text(
-        align="right", dx=-4, fontSize=11).encode(x=x, y=y, text=alt.Text("text:N"))
-    right_text = alt.Chart(labels_df[labels_df["side"] == "right"]).mark_text(
-        align="left", dx=4, fontSize=11).encode(x=x, y=y, text=alt.Text("text:N"))
-    layers = [axis_line, tick_marks, tick_text, leaders, dots, left_text, right_text]
+        color=LINE_GREY).encode(x=alt.X("x:Q", scale=scale_x, axis=rank_axis), x2=alt.X2("x2"), y=y)
+    plain, new = lines_df[~lines_df["new"]], lines_df[lines_df["new"]]
+    layers = [axis_line]
+    for part, colour, width in ((plain, LINE_GREY, 1), (new, HIGHLIGHT, 2)):
+        if len(part):
+            layers.append(alt.Chart(part).mark_line(color=colour, strokeWidth=width).encode(
+                x=x, y=y, detail=alt.Detail("encoder:N"), order=alt.Order("order:Q")))
+    for part, colour in ((labels_df[~labels_df["new"]], LINE_GREY), (labels_df[labels_df["new"]], HIGHLIGHT)):
+        if len(part):
+            layers.append(alt.Chart(part.assign(y=0.0)).mark_point(filled=True, size=25, color=colour).encode(
+                x=alt.X("mean_rank:Q", scale=scale_x, axis=None), y=y,
+                tooltip=[alt.Tooltip("encoder:N"), alt.Tooltip("mean_rank:Q", format=".3f", title="mean rank")]))
+    for side in ("left", "right"):
+        part = labels_df[labels_df["side"] == side]
+        levels, texts = part["y"].tolist(), part["text"].tolist()
+        bold = [lv for lv, n in zip(levels, part["new"]) if n]
+        weight = ({"condition": {"test": f"indexof({[float(b) for b in bold]!r}, datum.value) >= 0",
+                                 "value": "bold"}, "value": "normal"} if bold else "normal")
+        axis = alt.Axis(orient=side, values=levels, labelExpr=_label_expr(levels, texts), ticks=False,
+                        labelPadding=4, labelFontSize=11, labelFontWeight=weight, **common)
+        layers.append(alt.Chart(part).mark_point(opacity=0, size=1).encode(
+            x=x, y=alt.Y("y:Q", scale=scale_y, axis=axis)))
     if cliques:
         bars = pd.DataFrame([
             {"x": float(ranks.iloc[a]) - 0.05, "x2": float(ranks.iloc[b]) + 0.05,
@@ -488,14 +534,25 @@ def cd_diagram(mean_ranks: pd.Series, cd: float, significant: set[frozenset] | S
         ])
         layers.append(alt.Chart(bars).mark_rule(strokeWidth=4, color="#d62728").encode(
             x=x, x2=alt.X2("x2"), y=y, tooltip=alt.Tooltip("group:N", title="not significantly different")))
-    if cd is not None and np.isfinite(cd) and cd > 0:
-        cd_bar = pd.DataFrame({"x": [lo], "x2": [lo + float(cd)], "y": [CD_ROW],
-                               "label": [f"CD = {float(cd):.2f}"]})
-        layers.append(alt.Chart(cd_bar).mark_rule(strokeWidth=2, color="black").encode(
-            x=x, x2=alt.X2("x2"), y=y))
-        layers.append(alt.Chart(cd_bar).mark_text(align="left", dx=6, fontSize=11).encode(
-            x=alt.X("x2:Q"), y=y, text=alt.Text("label:N")))
-    heading = alt.TitleParams(text=title, subtitle=[subtitle] if isinstance(subtitle, str) else list(subtitle),
-                              anchor="start") if subtitle else title
-    return alt.layer(*layers).properties(width=520, height=height, title=heading, autosize=PAD).configure_view(
-        stroke=None)
+    if has_cd:
+        cd_bar = pd.DataFrame({"x": [lo], "x2": [lo + float(cd)], "y": [CD_ROW]})
+        label_axis = alt.Axis(orient="top", offset=-pixel(CD_ROW), values=[lo + float(cd)],
+                              labelExpr=f"'CD = {float(cd):.2f}'", ticks=False, labelAlign="left",
+                              labelBaseline="middle", labelPadding=0, labelOffset=6, labelFontSize=11,
+                              **common)
+        layers.append(alt.Chart(cd_bar).mark_rule(strokeWidth=2, color=LINE_GREY).encode(
+            x=alt.X("x:Q", scale=scale_x, axis=None), x2=alt.X2("x2"), y=y))
+        layers.append(alt.Chart(cd_bar).mark_point(opacity=0, size=1).encode(
+            x=alt.X("x2:Q", scale=scale_x, axis=label_axis), y=y))
+    if subtitle:
+        # Under the diagram as the title of an axis without ticks: Streamlit colours axis titles
+        # by the theme, not a chart's subtitle (black on the dark theme's near-black).
+        lines_below = [subtitle] if isinstance(subtitle, str) else [str(line) for line in subtitle]
+        caption = alt.Axis(orient="bottom", values=[], title=lines_below, titleAnchor="start",
+                           titleAlign="left", titleFontWeight="normal", titleFontSize=11, titlePadding=10,
+                           labels=False, ticks=False, domain=False, grid=False)
+        layers.append(alt.Chart(cd_bar if has_cd else lines_df.head(1)).mark_point(opacity=0, size=1).encode(
+            x=alt.X("x:Q", scale=scale_x, axis=caption), y=y))
+    return (alt.layer(*layers).resolve_axis(x="independent", y="independent")
+            .properties(width=520, height=height, title=alt.TitleParams(text=title, anchor="start"),
+                        autosize=PAD).configure_view(stroke=None))

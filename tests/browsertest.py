@@ -80,8 +80,11 @@ def streamlit_server(db: Path, log_dir: Path, *, script: str = "serve.py", **env
 
 
 @contextlib.contextmanager
-def browser_page(*, height: int = 1600, timeout_ms: int = 60_000, downloads: bool = False):
-    """A page of headless Debian chromium (1400 px wide), closed with its browser on exit."""
+def browser_page(*, height: int = 1600, timeout_ms: int = 60_000, downloads: bool = False,
+                 width: int = 1400, color_scheme: str = "light"):
+    """A page of headless Debian chromium (``width`` px wide), closed with its browser on exit.
+
+    ``color_scheme="dark"`` makes the browser prefer dark: Streamlit then draws its dark theme."""
     from playwright.sync_api import expect, sync_playwright
 
     # expect() has its own 5 s default, apart from the page's: a loaded 2-core machine needs more
@@ -90,7 +93,8 @@ def browser_page(*, height: int = 1600, timeout_ms: int = 60_000, downloads: boo
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": height}, accept_downloads=downloads)
+            page = browser.new_page(viewport={"width": width, "height": height}, accept_downloads=downloads,
+                                    color_scheme=color_scheme)
             page.set_default_timeout(timeout_ms)
             yield page
         finally:

@@ -145,25 +145,48 @@ def test_builders_name_missing_columns():
         plots.similarity_heatmap([[1.0]], measure="rho")
 
 
+def _axes(spec: dict) -> list[dict]:
+    return [channel["axis"] for layer in _layers(spec) for channel in layer.get("encoding", {}).values()
+            if isinstance(channel, dict) and channel.get("axis")]
+
+
 def test_cd_diagram_states_its_test_alpha_n_and_design_in_the_figure():
     ranks = pd.Series([1.5, 2.0, 3.5], index=["A", "B", "C"])
     lines = ["Nemenyi, alpha = 0.05, N = 21 datasets, k = 3 encoders, CD = 0.72", "Blocks: complete datasets only"]
-    spec = plots.cd_diagram(ranks, 0.72, [("A", "C")], title="CD", subtitle=lines).to_dict()
-    assert spec["title"]["text"] == "CD" and spec["title"]["subtitle"] == lines
-    assert plots.cd_diagram(ranks, 0.72, [], title="CD").to_dict()["title"] == "CD"
+    chart = plots.cd_diagram(ranks, 0.72, [("A", "C")], title="CD", subtitle=lines)
+    spec = chart.to_dict()
+    assert spec["title"]["text"] == "CD"
+    assert [a["title"] for a in _axes(spec) if a.get("orient") == "bottom"] == [lines]   # under the diagram
+    svg = _render_svg(chart)
+    assert all(line.replace("=", "") in svg.replace("=", "") for line in lines)
+    assert plots.cd_diagram(ranks, 0.72, [], title="CD").to_dict()["title"]["text"] == "CD"
+    assert not [a for a in _axes(plots.cd_diagram(ranks, 0.72, []).to_dict()) if a.get("orient") == "bottom"]
+
+
+def test_cd_diagram_labels_each_encoder_once_with_its_mean_rank():
+    ranks = pd.Series({"OH": 1.4, "MT": 2.2, "Drop": 3.9, "Sum": 2.5, "CB": 3.0})
+    spec = plots.cd_diagram(ranks, 1.1, []).to_dict()
+    axes = {a["orient"]: a for a in _axes(spec) if a["orient"] in ("left", "right")}
+    # the better half (rounded up) on the left, top to bottom best first; the rest on the right
+    left = dict(zip(axes["left"]["values"], json.loads(axes["left"]["labelExpr"].split("[indexof")[0])))
+    right = dict(zip(axes["right"]["values"], json.loads(axes["right"]["labelExpr"].split("[indexof")[0])))
+    assert [left[v] for v in sorted(left)] == ["OH (1.40)", "MT (2.20)", "Sum (2.50)"]
+    assert [right[v] for v in sorted(right)] == ["Drop (3.90)", "CB (3.00)"]
 
 
 def test_cd_label_sits_on_its_own_row_above_the_tick_labels():
-    """Issue 11: "CD = 10.19" overlapped the axis tick labels (which reach about y = -1.05)."""
+    """Issue 11: "CD = 10.19" overlapped the axis tick labels."""
     ranks = pd.Series(np.linspace(1, 30, 32), index=[f"E{i}" for i in range(32)])
     spec = plots.cd_diagram(ranks, 10.19, [], title="cd").to_dict()
-    rows = [r for data in spec["datasets"].values() for r in data if str(r.get("label", "")).startswith("CD =")]
-    assert rows and all(r["y"] <= -1.6 for r in rows)
-    ticks = [r for data in spec["datasets"].values() for r in data if "y2" in r and r.get("y") == -0.55]
-    domains = [layer["encoding"]["y"]["scale"]["domain"] for layer in spec["layer"]
-               if "y" in layer.get("encoding", {}) and "scale" in layer["encoding"]["y"]]
-    assert domains and min(d[0] for d in domains) <= rows[0]["y"] - 0.5    # the row is drawn, not clipped
-    assert not ticks or all(r["y"] > rows[0]["y"] for r in ticks)
+    top = [a for a in _axes(spec) if a.get("orient") == "top"]
+    rank_axis = next(a for a in top if a.get("ticks"))
+    cd_axis = next(a for a in top if "CD = 10.19" in a.get("labelExpr", ""))
+    # offsets are minus the pixel row inside the plot (0 = its top edge)
+    rank_row, cd_row = -rank_axis["offset"], -cd_axis["offset"]
+    tick_labels_top = rank_row - rank_axis["tickSize"] - rank_axis["labelPadding"] - rank_axis["labelFontSize"]
+    assert cd_row + cd_axis["labelFontSize"] / 2 + 2 <= tick_labels_top
+    assert cd_row - cd_axis["labelFontSize"] / 2 >= 0                      # drawn inside, not clipped
+    assert rank_axis["values"] == list(range(1, 31)) and rank_axis["values"][0] == 1
 
 
 def _contrast_on_white(hex_colour: str) -> float:
@@ -221,3 +244,133 @@ def test_builders_pass_channel_objects_not_strings_or_dicts(long_scores, monkeyp
     assert calls == []
     for chart in charts:
         chart.to_dict()                                  # still valid Vega-Lite
+
+
+# Backgrounds the charts are drawn on: exports and the light theme (white), Streamlit's dark
+# theme (1.67: #171614 around the chart, #0e1117 in earlier releases).
+BACKGROUNDS = ("#ffffff", "#171614", "#0e1117")
+_COLOUR_NAMES = {"black": "#000000", "white": "#ffffff"}
+
+
+def _contrast(a: str, b: str) -> float:
+    """WCAG 2 contrast ratio of two #rrggbb colours (a naive reference implementation)."""
+    def luminance(hex_colour: str) -> float:
+        def channel(c: float) -> float:
+            return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+        r, g, b = (int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5))
+        return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b)
+
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def _all_charts(long_scores):
+    ranking = pd.DataFrame({"encoder": ["B", "A", "C"], "rank": [2, 1, 3], "mean": [2.5, 1.2, 3.1],
+                            "family": ["x", "y", "x"]})
+    ranks = pd.DataFrame({"encoder": ["A", "B", "A", "B"], "column": ["R-M", "R-M", "Q-M", "Q-M"],
+                          "rank": [1, 2, 2, np.nan]})
+    matrix = pd.DataFrame([[1.0, 0.5], [0.5, np.nan]], index=["x", "y"], columns=["x", "y"])
+    iv = pd.DataFrame({"encoder": ENCODERS, "rank": [1, 2, 3, 4], "low": [1, 1, 2, 3], "high": [2, 3, 4, 4]})
+    rep = pd.DataFrame([{"sample_size": s, "mean": 0.5, "low": 0.4, "high": 0.6, "measure": m,
+                         "strategy": "R-M"} for s in (2, 4) for m in ("rho", "J")])
+    counts = pd.DataFrame({"model": ["DT", "DT"], "tuning": ["no", "full"], "results": [3, 4]})
+    return {
+        "consensus_bars": plots.consensus_bars(ranking, value="mean", color="family"),
+        "rank_matrix": plots.rank_matrix(ranks),
+        "similarity_heatmap": plots.similarity_heatmap(matrix, measure="rho"),
+        "box_by_encoder": plots.box_by_encoder(long_scores.assign(family="f"), value="cv_score", color="family"),
+        "encoder_dataset_heatmap": plots.encoder_dataset_heatmap(long_scores, value="cv_score"),
+        "counts_bars": plots.counts_bars(counts, x="model", color="tuning"),
+        "rank_intervals_chart": plots.rank_intervals_chart(iv),
+        "replicability_chart": plots.replicability_chart(rep, color="strategy"),
+        "cd_diagram": plots.cd_diagram(pd.Series({"A": 1.5, "B": 2.0, "C": 3.2, "D": 3.3}), 1.0, [("A", "D")],
+                                       title="cd", subtitle=["Nemenyi", "blocks"], highlight=["C"]),
+    }
+
+
+def _views(spec: dict) -> list[dict]:
+    found = [spec]
+    for key in ("layer", "hconcat", "vconcat", "concat"):
+        for part in spec.get(key, []):
+            found += _views(part)
+    if "spec" in spec:
+        found += _views(spec["spec"])
+    return found
+
+
+def _colour_keys(obj, path=""):
+    """(path, value) of every colour-like property in a (nested) Vega-Lite dict."""
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            if key.lower().endswith("color") and isinstance(value, str):
+                yield f"{path}.{key}", value
+            yield from _colour_keys(value, f"{path}.{key}")
+    elif isinstance(obj, list):
+        for i, value in enumerate(obj):
+            yield from _colour_keys(value, f"{path}[{i}]")
+
+
+def test_every_chart_reads_on_the_light_and_the_dark_theme(long_scores):
+    """Issue 22: the CD diagrams drew black and dark grey text on the dark theme's near-black.
+
+    Text on the page background must be axis, legend or title text without a colour of its own
+    (Streamlit colours it by the theme; a text mark is black unless coloured); the only text marks
+    are cell labels, whose colour follows the cell (``_ink``). Lines and points drawn on the page
+    have 3:1 contrast on every background (WCAG for graphics)."""
+    for name, chart in _all_charts(long_scores).items():
+        spec = chart.to_dict()
+        assert "subtitle" not in json.dumps(spec), f"{name}: a subtitle is not themed by Streamlit"
+        for view in _views(spec):
+            for key in ("title",):
+                if isinstance(view.get(key), dict):
+                    assert not list(_colour_keys(view[key])), (name, view[key])
+            encoding = view.get("encoding", {})
+            for channel in encoding.values():
+                if isinstance(channel, dict):
+                    for part in ("axis", "legend"):
+                        if isinstance(channel.get(part), dict):
+                            fixed = [(k, v) for k, v in _colour_keys(channel[part])
+                                     if "label" in k.lower() or "title" in k.lower()]
+                            assert not fixed, f"{name}: {part} text with a fixed colour {fixed}"
+            mark = view.get("mark")
+            if mark is None:
+                continue
+            mark = mark if isinstance(mark, dict) else {"type": mark}
+            if mark["type"] == "text":
+                assert "condition" in encoding.get("color", {}), f"{name}: a text mark not coloured by its cell"
+                continue
+            if mark.get("opacity") == 0 or mark["type"] in ("rect", "bar"):
+                continue                    # invisible carriers of an axis; cells and bars take data colours
+            if name == "box_by_encoder" and mark["type"] == "tick":
+                continue                    # the median: black on its box, not on the page
+            for key in ("color", "fill", "stroke"):
+                colour = mark.get(key)
+                if isinstance(colour, str):
+                    colour = _COLOUR_NAMES.get(colour, colour)
+                    worst = min(_contrast(colour, bg) for bg in BACKGROUNDS)
+                    assert worst >= 3.0, f"{name}: {mark['type']} {key} {colour} has {worst:.2f}:1"
+        assert "config" not in spec or not list(_colour_keys(spec["config"])), name
+
+
+def test_the_theme_check_catches_dark_text_and_lines():
+    """The check above fails on what the diagrams drew before: black lines, black or grey text."""
+    assert _contrast("#000000", "#171614") < 3.0 and _contrast("#555555", "#0e1117") < 3.0
+    assert _contrast("#333333", "#171614") < 3.0
+    assert min(_contrast(plots.LINE_GREY, bg) for bg in BACKGROUNDS) >= 3.0
+    assert min(_contrast(plots.HIGHLIGHT, bg) for bg in BACKGROUNDS) >= 3.0
+    assert _contrast("#000000", "#ffffff") == pytest.approx(21.0)
+
+
+def test_cd_diagram_highlights_the_named_encoders():
+    ranks = pd.Series({"A": 1.5, "B": 2.0, "New": 3.2, "D": 3.3})
+    spec = plots.cd_diagram(ranks, 1.0, [], highlight=["New"]).to_dict()
+    coloured = [v for v in _views(spec) if isinstance(v.get("mark"), dict)
+                and v["mark"].get("color") == plots.HIGHLIGHT]
+    rows = {r["encoder"] for v in coloured for r in spec["datasets"][v["data"]["name"]]}
+    assert rows == {"New"} and len(coloured) == 2                      # its leader line and its dot
+    right = next(a for a in _axes(spec) if a.get("orient") == "right")
+    weight = right["labelFontWeight"]
+    assert weight["value"] == "normal" and weight["condition"]["value"] == "bold"
+    assert "New (3.20)" in _render_svg(plots.cd_diagram(ranks, 1.0, [], highlight=["New"]))
+    plain = plots.cd_diagram(ranks, 1.0, []).to_dict()
+    assert plots.HIGHLIGHT not in json.dumps(plain)
