@@ -268,5 +268,7 @@ def _watch(run_id: str) -> None:
 
 if st.session_state.get("last_run"):
     st.subheader("Your run")
-    st.page_link("pages/runs.py", label="All runs", icon=":material/list:")
+    # the link opens this run on the Runs page, not the one chosen there before
+    st.page_link("pages/runs.py", label="This run on the Runs page", icon=":material/list:",
+                 query_params={"run": st.session_state["last_run"]})
     _watch(st.session_state["last_run"])

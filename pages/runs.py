@@ -59,11 +59,23 @@ if table.empty:
     st.stop()
 labels = {r.run_id: f"{r.label or 'unnamed run'} · {r.run_id}" for r in table.itertuples()}
 run_ids = list(labels)
-# The chosen run lives in the URL by its id (labels can repeat and statuses change).
-wanted = st.query_params.get("run") or st.session_state.get("last_run")
-run_id = st.selectbox("Run", run_ids, index=run_ids.index(wanted) if wanted in run_ids else 0,
-                      format_func=labels.get, key="run_choice")
+# The chosen run lives in the URL by its id (labels can repeat and statuses change). A run the
+# URL names that this page did not put there (a link, the Run page's "Queued run") wins over the
+# choice the widget remembers from an earlier visit; one that does not exist is said, not hidden.
+linked = st.query_params.get("run")
+if linked and linked != st.session_state.get("runs-url-run"):
+    if linked in run_ids:
+        st.session_state["run_choice"] = linked
+    else:
+        st.warning(f"The link names run {common.md_code(linked)}, which this database does not have "
+                   f"(deleted, or from another database); ignored.")
+if st.session_state.get("run_choice") not in run_ids:  # first visit, or the run was deleted
+    st.session_state.pop("run_choice", None)
+    if st.session_state.get("last_run") in run_ids:
+        st.session_state["run_choice"] = st.session_state["last_run"]
+run_id = st.selectbox("Run", run_ids, format_func=labels.get, key="run_choice")
 st.query_params["run"] = run_id
+st.session_state["runs-url-run"] = run_id
 deleting = {r.run_id for r in queue.pending() + queue.active() if r.kind == "delete"}
 # refresh the detail while the run changes: running, queued, or about to be deleted
 is_active = table.set_index("run_id").loc[run_id, "status"] in ACTIVE or run_id in deleting

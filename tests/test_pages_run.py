@@ -221,3 +221,51 @@ def test_a_copy_of_a_published_dataset_opens_on_its_published_target(app_db, mon
     assert not at.exception
     assert any("'Overtime' has 1 class" in e.value for e in at.error)
     assert "looks like an ID" not in texts(at)                        # 28 teams in 672 rows, not 32
+
+
+def _page_links(at) -> list:
+    return [element.proto for element in at.get("page_link")]
+
+
+def test_a_link_to_an_unknown_run_warns_instead_of_showing_another_silently(app_db):
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at.query_params["run"] = "does-not-exist"
+    at.switch_page("pages/runs.py")
+    at.run()
+    assert not at.exception, at.exception
+    (warning,) = [w.value for w in at.warning if "does-not-exist" in w.value]
+    assert "which this database does not have" in warning and "ignored" in warning
+    assert at.selectbox(key="run_choice").index == 0              # the newest run
+    at.run()                                                     # said once, not on every rerun
+    assert not [w for w in at.warning if "does-not-exist" in w.value]
+
+
+def test_after_queueing_the_runs_link_opens_the_queued_run(app_db, monkeypatch):
+    """The Runs page remembered another run from an earlier visit; the Run page's link names the
+    queued one, and the Runs page opens that one."""
+    from encbench.store import Writer
+
+    monkeypatch.setattr(RunQueue, "ensure_worker", lambda self, **kw: False)
+    with Writer(app_db) as writer:
+        writer.ensure_run("local-earlier", origin="local", label="earlier run", status="done", n_expected=1)
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at.switch_page("pages/runs.py")
+    at.run()
+    at.selectbox(key="run_choice").set_value("local-earlier").run()
+    at.switch_page("pages/run.py")
+    at.run()
+    at.radio(key="source").set_value("Bundled dataset").run()
+    at.selectbox(key="bundled").set_value("tic-tac-toe").run()
+    at.button(key="enc-none").click().run()
+    at.button_group(key="enc-identifier").set_value(["OH"]).run()
+    at.button(key="launch").click().run()
+    assert not at.exception, at.exception
+    (request,) = RunQueue(app_db).pending()
+    (link,) = [p for p in _page_links(at) if p.label == "This run on the Runs page"]
+    assert link.query_string == f"run={request.run_id}"
+    at.query_params["run"] = request.run_id                      # following the link
+    at.switch_page("pages/runs.py")
+    at.run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="run_choice").value == request.run_id
+
