@@ -432,6 +432,16 @@ def _mix(db: str, version: tuple, filters: tuple) -> dashboard.OriginMix:
     return dashboard.origin_mix(raw_scores(db, version, **dict(filters), origins=("published", "local")))
 
 
+@st.cache_data(show_spinner=False, max_entries=32)
+def _other_split_rows(db: str, version: tuple, filters: tuple) -> dict[str, int]:
+    """Local score rows matching ``filters`` except their split, per split not in the view."""
+    shown = dict(filters).get("splits") or ("cv",)
+    rows = raw_scores(db, version, **{k: v for k, v in filters if k != "splits"}, origins=("local",),
+                      splits=None)
+    counts = rows.loc[~rows["split"].isin(shown), "split"].value_counts()
+    return {str(split): int(n) for split, n in counts.items()}
+
+
 def origin_banner(choice: str, prefer: str, **filters) -> None:
     """Announce local results in a view, or say that local results exist but are left out.
 
@@ -447,6 +457,14 @@ def origin_banner(choice: str, prefer: str, **filters) -> None:
         return
     key = tuple(sorted((k, v) for k, v in filters.items()))
     text = dashboard.origin_banner(choice, _mix(db, version, key), prefer)
+    other = _other_split_rows(db, version, key)
+    if other:  # never left out without a word: a view shows one split
+        shown = "/".join(filters.get("splits") or ("cv",))
+        text += (f" {sum(other.values()):,} local score rows of another split "
+                 f"({', '.join(f'{n:,} {s}' for s, n in other.items())}) are left out: this view shows "
+                 f"split {shown}" + (", the other is chosen under *Evaluation split*." if "splits" in filters
+                                     else "; the Results explorer and Consensus rankings show them under "
+                                          "*Evaluation split*."))
     with st.container(key="origin-banner"):
         st.warning(text, icon=":material/merge_type:")
 

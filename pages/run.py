@@ -226,9 +226,16 @@ folds_text = {"cv": f"each {N_FOLDS}-fold cross-validated",
               "time": f"each on {N_FOLDS} forward folds over {time_column}",
               "both": f"each {N_FOLDS}-fold cross-validated and on {N_FOLDS} forward folds over {time_column}"
               }[split_mode]
-st.info(f"{n_experiments:,} experiments ({_count(n_encoders, 'encoder')} x {_count(len(models), 'model')} x "
-        f"{_count(len(scorings), 'metric')}, {tuning} tuning), {folds_text}: "
-        f"{n_encoders * N_FOLDS * n_splits} fold tasks, {n_experiments * N_FOLDS * n_splits:,} result rows.")
+grid_text = (f"{n_experiments:,} experiments ({_count(n_encoders, 'encoder')} x {_count(len(models), 'model')} x "
+             f"{_count(len(scorings), 'metric')}, {tuning} tuning)")
+if n_splits == 1:
+    st.info(f"{grid_text}, {folds_text}: {n_encoders * N_FOLDS} fold tasks, "
+            f"{n_experiments * N_FOLDS:,} result rows.")
+else:  # one run per split: say what each run holds, as the Runs page counts it
+    st.info(f"{n_splits} runs, one per split (cv: {N_FOLDS} stratified folds; time: {N_FOLDS} forward folds "
+            f"over {time_column}), each of {grid_text}: {n_encoders * N_FOLDS} fold tasks and "
+            f"{n_experiments * N_FOLDS:,} result rows per run, {n_experiments * N_FOLDS * n_splits:,} "
+            f"result rows in all.")
 
 if st.button("Launch run", type="primary", key="launch"):
     try:
@@ -238,32 +245,42 @@ if st.button("Launch run", type="primary", key="launch"):
                                          tuning=tuning, timeout=float(timeout),
                                          custom_encoders=chosen_plugins, workers=int(workers))
             request.submit(queue)
-            grid = request.grid
+            grids = [request.grid]
         else:
+            grids = []
             for split, split_gap in splits:
                 grid = queue_upload_run(staged, target=target, positive_class=positive, categorical=categorical,
                                         drop=drop, encoders=encoders, models=models, scorings=scorings,
                                         tuning=tuning, timeout=float(timeout), db_path=common.db_path(),
                                         workers=int(workers), split=split, gap=split_gap,
                                         custom_encoders=chosen_plugins)
+                grids.append(grid)
     except (DatasetError, ValueError) as exc:
         st.error(common.md_text(exc))
         st.stop()
     queue.ensure_worker()
-    st.session_state["last_run"] = grid.run_id
-    st.success(f"Queued run `{grid.run_id}`. It keeps running if you close the page; "
-               "follow it here or on the Runs page.")
+    st.session_state["last_run"] = grids[0].run_id
+    st.session_state["last_runs"] = [g.run_id for g in grids]
+    if len(grids) == 1:
+        st.success(f"Queued run `{grids[0].run_id}`. It keeps running if you close the page; "
+                   "follow it here or on the Runs page.")
+    else:
+        named = " and ".join(f"`{g.run_id}` ({g.split_kind}, {n_experiments * N_FOLDS:,} result rows)"
+                             for g in grids)
+        st.success(f"Queued {len(grids)} runs, one per split: {named}. They keep running if you close "
+                   "the page; follow them here or on the Runs page.")
 
 
 @st.fragment(run_every=2.0)
 @common.guarded
-def _watch(run_id: str) -> None:
+def _watch(run_id: str, results: bool = True) -> None:
     row = run_views.run_progress(run_id)
     if row is None:
         st.caption("Waiting for the worker to start the run ...")
         return
     run_views.show_progress(row)
-    run_views.show_result(run_id)
+    if results:
+        run_views.show_result(run_id)
 
 
 if st.session_state.get("last_run"):
@@ -272,3 +289,11 @@ if st.session_state.get("last_run"):
     st.page_link("pages/runs.py", label="This run on the Runs page", icon=":material/list:",
                  query_params={"run": st.session_state["last_run"]})
     _watch(st.session_state["last_run"])
+    # the other runs of the same launch (one per split): progress here, results on the Runs page;
+    # the first run's result already says whether the best encoders change between the splits
+    launched = st.session_state.get("last_runs") or []
+    for other in launched[1:] if launched[:1] == [st.session_state["last_run"]] else []:
+        st.subheader(f"Your run `{other}`")
+        st.page_link("pages/runs.py", label="This run on the Runs page", icon=":material/list:",
+                     query_params={"run": other})
+        _watch(other, results=False)

@@ -269,3 +269,40 @@ def test_after_queueing_the_runs_link_opens_the_queued_run(app_db, monkeypatch):
     assert not at.exception, at.exception
     assert at.selectbox(key="run_choice").value == request.run_id
 
+
+
+def test_a_cv_and_time_launch_counts_and_names_each_of_its_two_runs(app_db, monkeypatch):
+    import numpy as np
+    import pandas as pd
+
+    monkeypatch.setattr(RunQueue, "ensure_worker", lambda self, **kw: False)
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame({"day": pd.date_range("2024-01-01", periods=200, freq="D").strftime("%Y-%m-%d"),
+                          "colour": rng.choice(["r", "g", "b"], 200), "label": rng.choice(["no", "yes"], 200)})
+    _upload(monkeypatch, frame, "timed.csv")
+    at = _run_page()
+    at.selectbox(key="target").set_value("label").run()
+    at.radio(key="split-mode").set_value("both").run()
+    at.button(key="enc-none").click().run()
+    at.button_group(key="enc-identifier").set_value(["OH"]).run()
+    at.button_group(key="enc-simple target").set_value(["MT"]).run()
+    # 2 encoders x 1 model x 4 metrics = 8 experiments; 5 folds: 40 result rows per run
+    (estimate,) = [i.value for i in at.info if "runs, one per split" in i.value]
+    assert estimate.startswith("2 runs, one per split (cv: 5 stratified folds; time: 5 forward folds over day)")
+    assert "each of 8 experiments" in estimate
+    assert "10 fold tasks and 40 result rows per run, 80 result rows in all" in estimate
+    at.button(key="launch").click().run()
+    assert not at.exception, at.exception
+    requests = RunQueue(app_db).pending()
+    assert len(requests) == 2
+    (success,) = [s.value for s in at.success]
+    for request in requests:
+        kind = "time" if request.payload["grid"].get("split", "cv").startswith("time") else "cv"
+        assert f"`{request.run_id}` ({kind}, 40 result rows)" in success
+    links = {p.query_string for p in _page_links(at) if p.label == "This run on the Runs page"}
+    assert links == {f"run={r.run_id}" for r in requests}
+    runs = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    runs.switch_page("pages/runs.py")
+    runs.run()
+    table = runs.dataframe[0].value.set_index("run_id")
+    assert [table.loc[r.run_id, "rows"] for r in requests] == ["0 / 40", "0 / 40"]   # as announced

@@ -157,3 +157,21 @@ def test_replicability_offers_the_split_once_time_results_exist(split_env):
     assert "No results for LogReg / no / AUC" in texts(time_split)   # time rows are local only
     local = open_page("replicability", {"split": "time", "origin": "local", "model": "DT", "metric": "BAcc"})
     assert "1 dataset(s) with results: at least 4 are needed" in texts(local)
+
+
+def test_the_left_out_count_equals_what_both_mixes_in_plus_the_other_split(split_env):
+    """The database holds a cv and a time run (2 score rows each): the published view leaves 4
+    local rows out; *both* mixes in the 2 cv rows and says that the 2 time rows are left out."""
+    published = texts(open_page("overview"))
+    assert "4 local score rows (1 dataset(s), 2 run(s)) are left out" in published
+    both = " ".join(w.value for w in open_page("overview", {"origin": "both"}).warning)
+    assert "Local results are mixed in: 2 local score rows" in both
+    assert ("2 local score rows of another split (2 time) are left out: this view shows split cv; "
+            "the Results explorer and Consensus rankings show them under *Evaluation split*.") in both
+    explorer = " ".join(w.value for w in open_page("explorer", {"origin": "both", "model": "DT",
+                                                                "metric": "BAcc"}).warning)
+    assert "2 local score rows of another split (2 time) are left out: this view shows split cv, " \
+           "the other is chosen under *Evaluation split*." in explorer
+    timed = " ".join(w.value for w in open_page("explorer", {"origin": "both", "model": "DT", "metric": "BAcc",
+                                                             "split": "time"}).warning)
+    assert "2 local score rows of another split (2 cv) are left out: this view shows split time" in timed
