@@ -277,7 +277,8 @@ def parse_encoders(text: str | None, params: Mapping | None = None, *,
     Parameters
     ----------
     text : str or None
-        Comma-separated items; None or ``all`` is the 32 (with ``default_all``).
+        Comma-separated items; None or ``all`` is the 32 (with ``default_all``); ``beyond`` is
+        every encoder beyond the study (:data:`encbench.vocab.BEYOND_ENCODERS`).
     params : mapping, optional
         :func:`load_params` output; keys match a custom encoder's name, its attribute or its
         import path. A key that matches no custom encoder is an error.
@@ -293,11 +294,14 @@ def parse_encoders(text: str | None, params: Mapping | None = None, *,
             raise ValueError(f"--encoder-params names {', '.join(map(repr, params))} but no custom "
                              f"encoder is given in --encoders")
         return (vocab.ENCODERS if default_all else ()), ()
-    lookup = {e.lower(): e for e in vocab.ENCODERS}
+    lookup = {e.lower(): e for e in vocab.ALL_ENCODERS}
     canonical, custom, used = set(), [], set()
     for item in items:
         if item.lower() == "all":
             canonical.update(vocab.ENCODERS)
+            continue
+        if item.lower() == "beyond":
+            canonical.update(vocab.BEYOND_ENCODERS)
             continue
         name, _, target = item.partition("=") if "=" in item else ("", "", item)
         name, target = name.strip(), target.strip()
@@ -312,7 +316,7 @@ def parse_encoders(text: str | None, params: Mapping | None = None, *,
                 known = [p.name for p in plugins()]
                 raise ValueError(
                     f"unknown encoder: got {target!r}; use one of the 32 ({', '.join(vocab.ENCODERS)}), "
-                    f"an import path module:attr"
+                    f"one beyond the study ({', '.join(vocab.BEYOND_ENCODERS)}), an import path module:attr"
                     + (f", or an installed plugin ({', '.join(known)})" if known else
                        " (no encoder plugins are installed)"))
             spec = plugin if not name else CustomEncoder(name, plugin.target, {}, plugin=plugin.plugin,
@@ -335,7 +339,7 @@ def parse_encoders(text: str | None, params: Mapping | None = None, *,
         raise ValueError(f"--encoder-params names encoders that are not in --encoders: got "
                          f"{', '.join(map(repr, unused))}; custom encoders: "
                          f"{', '.join(c.name for c in custom) or 'none'}")
-    return tuple(e for e in vocab.ENCODERS if e in canonical), tuple(custom)
+    return tuple(e for e in vocab.ALL_ENCODERS if e in canonical), tuple(custom)
 
 
 def _default_name(target: str) -> str:

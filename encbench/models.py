@@ -87,6 +87,9 @@ class ModelSpec:
         only when every model of its task lists the encoder.
     auc_scores : str
         The estimator method AUC is computed on (its column of the positive class).
+    native_categories : bool
+        Takes categorical columns as they are (pandas ``category`` dtype), so the ``Native``
+        encoder (no encoding) applies to it.
     in_study : bool
         One of the published study's five models.
     """
@@ -101,6 +104,7 @@ class ModelSpec:
     early_stopping: EarlyStopping | None = None
     sparse_identical: frozenset[str] = field(default_factory=frozenset)
     auc_scores: str = "predict_proba"
+    native_categories: bool = False
     in_study: bool = False
 
     def make(self, tuning: str = "no"):
@@ -191,7 +195,8 @@ MODEL_REGISTRY = MappingProxyType({m.name: m for m in (
     ModelSpec("LGBM", "LightGBM, early stopping on a 10 % validation split", ("binary",), _lgbm,
               _SEEDS["LGBM"], grid=None,
               space=lambda: {"n_estimators": _integer(1, 1000, "log-uniform")},
-              early_stopping=LGBM_EARLY_STOPPING, sparse_identical=_ONE_HOT_LIKE, in_study=True),
+              early_stopping=LGBM_EARLY_STOPPING, sparse_identical=_ONE_HOT_LIKE,
+              native_categories=True, in_study=True),
     ModelSpec("SVM", "support vector machine, RBF kernel, C=1, gamma='scale'", ("binary",), _svm,
               _SEEDS["SVM"], grid={"C": [0.1, 1], "gamma": [0.1, 1, 10]},
               space=lambda: {"C": _real(0.1, 2), "gamma": _real(0.1, 100, "log-uniform")},
@@ -205,7 +210,8 @@ MODEL_REGISTRY = MappingProxyType({m.name: m for m in (
     ModelSpec("HGB", "scikit-learn's HistGradientBoostingClassifier, defaults", ("binary",), _hgb,
               _SEEDS["HGB"], grid={"learning_rate": [0.05, 0.1, 0.2]},
               space=lambda: {"learning_rate": _real(0.01, 0.5, "log-uniform"),
-                             "max_leaf_nodes": _integer(8, 64, "log-uniform")}),
+                             "max_leaf_nodes": _integer(8, 64, "log-uniform")},
+              native_categories=True),
 )})
 
 

@@ -22,6 +22,13 @@ ENCODERS: tuple[str, ...] = (
     "CVMT_2", "CVMT_5", "CVMT_10", "BUMT_2", "BUMT_5", "BUMT_10",
     "CVGLMM_2", "CVGLMM_5", "CVGLMM_10", "BUGLMM_2", "BUGLMM_5", "BUGLMM_10",
 )
+#: encoders beyond the study (practitioners' encoders of today), never mixed into the 32
+BEYOND_ENCODERS: tuple[str, ...] = (
+    "SkTE", "String", "Gap", "JS", "LOO", "Quantile", "Summary", "Helmert", "BackDiff", "Hash",
+    "Native",
+)
+#: every encoder name a grid accepts: the study's 32, then those beyond it
+ALL_ENCODERS: tuple[str, ...] = ENCODERS + BEYOND_ENCODERS
 #: task types: the study's binary classification; multiclass and regression are coming
 TASKS: tuple[str, ...] = ("binary", "multiclass", "regression")
 #: every model of the registry (:mod:`encbench.models`) that serves binary targets, in display

@@ -1,4 +1,5 @@
-"""The encoder zoo: the study's 32 encoder configurations as scikit-learn transformers.
+"""The encoder zoo: the study's 32 encoder configurations, and the encoders beyond the study
+(:mod:`encbench.encoders.beyond`), as scikit-learn transformers.
 
 >>> from encbench.encoders import REGISTRY, make_encoder, FAMILIES
 >>> enc = make_encoder("CVMT_5", random_state=0)   # configured, unfitted
@@ -20,13 +21,17 @@ import importlib
 
 #: module of this package -> the public names it provides here
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "registry": ("REGISTRY", "FAMILIES", "EncoderSpec", "make_encoder"),
+    "registry": ("REGISTRY", "FAMILIES", "EncoderSpec", "make_encoder", "BEYOND_REGISTRY",
+                 "ALL_REGISTRY", "BEYOND_FAMILY", "applies_to"),
     "unsupervised": ("DropEncoder", "OneHotEncoder", "OrdinalEncoder", "BinaryEncoder", "CountEncoder",
                      "SumEncoder", "MinHashEncoder"),
     "target": ("MeanTargetEncoder", "WoEEncoder", "MeanEstimateEncoder", "PreBinnedMeanTargetEncoder",
                "DiscretizedMeanTargetEncoder", "CatBoostEncoder"),
     "glmm": ("GLMMEncoder", "OneWayREML", "one_way_reml"),
     "wrappers": ("CrossValidatedEncoder", "BlowUpEncoder"),
+    "beyond": ("SklearnTargetEncoder", "StringEncoder", "GapEncoder", "JamesSteinEncoder",
+               "LeaveOneOutEncoder", "QuantileEncoder", "SummaryEncoder", "HelmertEncoder",
+               "BackwardDifferenceEncoder", "HashingEncoder", "NativeEncoder"),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 

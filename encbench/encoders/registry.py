@@ -1,7 +1,11 @@
-"""The registry of the study's 32 encoder configurations (DESIGN.md sections 4 and 6).
+"""The registry of encoder configurations: the study's 32, then those beyond it.
 
-Engine, app and tests all read :data:`REGISTRY`; :func:`make_encoder` builds a configured,
-unfitted encoder from a canonical name.
+Engine, app and tests all read :data:`REGISTRY` (the study's 32, in
+:data:`encbench.vocab.ENCODERS` order), :data:`BEYOND_REGISTRY` (the encoders practitioners use
+today, :data:`encbench.vocab.BEYOND_ENCODERS`, family ``beyond the study``) or
+:data:`ALL_REGISTRY` (both); :func:`make_encoder` builds a configured, unfitted encoder from a
+name of either. The study's configurations are never mixed with the others: "the 32" is
+:data:`REGISTRY`.
 
 Importing this module imports no encoder: the classes are named here (:class:`_Class`) and
 imported when an encoder is first built. The app's pages read the names, families and
@@ -17,9 +21,10 @@ from functools import partial
 from types import MappingProxyType
 from typing import Any
 
-from ..vocab import ENCODERS
+from ..vocab import BEYOND_ENCODERS, ENCODERS
 
-__all__ = ["EncoderSpec", "REGISTRY", "FAMILIES", "STUDY_SEED", "STUDY_UNKNOWN", "make_encoder"]
+__all__ = ["ALL_REGISTRY", "BEYOND_FAMILY", "BEYOND_REGISTRY", "EncoderSpec", "REGISTRY", "FAMILIES",
+           "STUDY_SEED", "STUDY_UNKNOWN", "applies_to", "make_encoder"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,13 @@ class EncoderSpec:
     factory : callable
         ``factory(random_state=...)`` returns a new configured, unfitted encoder (None: the
         study's seed).
+    in_study : bool
+        One of the published study's 32 configurations.
+    native : bool
+        No encoding: the columns go to a model that takes categories itself
+        (:attr:`encbench.models.ModelSpec.native_categories`); not applicable to the others.
+    library : str or None
+        The library that owns the encoder (beyond the study), for provenance.
     """
 
     name: str
@@ -49,6 +61,9 @@ class EncoderSpec:
     params: dict = field(hash=False)
     description: str
     factory: Callable[..., Any] = field(repr=False, compare=False)
+    in_study: bool = True
+    native: bool = False
+    library: str | None = None
 
     def make(self, random_state=None):
         """A new configured, unfitted encoder (same as ``make_encoder(self.name, ...)``)."""
@@ -120,12 +135,17 @@ def _study(cls, **params):
 
 
 _specs: list[EncoderSpec] = []
+_beyond: list[EncoderSpec] = []
+
+#: the family of every encoder beyond the study
+BEYOND_FAMILY = "beyond the study"
 
 
 def _add(name, family, supervised, description, cls, params=None, *, shown=None, seeded=False,
-         inner=None):
+         inner=None, library=None, native=False):
     params = dict(params or {})
-    _specs.append(
+    in_study = library is None
+    (_specs if in_study else _beyond).append(
         EncoderSpec(
             name=name,
             family=family,
@@ -133,6 +153,9 @@ def _add(name, family, supervised, description, cls, params=None, *, shown=None,
             params=dict(params if shown is None else shown),
             description=description,
             factory=partial(_build, cls, params, seeded=seeded, inner=inner),
+            in_study=in_study,
+            native=native,
+            library=library,
         )
     )
 
@@ -187,6 +210,54 @@ for _inner_name, _inner in (("MT", _study(MeanTargetEncoder)), ("GLMM", _study(G
              seeded=True, inner=_inner)
 
 
+SklearnTargetEncoder = _Class("beyond", "SklearnTargetEncoder")
+StringEncoder = _Class("beyond", "StringEncoder")
+GapEncoder = _Class("beyond", "GapEncoder")
+JamesSteinEncoder = _Class("beyond", "JamesSteinEncoder")
+LeaveOneOutEncoder = _Class("beyond", "LeaveOneOutEncoder")
+QuantileEncoder = _Class("beyond", "QuantileEncoder")
+SummaryEncoder = _Class("beyond", "SummaryEncoder")
+HelmertEncoder = _Class("beyond", "HelmertEncoder")
+BackwardDifferenceEncoder = _Class("beyond", "BackwardDifferenceEncoder")
+HashingEncoder = _Class("beyond", "HashingEncoder")
+NativeEncoder = _Class("beyond", "NativeEncoder")
+
+_SK, _SKRUB, _CE = "scikit-learn", "skrub", "category_encoders"
+_add("SkTE", BEYOND_FAMILY, True,
+     "scikit-learn's TargetEncoder: cross-fitted target means, smooth='auto', 5 stratified folds.",
+     SklearnTargetEncoder, {"cv": 5, "smooth": "auto"}, shown={"cv": 5, "smooth": "auto",
+                                                                "random_state": STUDY_SEED},
+     library=_SK)
+_add("String", BEYOND_FAMILY, False,
+     "skrub's StringEncoder: tf-idf of character n-grams, truncated SVD to 30 columns.",
+     StringEncoder, {"n_components": 30}, library=_SKRUB)
+_add("Gap", BEYOND_FAMILY, False,
+     "skrub's GapEncoder: Gamma-Poisson factorisation of n-gram counts, 10 topics.",
+     GapEncoder, {"n_components": 10}, library=_SKRUB)
+_add("JS", BEYOND_FAMILY, True, "category_encoders' James-Stein: level means shrunk to the mean.",
+     JamesSteinEncoder, library=_CE)
+_add("LOO", BEYOND_FAMILY, True,
+     "category_encoders' Leave-One-Out: training rows get their level's mean without themselves.",
+     LeaveOneOutEncoder, library=_CE)
+_add("Quantile", BEYOND_FAMILY, True,
+     "category_encoders' Quantile: the level's median of y, smoothed to the overall median.",
+     QuantileEncoder, {"quantile": 0.5, "m": 1.0}, library=_CE)
+_add("Summary", BEYOND_FAMILY, True,
+     "category_encoders' Summary: smoothed first and third quartiles of y per level.",
+     SummaryEncoder, {"quantiles": (0.25, 0.75), "m": 1.0}, library=_CE)
+_add("Helmert", BEYOND_FAMILY, False,
+     "category_encoders' Helmert contrasts: each level against the mean of the previous ones.",
+     HelmertEncoder, library=_CE)
+_add("BackDiff", BEYOND_FAMILY, False,
+     "category_encoders' backward-difference contrasts: each level against the previous one.",
+     BackwardDifferenceEncoder, library=_CE)
+_add("Hash", BEYOND_FAMILY, False, "category_encoders' Hashing: feature hashing into 8 columns.",
+     HashingEncoder, {"n_components": 8}, library=_CE)
+_add("Native", BEYOND_FAMILY, False,
+     "No encoding: the model's own categorical handling (LightGBM, HistGradientBoosting only).",
+     NativeEncoder, library="the model", native=True)
+
+
 def _in_order(specs: list[EncoderSpec], names: tuple[str, ...]) -> dict[str, EncoderSpec]:
     """name -> spec in the order of ``names``, checked at import: each name configured once.
 
@@ -234,6 +305,25 @@ def _by_family(registry, families: tuple[str, ...]) -> dict[str, tuple[str, ...]
 
 FAMILIES: MappingProxyType = MappingProxyType(_by_family(REGISTRY, _FAMILY_ORDER))
 
+#: name -> :class:`EncoderSpec` of the encoders beyond the study, in
+#: :data:`encbench.vocab.BEYOND_ENCODERS` order.
+BEYOND_REGISTRY: MappingProxyType = MappingProxyType(_in_order(_beyond, BEYOND_ENCODERS))
+#: every encoder: the study's 32, then those beyond it.
+ALL_REGISTRY: MappingProxyType = MappingProxyType({**REGISTRY, **BEYOND_REGISTRY})
+
+
+def applies_to(encoder: str, model: str) -> bool:
+    """Whether ``model`` can be run with ``encoder``: a native encoder needs a model that takes
+    categories (:attr:`encbench.models.ModelSpec.native_categories`); every other pair applies,
+    custom encoders included."""
+    from ..models import MODEL_REGISTRY
+
+    spec = ALL_REGISTRY.get(encoder)
+    if spec is None or not spec.native:
+        return True
+    model_spec = MODEL_REGISTRY.get(model)
+    return bool(model_spec is not None and model_spec.native_categories)
+
 
 def make_encoder(name: str, random_state=None):
     """A configured, unfitted encoder for the canonical name ``name``.
@@ -241,7 +331,8 @@ def make_encoder(name: str, random_state=None):
     Parameters
     ----------
     name : str
-        One of :data:`encbench.vocab.ENCODERS`, e.g. ``"CVMT_5"``.
+        One of :data:`encbench.vocab.ENCODERS` (e.g. ``"CVMT_5"``) or
+        :data:`encbench.vocab.BEYOND_ENCODERS` (e.g. ``"SkTE"``).
     random_state : int, RandomState or None, default=None
         Seed of the CV/BU wrappers' fold assignment; None means the study's seed
         (:data:`STUDY_SEED`), which reproduces the published numbers. Ignored by the other
@@ -252,7 +343,8 @@ def make_encoder(name: str, random_state=None):
     ValueError
         If ``name`` is not a canonical encoder name.
     """
-    spec = REGISTRY.get(name) if isinstance(name, str) else None
+    spec = ALL_REGISTRY.get(name) if isinstance(name, str) else None
     if spec is None:
-        raise ValueError(f"unknown encoder name: got {name!r}; known names: {', '.join(ENCODERS)}")
+        raise ValueError(f"unknown encoder name: got {name!r}; known names: "
+                         f"{', '.join(ENCODERS + BEYOND_ENCODERS)}")
     return spec.make(random_state=random_state)

@@ -192,11 +192,12 @@ class Grid:
         customs = _custom_encoders(self.custom_encoders)
         set_(self, "custom_encoders", customs)
         # None means "all", as the defaults (JSON requests may carry explicit nulls)
-        for attr, allowed, kind in (("encoders", vocab.ENCODERS, "encoder"),
+        for attr, allowed, kind in (("encoders", vocab.ALL_ENCODERS, "encoder"),
                                     ("models", vocab.MODELS, "model"),
                                     ("scorings", vocab.METRICS, "scoring")):
             value = getattr(self, attr)
-            names = allowed if value is None else _as_names(value, attr)
+            default = vocab.ENCODERS if attr == "encoders" else allowed  # "all" encoders: the 32
+            names = default if value is None else _as_names(value, attr)
             if attr == "encoders" and customs:  # custom encoders run after the canonical ones
                 names = tuple(n for n in names if n not in customs)
                 set_(self, attr, (_canonical(names, allowed, kind) if names else ()) + tuple(customs))
@@ -363,12 +364,16 @@ class Plan:
         Every task of the grid, dataset by dataset.
     n_expected : int
         Result rows of the complete run.
+    not_applicable : tuple of (str, str)
+        ``(encoder, model)`` pairs of the grid that are not run because the encoder does not
+        apply to the model (:func:`encbench.encoders.applies_to`).
     """
 
     grid: Grid
     datasets: Mapping
     tasks: tuple[Task, ...]
     n_expected: int
+    not_applicable: tuple[tuple[str, str], ...] = ()
 
     def by_key(self) -> dict:
         """Dataset key -> Dataset."""
@@ -402,9 +407,9 @@ def plan(grid: Grid) -> Plan:
         encoder is not in the registry.
     """
     from encbench.data import DatasetError, load_dataset
-    from encbench.encoders import REGISTRY
+    from encbench.encoders import ALL_REGISTRY, applies_to
 
-    missing = [e for e in grid.encoders if e not in REGISTRY and e not in grid.custom_encoders]
+    missing = [e for e in grid.encoders if e not in ALL_REGISTRY and e not in grid.custom_encoders]
     if missing:
         raise ValueError(f"encoders not in the registry: got {missing!r}")
 
@@ -445,13 +450,21 @@ def plan(grid: Grid) -> Plan:
         check_on_datasets([grid.custom(n) for n in grid.custom_encoders], datasets.values())
 
     customs = {n: grid.custom(n).to_json() for n in grid.custom_encoders}
+    # an encoder that does not apply to a model (Native needs a model that takes categories) runs
+    # without it: the pair is recorded as not applicable, never as a failure
+    models_of = {e: tuple(m for m in grid.models if applies_to(e, m)) for e in grid.encoders}
+    not_applicable = tuple((e, m) for e in grid.encoders for m in grid.models if m not in models_of[e])
+    for encoder, model in not_applicable:
+        log.info("encoder %s does not apply to model %s: not run (not applicable)", encoder, model)
     tasks = tuple(
-        Task(ds.key, encoder, fold, grid.n_folds, grid.models, grid.scorings, grid.tuning,
+        Task(ds.key, encoder, fold, grid.n_folds, models_of[encoder], grid.scorings, grid.tuning,
              grid.split_kind, grid.time_column, grid.gap, custom=customs.get(encoder))
-        for ds in datasets.values() for encoder in grid.encoders for fold in range(grid.n_folds)
+        for ds in datasets.values() for encoder in grid.encoders if models_of[encoder]
+        for fold in range(grid.n_folds)
     )
-    n_expected = len(tasks) * len(grid.models) * len(grid.scorings)
-    return Plan(grid=grid, datasets=datasets, tasks=tasks, n_expected=n_expected)
+    n_expected = sum(len(task.models) for task in tasks) * len(grid.scorings)
+    return Plan(grid=grid, datasets=datasets, tasks=tasks, n_expected=n_expected,
+                not_applicable=not_applicable)
 
 
 def _time_split_problems(ds, grid: Grid) -> list[str]:

@@ -150,9 +150,10 @@ def make_preprocessor(encoder: str, categorical, numerical, custom: str | None =
     from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import RobustScaler
 
-    from encbench.encoders import make_encoder
+    from encbench.encoders import ALL_REGISTRY, make_encoder
 
     encode = make_encoder(encoder, random_state=ENCODER_SEED) if custom is None else _custom_encoder(custom)
+    native = custom is None and ALL_REGISTRY[encoder].native
     if sparse:
         encode.set_params(sparse_output=True)
     categorical_pipe = Pipeline([
@@ -166,7 +167,9 @@ def make_preprocessor(encoder: str, categorical, numerical, custom: str | None =
         transformers.append(("numerical", numerical_pipe, list(numerical)))
     # sparse: stack to CSR whatever the density (scikit-learn's default threshold, 0.3, would
     # pick dense or sparse by density and the memory estimate could count on neither)
-    return ColumnTransformer(transformers, remainder="drop", sparse_threshold=1.0 if sparse else 0.3)
+    prep = ColumnTransformer(transformers, remainder="drop", sparse_threshold=1.0 if sparse else 0.3)
+    # no encoding: a frame keeps the category dtype the model reads the categories from
+    return prep.set_output(transform="pandas") if native else prep
 
 
 def _custom_encoder(spec: str):
@@ -442,7 +445,14 @@ def _bayes_search(fold: _Fold, model: str, scorings) -> dict:
     return out
 
 
-def _strategy(model: str, tuning: str):
+def _strategy(model: str, tuning: str, encoder: str | None = None):
+    from encbench.encoders import applies_to
+
+    if encoder is not None and not applies_to(encoder, model):
+        takers = ", ".join(n for n, spec in MODEL_REGISTRY.items() if spec.native_categories)
+        raise _StageError(f"model {model}", ValueError(
+            f"encoder {encoder!r} does not apply to model {model!r}: it needs a model that takes "
+            f"categories ({takers})"))
     if tuning == "full":
         return _bayes_search
     if get_model(model).early_stopping is not None:  # its tuning under 'no' and 'model'
@@ -479,7 +489,8 @@ def run_task(task: Task, data: Payload) -> list[dict]:
         for model in task.models:
             start = time.perf_counter()
             try:
-                results = _strategy(model, task.tuning)(fold, model, task.scorings)
+                results = _strategy(model, task.tuning, None if getattr(task, "custom", None)
+                                    else task.encoder)(fold, model, task.scorings)
             except _StageError as exc:
                 seconds = time.perf_counter() - start
                 results = {s: (exc, seconds, None) for s in task.scorings}
