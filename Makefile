@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-$(shell cat requirements.txt pyproject.toml setup.py
 PORT ?= 8501
 HOST ?= 127.0.0.1
 
-.PHONY: run test setup db bench clean-db wheel
+.PHONY: run serve-readonly test setup db bench clean-db wheel
 
 setup: $(STAMP)
 
@@ -26,6 +26,11 @@ db: setup
 run: db
 	$(BIN)/python -m streamlit run serve.py --server.headless true --server.address $(HOST) \
 		--server.port $(PORT) --browser.gatherUsageStats false
+
+# The benchmark for others to browse: no uploads, no runs, no deletes (README, read-only mode).
+serve-readonly: db
+	ENCBENCH_READ_ONLY=1 $(BIN)/python -m streamlit run serve.py --server.headless true \
+		--server.address $(HOST) --server.port $(PORT) --browser.gatherUsageStats false
 
 test: db
 	$(BIN)/python -m ruff check .

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
@@ -11,10 +11,12 @@ from encbench.engine.queue import Request
 from encbench.engine.runner import format_duration
 
 __all__ = ["COLUMNS", "STALE_AFTER_S", "WAITING", "effective_status", "expected_rows", "format_duration",
-           "progress_table", "runner_gone"]
+           "hide_upload_paths", "progress_table", "runner_gone", "upload_paths"]
 
+#: ``owner``: the token of the app session that launched the run (None: the command line);
+#: for deciding who may delete it, never for display.
 COLUMNS = ["run_id", "label", "origin", "status", "done", "total", "n_ok", "n_failed", "n_timeout",
-           "eta_s", "created_at", "finished_at", "error"]
+           "eta_s", "created_at", "finished_at", "error", "owner"]
 
 
 #: status of a run whose request waits for another process to release the database
@@ -106,9 +108,10 @@ def progress_table(runs: pd.DataFrame, pending: Sequence[Request] = (),
             elapsed = (pd.Timestamp(run.last_result_at) - pd.Timestamp(run.created_at)).total_seconds()
             if elapsed > 0:
                 eta = max(total - n_done, 0) / (n_done / elapsed)
+        owner = getattr(run, "owner", None)
         rows.append([run.run_id, run.label, run.origin, status, n_done, total, int(run.n_ok),
                      int(run.n_failed), int(run.n_timeout), eta, run.created_at, run.finished_at,
-                     run.error])
+                     run.error, owner if isinstance(owner, str) else None])
     known = set(runs["run_id"]) if len(runs) else set()
     unknown_failures = {r.run_id: r for r in done
                         if r.kind == "run" and r.outcome == "failed" and r.run_id not in known}
@@ -121,5 +124,47 @@ def progress_table(runs: pd.DataFrame, pending: Sequence[Request] = (),
         error = request.waiting.get("reason") if run_id in waiting_ids else None if queued else request.error
         rows.append([run_id, grid.get("label"), "local", status, 0,
                      expected_rows(grid), 0, 0, 0, None, pd.Timestamp(request.created_at, unit="s"),
-                     None, error])
+                     None, error, request.payload.get("owner")])
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+#: what :func:`hide_upload_paths` shows instead of a stored upload's path
+HIDDEN_UPLOAD = "<stored upload>"
+
+
+def upload_paths(config: Mapping) -> list[str]:
+    """The file paths among a run's datasets (its ``config["datasets"]``), longest first.
+
+    A dataset is a file unless it is ``bundled:NAME``, ``suite:NAME`` or an OpenML id; an
+    upload's is its stored copy, ``<db dir>/uploads/<sha256><suffixes>``.
+    """
+    specs = config.get("datasets") if isinstance(config, Mapping) else None
+    if not isinstance(specs, (list, tuple)):
+        return []
+    files = {str(s) for s in specs if isinstance(s, str) and s
+             and not s.startswith(("bundled:", "suite:")) and not s.isdigit()}
+    return sorted(files, key=len, reverse=True)
+
+
+def hide_upload_paths(value, paths: Sequence[str]):
+    """``value`` (text, or a JSON-like structure: keys and values) with every path of ``paths``
+    and its directory replaced by :data:`HIDDEN_UPLOAD`, for anyone but the run's owner.
+
+    Examples
+    --------
+    >>> hide_upload_paths({"datasets": ["/srv/db/uploads/ab.csv"]}, ["/srv/db/uploads/ab.csv"])
+    {'datasets': ['<stored upload>']}
+    >>> hide_upload_paths("cannot read /srv/db/uploads/cd.csv", ["/srv/db/uploads/ab.csv"])
+    'cannot read <stored upload>/cd.csv'
+    """
+    if isinstance(value, str):
+        for path in paths:
+            value = value.replace(path, HIDDEN_UPLOAD)
+        for folder in {os.path.dirname(p) for p in paths if os.path.dirname(p) not in ("", "/")}:
+            value = value.replace(folder, HIDDEN_UPLOAD)
+        return value
+    if isinstance(value, Mapping):
+        return {hide_upload_paths(k, paths): hide_upload_paths(v, paths) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [hide_upload_paths(v, paths) for v in value]
+    return value

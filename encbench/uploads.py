@@ -191,16 +191,25 @@ def without_columns(staged: StagedUpload, drop: list[str], *,
 
 
 def store_upload(staged: StagedUpload, db_path: Path | str | None = None) -> Path:
-    """Keep a validated upload under ``uploads/`` by content hash (idempotent); return its path."""
+    """Keep a validated upload under ``uploads/`` by content hash (idempotent); return its path.
+
+    Uploads may hold private data: the file is readable by this user only (0600), in a
+    directory only this user can list or enter (0700); both are tightened if they exist looser.
+    """
     if not staged.ok or staged.path is None:
         raise ValueError(f"upload {staged.filename!r} has errors and cannot be stored: {staged.errors!r}")
     target_dir = upload_dir(db_path)
-    target_dir.mkdir(parents=True, exist_ok=True)
+    target_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if stat.S_IMODE(target_dir.stat().st_mode) != 0o700:
+        os.chmod(target_dir, 0o700)
     final = target_dir / staged.path.name
     if not final.exists():
         tmp = target_dir / f".{final.name}.tmp"
         shutil.copyfile(staged.path, tmp)
+        os.chmod(tmp, 0o600)
         os.replace(tmp, final)
+    elif stat.S_IMODE(final.stat().st_mode) != 0o600:
+        os.chmod(final, 0o600)
     return final
 
 
@@ -208,14 +217,16 @@ def queue_upload_run(staged: StagedUpload, *, target: str, positive_class=None,
                      categorical: list[str] | None = None, drop: list[str] | None = None,
                      encoders, models, scorings, tuning: str, n_folds: int = Grid.n_folds,
                      timeout: float = 600.0, db_path: Path | str | None = None,
-                     workers: int = 1, split: str = "cv", gap: int = 0, custom_encoders=()) -> Grid:
+                     workers: int = 1, split: str = "cv", gap: int = 0, custom_encoders=(),
+                     owner: str | None = None) -> Grid:
     """Validate, store and queue a run of the chosen grid on a staged upload; return the grid.
 
     ``drop`` lists columns to leave out (e.g. ID-like or leaking ones); the run then uses a
     derived copy of the file without them (:func:`without_columns`). ``split`` and ``gap`` are
     those of :class:`~encbench.engine.grid.Grid` (``'cv'``, ``'cv:COLUMN'``, ``'time:COLUMN'``);
     a time split's column is checked here, before anything is stored. ``custom_encoders`` are
-    installed plugins (:func:`encbench.custom.plugins`) to run besides ``encoders``.
+    installed plugins (:func:`encbench.custom.plugins`) to run besides ``encoders``; ``owner``
+    is the asking app session's token (:class:`~encbench.engine.requests.RunRequest`).
 
     Raises
     ------
@@ -247,5 +258,5 @@ def queue_upload_run(staged: StagedUpload, *, target: str, positive_class=None,
                 n_folds=n_folds, timeout=timeout, label=label, dataset_options={spec: options},
                 split=split, gap=gap, custom_encoders=list(custom_encoders))
     # a plugin failing its pre-run check is refused here, with the reason
-    RunRequest(grid, workers=workers).checked().submit(RunQueue(db_path))
+    RunRequest(grid, workers=workers, owner=owner).checked().submit(RunQueue(db_path))
     return grid

@@ -53,6 +53,10 @@ def _count(n: int, noun: str) -> str:
 st.title("Run on your data")
 st.caption("Which encoder should I use on my dataset? Upload it, run the encoders, and compare "
            "their ranking on your data with the published consensus.")
+if common.read_only():  # nothing is uploaded, stored or queued on a server shared read-only
+    common.read_only_notice("uploads and runs are turned off. The Runs page lists the runs made so far; "
+                            "to run the encoders on your data, start encbench on your own machine.")
+    st.stop()
 queue = run_views.queue()
 run_views.keep_worker_alive(queue)
 
@@ -243,7 +247,8 @@ if st.button("Launch run", type="primary", key="launch"):
             # a plugin that fails on a sample of the data is refused here, with the reason
             request = RunRequest.bundled(bundled_name, encoders=encoders, models=models, scorings=scorings,
                                          tuning=tuning, timeout=float(timeout),
-                                         custom_encoders=chosen_plugins, workers=int(workers))
+                                         custom_encoders=chosen_plugins, workers=int(workers),
+                                         owner=common.session_owner())
             request.submit(queue)
             grids = [request.grid]
         else:
@@ -253,7 +258,7 @@ if st.button("Launch run", type="primary", key="launch"):
                                         drop=drop, encoders=encoders, models=models, scorings=scorings,
                                         tuning=tuning, timeout=float(timeout), db_path=common.db_path(),
                                         workers=int(workers), split=split, gap=split_gap,
-                                        custom_encoders=chosen_plugins)
+                                        custom_encoders=chosen_plugins, owner=common.session_owner())
                 grids.append(grid)
     except (DatasetError, ValueError) as exc:
         st.error(common.md_text(exc))

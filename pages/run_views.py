@@ -21,7 +21,10 @@ def queue() -> RunQueue:
 
 
 def keep_worker_alive(q: RunQueue) -> None:
-    """Start the worker when requests wait and none is running (e.g. it was killed)."""
+    """Start the worker when requests wait and none is running (e.g. it was killed); never on a
+    read-only server, which starts no process."""
+    if common.read_only():
+        return
     if (q.pending() or q.active()) and q.ensure_worker():
         st.toast("Started the background worker for queued runs.", icon=":material/play_circle:")
 

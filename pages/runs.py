@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from encbench.engine.requests import DeleteRequest, RunRequest
-from encbench.runs import WAITING, format_duration
+from encbench.runs import WAITING, format_duration, hide_upload_paths, upload_paths
 from encbench.store import queries
 from pages import common, run_views
 
@@ -13,6 +13,9 @@ common.ensure_routed()
 ACTIVE = ("queued", "running", WAITING)  # WAITING: the worker retries a busy database
 
 st.title("Runs")
+if common.read_only():
+    common.read_only_notice("runs are listed with their results, but none can be cancelled, resumed "
+                            "or deleted.")
 queue = run_views.queue()
 run_views.keep_worker_alive(queue)
 
@@ -93,27 +96,42 @@ def _detail(run_id: str) -> None:
     config = run_views.run_config(runs.loc[run_id]) if run_id in runs.index else {}
     is_published = row["origin"] == "published"
     cancel_requested = queue.is_cancelled(run_id) and row["status"] in ACTIVE
+    # Stopping or removing a run belongs to the session that launched it (or the command line);
+    # anyone may look at it, and resume it (which adds results, never removes any).
+    owned = common.owns(row["owner"]) and not is_published
+    shown_config = config
+    if not owned:  # nor may anyone else learn where its uploaded file is kept
+        paths = upload_paths(config)
+        shown_config = hide_upload_paths(config, paths)
+        row = row.copy()
+        row["error"] = hide_upload_paths(row["error"], paths)
 
-    with st.container(horizontal=True):
-        if st.button("Cancel", key="cancel", disabled=row["status"] not in ACTIVE or cancel_requested):
-            queue.cancel(run_id)
-            st.rerun(scope="fragment")
-        can_resume = (not is_published and row["status"] in ("cancelled", "failed", "interrupted", "done")
-                      and bool(config.get("datasets")))
-        if st.button("Resume", key="resume", disabled=not can_resume,
-                     help="Queue the unfinished part again (finished experiments are kept), with as "
-                          "many parallel task processes as the run had."):
-            RunRequest.resume(config, queue).submit(queue)
-            queue.ensure_worker()
-            st.rerun()
-        confirm = st.checkbox(f"Confirm: delete run {run_id}", key="confirm_delete", disabled=is_published)
-        if st.button("Delete", key="delete", disabled=is_published or not confirm,
-                     help="Removes the run's results and, if no other run uses it, its uploaded file."):
-            DeleteRequest(run_id).submit(queue)
-            queue.ensure_worker()
-            st.rerun()
+    if not common.read_only():
+        with st.container(horizontal=True):
+            if owned and st.button("Cancel", key="cancel",
+                                   disabled=row["status"] not in ACTIVE or cancel_requested):
+                queue.cancel(run_id)
+                st.rerun(scope="fragment")
+            can_resume = (not is_published and row["status"] in ("cancelled", "failed", "interrupted", "done")
+                          and bool(config.get("datasets")))
+            if st.button("Resume", key="resume", disabled=not can_resume,
+                         help="Queue the unfinished part again (finished experiments are kept), with as "
+                              "many parallel task processes as the run had."):
+                RunRequest.resume(config, queue).submit(queue)
+                queue.ensure_worker()
+                st.rerun()
+            if owned:
+                confirm = st.checkbox(f"Confirm: delete run {run_id}", key="confirm_delete")
+                if st.button("Delete", key="delete", disabled=not confirm,
+                             help="Removes the run's results and, if no other run uses it, its uploaded file."):
+                    DeleteRequest(run_id, owner=common.session_owner()).submit(queue)
+                    queue.ensure_worker()
+                    st.rerun()
     if is_published:
         st.caption("The published results cannot be deleted from the app.")
+    elif not owned and not common.read_only():
+        st.caption(f"Only the browser session that launched this run can cancel or delete it (from the "
+                   f"command line: `encbench runs --delete {run_id}`).")
     if cancel_requested:
         st.caption("Cancel requested: the run stops after the tasks in flight.")
     if run_id in deleting:
@@ -121,8 +139,10 @@ def _detail(run_id: str) -> None:
 
     run_views.show_progress(row)
     with st.expander("Configuration"):
-        st.json(config or {"note": "not recorded"})
+        st.json(shown_config or {"note": "not recorded"})
     errors = queries.run_errors(common.get_reader(db), run_id)
+    if len(errors) and not owned:
+        errors = errors.assign(error=[hide_upload_paths(e, paths) for e in errors["error"]])
     if len(errors):
         st.subheader(f"Failed experiments ({len(errors)})")
         st.dataframe(errors, hide_index=True, width="stretch")

@@ -14,6 +14,8 @@ from encbench.engine.worker import serve
 from encbench.store import Writer, queries
 
 REPO = Path(__file__).resolve().parents[1]
+#: the app session that launched the runs these tests delete (requests.new_owner_token's format)
+OWNER = "0123456789abcdef" * 2
 
 
 @pytest.fixture()
@@ -120,11 +122,11 @@ def test_worker_deletes_a_run_and_its_orphan_upload(tmp_path):
     (uploads / "abc123.csv").write_text("a,b\n")
     with Writer(db) as w:
         w.upsert_dataset({"dataset": "file:abc123", "name": "mine", "source": "upload", "sha256": "abc123"})
-        w.ensure_run("r1", origin="local")
+        w.ensure_run("r1", origin="local", owner=OWNER)
         w.write_results([dict(run_id="r1", dataset="file:abc123", encoder="OH", model="DT", tuning="no",
                               scoring="AUC", fold=0, n_folds=1, cv_score=0.5, time=0.1, status="ok")])
     queue = RunQueue(db)
-    queue.submit("delete", {"run_id": "r1"})
+    queue.submit("delete", {"run_id": "r1", "owner": OWNER})
     assert serve(db, idle_exit=0, poll=0.01) == 0
     with Writer(db, publish=False) as w:
         assert w.run_status("r1") is None
@@ -136,9 +138,9 @@ def test_worker_deletes_a_run_and_its_orphan_upload(tmp_path):
 def test_ensure_worker_starts_a_detached_process_that_drains_and_exits(tmp_path):
     db = tmp_path / "d.duckdb"
     with Writer(db) as w:
-        w.ensure_run("r1", origin="local")
+        w.ensure_run("r1", origin="local", owner=OWNER)
     queue = RunQueue(db)
-    queue.submit("delete", {"run_id": "r1"})
+    queue.submit("delete", {"run_id": "r1", "owner": OWNER})
     assert queue.ensure_worker(idle_exit=0.5)
     deadline = time.time() + 60
     while (queue.pending() or queue.active()) and time.time() < deadline:

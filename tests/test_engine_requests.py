@@ -152,9 +152,31 @@ def test_resume_skips_a_request_it_cannot_read(queue, grid):
 # -- delete ----------------------------------------------------------------------------------
 
 def test_delete_cancels_the_run_and_queues_the_delete(queue, grid):
-    RunRequest(grid, workers=2).submit(queue)
-    DeleteRequest(grid.run_id).submit(queue)
-    assert [(r.kind, r.payload) for r in queue.pending()] == [("delete", {"run_id": grid.run_id})]
+    token = requests.new_owner_token()
+    RunRequest(grid, workers=2, owner=token).submit(queue)
+    DeleteRequest(grid.run_id, owner=token).submit(queue)
+    assert [(r.kind, r.payload) for r in queue.pending()] == [("delete", {"run_id": grid.run_id, "owner": token})]
     assert queue.is_cancelled(grid.run_id)
     with pytest.raises(ValueError, match="got ''"):
-        DeleteRequest("")
+        DeleteRequest("", owner=token)
+    with pytest.raises(ValueError, match="names the session asking: got owner None"):
+        DeleteRequest(grid.run_id, owner=None)
+
+
+# -- owners ----------------------------------------------------------------------------------
+
+def test_a_run_request_carries_its_owner_only_when_it_has_one(grid):
+    token = requests.new_owner_token()
+    owned = RunRequest(grid, workers=2, owner=token)
+    assert owned.payload()["owner"] == token
+    assert RunRequest.from_payload(owned.payload()) == owned
+    assert "owner" not in RunRequest(grid).payload()             # a command-line run: nobody's
+    assert RunRequest.from_payload(RunRequest(grid).payload()).owner is None
+
+
+def test_owner_tokens_are_random_and_checked(grid):
+    tokens = {requests.new_owner_token() for _ in range(100)}
+    assert len(tokens) == 100 and all(len(t) == 32 and int(t, 16) >= 0 for t in tokens)
+    for bad in ("", "x" * 32, "ABCDEF" + "0" * 26, 123, "0" * 31):
+        with pytest.raises(ValueError, match="owner must be a session token of 32 hex digits"):
+            RunRequest(grid, owner=bad)

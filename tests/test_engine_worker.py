@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from encbench.engine.grid import Grid
 from encbench.engine.queue import RunQueue
+from encbench.engine.requests import RunRequest, new_owner_token
 from encbench.engine.worker import serve
 from encbench.store import Reader, Writer
 
@@ -37,11 +38,13 @@ def test_worker_drains_a_run_request(db):
     grid = Grid(datasets=["bundled:tic-tac-toe"], encoders=["OH", "CB"], models=["LogReg"],
                 scorings=["AUC", "BAcc"])
     queue = RunQueue(db)
-    queue.submit("run", {"run_id": grid.run_id, "grid": grid.to_dict()})
+    token = new_owner_token()
+    RunRequest(grid, owner=token).submit(queue)                  # launched by an app session
     assert serve(db, idle_exit=0, poll=0.01) == 0
     n, distinct, ok = _result_counts(db)
     assert n == distinct == ok == 2 * 1 * 2 * 5
     with Reader(db) as reader:
+        assert reader.query("SELECT owner FROM runs WHERE run_id = ?", [grid.run_id])["owner"].iloc[0] == token
         status = reader.query("SELECT status FROM runs WHERE run_id = ?", [grid.run_id])["status"].iloc[0]
         scores = reader.query("SELECT count(*) AS n FROM scores WHERE run_id = ?", [grid.run_id])["n"].iloc[0]
     assert status == "done" and scores == 4

@@ -64,6 +64,7 @@ def test_launch_queues_the_chosen_grid(app_db, monkeypatch):
     assert grid.encoders == ("OH", "MT") and grid.models == ("LogReg",) and grid.scorings == ("AUC",)
     assert grid.n_folds == Grid.n_folds
     assert request.payload["workers"] == default_workers()       # the widget's default
+    assert request.payload["owner"] == at.session_state["_encbench_owner"]   # this session owns it
     assert any(grid.run_id in s.value for s in at.success)
 
 
@@ -77,7 +78,7 @@ def test_runs_page_lists_published_and_queued_runs(app_db, monkeypatch):
     shown = at.dataframe[0].value
     assert set(shown["status"]) == {"done", "queued"}
     assert "queued one" in set(shown["label"])
-    assert at.button(key="delete").disabled                       # published runs cannot be deleted
+    assert "delete" not in {b.key for b in at.button}             # published runs cannot be deleted
 
 
 def test_leaky_and_id_columns_are_proposed_for_dropping(app_db, monkeypatch):
@@ -113,11 +114,16 @@ def test_runs_page_deletes_the_run_named_in_the_url(app_db, monkeypatch):
     """Two runs with the same label: the URL's run id decides which one the buttons act on."""
     from encbench.store import Writer
 
+    from encbench.engine.requests import new_owner_token
+
     monkeypatch.setattr(RunQueue, "ensure_worker", lambda self, **kw: False)
+    token = new_owner_token()
     with Writer(app_db) as writer:
         for run_id in ("local-aaa", "local-bbb"):
-            writer.ensure_run(run_id, origin="local", label="same label", status="done", n_expected=1)
+            writer.ensure_run(run_id, origin="local", label="same label", status="done", n_expected=1,
+                              owner=token)
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at.session_state["_encbench_owner"] = token                  # the session that launched both
     at.query_params["run"] = "local-bbb"
     at.switch_page("pages/runs.py")
     at.run()
@@ -223,6 +229,14 @@ def test_a_copy_of_a_published_dataset_opens_on_its_published_target(app_db, mon
     assert "looks like an ID" not in texts(at)                        # 28 teams in 672 rows, not 32
 
 
+def test_a_read_only_server_offers_no_upload_and_no_launch(app_db, monkeypatch):
+    monkeypatch.setenv("ENCBENCH_READ_ONLY", "1")
+    at = _run_page()
+    assert "This server is read-only (ENCBENCH_READ_ONLY=1): uploads and runs are turned off" in at.info[0].value
+    assert not at.get("file_uploader") and not at.radio and not at.button
+    assert RunQueue(app_db).pending() == []
+
+
 def _page_links(at) -> list:
     return [element.proto for element in at.get("page_link")]
 
@@ -268,7 +282,6 @@ def test_after_queueing_the_runs_link_opens_the_queued_run(app_db, monkeypatch):
     at.run()
     assert not at.exception, at.exception
     assert at.selectbox(key="run_choice").value == request.run_id
-
 
 
 def test_a_cv_and_time_launch_counts_and_names_each_of_its_two_runs(app_db, monkeypatch):

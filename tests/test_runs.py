@@ -5,7 +5,9 @@ import pandas as pd
 import pytest
 
 from encbench.engine.queue import RunQueue
-from encbench.runs import expected_rows, format_duration, progress_table
+from encbench.runs import (
+    HIDDEN_UPLOAD, expected_rows, format_duration, hide_upload_paths, progress_table, upload_paths,
+)
 
 
 def _runs(**over):
@@ -95,3 +97,34 @@ def test_a_running_run_whose_process_is_gone_is_interrupted():
     assert effective_status(runs) == ["running", "interrupted", "interrupted", "running", "done"]
     table = progress_table(runs).set_index("run_id")
     assert table.loc["killed", "status"] == "interrupted" and pd.isna(table.loc["killed", "eta_s"])
+
+
+def test_each_run_says_which_session_owns_it(tmp_path):
+    """From the database for recorded runs, from the request for runs still queued."""
+    q = RunQueue(tmp_path / "x.duckdb")
+    q.submit("run", {"run_id": "new", "grid": {"datasets": ["a"], "encoders": ["OH"], "models": ["DT"],
+                                               "scorings": ["AUC"]}, "owner": "b" * 32})
+    q.submit("run", {"run_id": "cli", "grid": {"datasets": ["a"], "encoders": ["OH"], "models": ["DT"],
+                                               "scorings": ["AUC"]}})
+    runs = pd.concat([_runs(run_id="mine", owner="a" * 32), _runs(run_id="old")])  # "old": no owner column value
+    runs.loc[runs["run_id"] == "old", "owner"] = None
+    table = progress_table(runs, q.pending()).set_index("run_id")
+    owners = {run: owner if isinstance(owner, str) else None for run, owner in table["owner"].items()}
+    assert owners == {"mine": "a" * 32, "old": None, "new": "b" * 32, "cli": None}
+    assert not isinstance(progress_table(_runs()).loc[0, "owner"], str)   # a database without owners
+
+
+def test_stored_upload_paths_are_hidden_in_configs_and_messages():
+    stored = "/srv/encbench/db/uploads/" + "ab" * 32 + ".csv"
+    config = {"datasets": ["bundled:adult", "31", stored], "dataset_options": {stored: {"target": "y"}},
+              "resolved_datasets": {stored: {"key": "file:abab", "name": "mine"}}, "label": "mine.csv: y"}
+    assert upload_paths(config) == [stored]
+    assert upload_paths({"datasets": "not a list"}) == [] and upload_paths({}) == []
+    hidden = hide_upload_paths(config, upload_paths(config))
+    assert hidden == {"datasets": ["bundled:adult", "31", HIDDEN_UPLOAD],
+                      "dataset_options": {HIDDEN_UPLOAD: {"target": "y"}},
+                      "resolved_datasets": {HIDDEN_UPLOAD: {"key": "file:abab", "name": "mine"}},
+                      "label": "mine.csv: y"}
+    message = f"cannot read {stored}; also /srv/encbench/db/uploads/other.parquet"
+    assert hide_upload_paths(message, [stored]) == f"cannot read {HIDDEN_UPLOAD}; also {HIDDEN_UPLOAD}/other.parquet"
+    assert hide_upload_paths(None, [stored]) is None and hide_upload_paths(3, [stored]) == 3

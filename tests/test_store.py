@@ -366,3 +366,14 @@ def test_local_dataset_rows_are_still_updated(mem_writer):
     mem_writer.upsert_dataset({"dataset": "file:abc", "name": "mine v2", "source": "upload", "n_rows": 6})
     row = mem_writer.query("SELECT * FROM datasets WHERE dataset = 'file:abc'").iloc[0]
     assert (row["name"], row["n_rows"]) == ("mine v2", 6)
+
+
+def test_a_run_keeps_the_owner_it_was_created_with(mem_writer):
+    """The session that launched a run owns it; a later resume (by anyone) changes nothing."""
+    assert mem_writer.ensure_run("r1", origin="local", owner="a" * 32)
+    assert not mem_writer.ensure_run("r1", origin="local", owner="b" * 32, n_expected=5)
+    assert mem_writer.ensure_run("r2", origin="local")            # from the command line
+    owners = [mem_writer.run_owner(run) for run in ("r1", "r2", "r3")]
+    assert owners == ["a" * 32, None, None]
+    runs = queries.list_runs(mem_writer).set_index("run_id")
+    assert runs.loc["r1", "owner"] == "a" * 32 and runs.loc["r1", "n_expected"] == 5

@@ -131,3 +131,25 @@ def test_dropped_columns_are_left_out_of_the_stored_file(tmp_path):
     with pytest.raises(ValueError, match="'nope'"):
         queue_upload_run(staged, target="label", drop=["nope"], encoders=["OH"], models=["LogReg"],
                          scorings=["AUC"], tuning="no", db_path=db)
+
+
+def test_a_stored_upload_is_readable_by_this_user_only(tmp_path):
+    """0600 in a 0700 directory; an older, looser directory and file are tightened."""
+    import stat
+
+    db = tmp_path / "p.duckdb"
+    token = "c" * 32
+    staged = stage_upload(_csv(_good()), "mine.csv", db_path=db)
+    grid = queue_upload_run(staged, target="label", encoders=["OH"], models=["LogReg"], scorings=["AUC"],
+                            tuning="no", db_path=db, owner=token)
+    (stored,) = upload_dir(db).iterdir()
+    assert stat.S_IMODE(stored.stat().st_mode) == 0o600
+    assert stat.S_IMODE(upload_dir(db).stat().st_mode) == 0o700
+    (request,) = RunQueue(db).pending()
+    assert request.run_id == grid.run_id and request.payload["owner"] == token
+
+    upload_dir(db).chmod(0o755)                                  # as stored before this rule
+    stored.chmod(0o644)
+    assert store_upload(staged, db) == stored
+    assert stat.S_IMODE(stored.stat().st_mode) == 0o600
+    assert stat.S_IMODE(upload_dir(db).stat().st_mode) == 0o700

@@ -31,6 +31,8 @@ True
 from __future__ import annotations
 
 import os
+import re
+import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import ClassVar
@@ -115,11 +117,15 @@ class RunRequest:
         written without one runs with 1, as the worker always did.
     memory_budget : int or str, optional
         As ``run_grid``'s; default the worker's (``$ENCBENCH_MEMORY_BUDGET`` or half the memory).
+    owner : str, optional
+        The token of the app session asking (see :func:`new_owner_token`): the run's owner when
+        this request creates it, the one session that may delete it from the app.
     """
 
     grid: Grid
     workers: int = 1
     memory_budget: int | str | None = None
+    owner: str | None = None
 
     kind: ClassVar[str] = "run"
 
@@ -127,6 +133,7 @@ class RunRequest:
         if not isinstance(self.grid, Grid):
             raise ValueError(f"grid must be an encbench.engine.grid.Grid: got {self.grid!r}")
         _check_workers(self.workers)
+        _check_owner(self.owner)
 
     @property
     def run_id(self) -> str:
@@ -138,12 +145,14 @@ class RunRequest:
         payload = {"run_id": self.run_id, "grid": self.grid.to_dict(), "workers": self.workers}
         if self.memory_budget is not None:
             payload["memory_budget"] = self.memory_budget
+        if self.owner is not None:
+            payload["owner"] = self.owner
         return payload
 
     @classmethod
     def from_payload(cls, payload: Mapping) -> RunRequest:
         """Read a queued ``run`` request back (the inverse of :meth:`payload`)."""
-        return cls(Grid(**payload["grid"]), **_run_options(payload))
+        return cls(Grid(**payload["grid"]), **_run_options(payload), owner=payload.get("owner"))
 
     def checked(self) -> RunRequest:
         """This request, once a grid with encoders of your own passes their pre-run check.
@@ -169,12 +178,12 @@ class RunRequest:
     @classmethod
     def bundled(cls, name: str, *, encoders: Sequence[str], models: Sequence[str],
                 scorings: Sequence[str], tuning: str, timeout: float, custom_encoders=(),
-                workers: int | None = None) -> RunRequest:
+                workers: int | None = None, owner: str | None = None) -> RunRequest:
         """A run on the bundled copy of a published dataset (``bundled:NAME``, also its label).
 
         ``workers`` defaults to :func:`default_workers`; ``custom_encoders`` are installed
         plugins (:func:`encbench.custom.plugins`) run besides ``encoders``, checked here
-        (:meth:`checked`).
+        (:meth:`checked`); ``owner`` is the asking app session's token.
 
         Raises
         ------
@@ -184,7 +193,7 @@ class RunRequest:
         spec = f"bundled:{name}"
         grid = Grid(datasets=[spec], encoders=encoders, models=models, scorings=scorings, tuning=tuning,
                     timeout=float(timeout), label=spec, custom_encoders=list(custom_encoders))
-        return cls(grid, workers=default_workers() if workers is None else workers).checked()
+        return cls(grid, workers=default_workers() if workers is None else workers, owner=owner).checked()
 
     @classmethod
     def resume(cls, config: Mapping, queue: RunQueue, *, workers: int | None = None) -> RunRequest:
@@ -208,23 +217,46 @@ class RunRequest:
 
 @dataclass(frozen=True)
 class DeleteRequest:
-    """Delete a run: its result rows, then uploaded datasets no run uses any more."""
+    """Delete a run: its result rows, then uploaded datasets no run uses any more.
+
+    ``owner`` is the token of the app session asking; the worker deletes only a run that
+    session launched (the command line deletes directly, with ``encbench runs --delete``).
+    """
 
     run_id: str
+    owner: str
 
     kind: ClassVar[str] = "delete"
 
     def __post_init__(self):
         if not isinstance(self.run_id, str) or not self.run_id:
             raise ValueError(f"run_id must be a run's id: got {self.run_id!r}")
+        if self.owner is None:
+            raise ValueError(f"a delete request names the session asking: got owner {self.owner!r}")
+        _check_owner(self.owner)
 
     def payload(self) -> dict:
-        return {"run_id": self.run_id}
+        return {"run_id": self.run_id, "owner": self.owner}
 
     def submit(self, queue: RunQueue) -> Request:
         """Cancel the run (a pending request is dropped, a running one stops) and queue the delete."""
         queue.cancel(self.run_id)
         return queue.submit(self.kind, self.payload())
+
+
+def new_owner_token() -> str:
+    """A fresh random token naming one app session as the owner of the runs it launches.
+
+    128 random bits (:func:`secrets.token_hex`): another session cannot guess it, and it is
+    never shown, so holding it is what makes a session the owner.
+    """
+    return secrets.token_hex(16)
+
+
+def _check_owner(owner) -> None:
+    if owner is not None and (not isinstance(owner, str) or not re.fullmatch(r"[0-9a-f]{32}", owner)):
+        raise ValueError(f"owner must be a session token of 32 hex digits (new_owner_token()) or None: "
+                         f"got {owner!r}")
 
 
 def _run_options(payload: Mapping) -> dict:

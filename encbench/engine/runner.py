@@ -182,7 +182,7 @@ def guard_memory(the_plan: Plan, memory_budget=None, *, workers: int = 1,
 def run_grid(grid: Grid, db_path=None, workers: int = 1, scheduler=None,
              progress: ProgressCallback | None = None, should_stop: Callable[[], bool] | None = None,
              *, publish_every: float = PUBLISH_EVERY, memory_budget=None,
-             on_oversize: str = "refuse", prepared: Plan | None = None) -> str:
+             on_oversize: str = "refuse", prepared: Plan | None = None, owner: str | None = None) -> str:
     """Run (or resume) a grid and write every result into the results store.
 
     Parameters
@@ -218,6 +218,9 @@ def run_grid(grid: Grid, db_path=None, workers: int = 1, scheduler=None,
         run (ValueError, nothing written), or record its results as failed with the reason.
     prepared : Plan, optional
         ``plan(grid)`` if the caller computed it already (not loaded twice).
+    owner : str, optional
+        The app session that launched the run (its token, from the run request); recorded when
+        the run is created, it alone may delete the run from the app. None: the command line.
 
     Returns
     -------
@@ -248,7 +251,7 @@ def run_grid(grid: Grid, db_path=None, workers: int = 1, scheduler=None,
     executor.start()  # e.g. an unreachable scheduler fails here, before anything is written
     try:
         return _run(the_plan, executor, open_writer(db_path), report, should_stop, publish_every,
-                    skip)
+                    skip, owner)
     finally:
         executor.close()
 
@@ -260,7 +263,7 @@ def open_writer(db_path) -> Writer:
 
 
 def _run(the_plan: Plan, executor, writer: Writer, report, should_stop, publish_every: float,
-         skip: dict | None = None) -> str:
+         skip: dict | None = None, owner: str | None = None) -> str:
     grid = the_plan.grid
     run_id = grid.run_id
     with writer:
@@ -268,7 +271,7 @@ def _run(the_plan: Plan, executor, writer: Writer, report, should_stop, publish_
         for ds in the_plan.datasets.values():
             writer.upsert_dataset(ds.as_record())
         writer.ensure_run(run_id, origin="local", config=run_config(grid, the_plan), label=grid.label,
-                          n_expected=the_plan.n_expected, status="running")
+                          n_expected=the_plan.n_expected, status="running", owner=owner)
         writer.set_run_status(run_id, "running")
         todo = the_plan.pending(writer.finished_keys(run_id))
         total = len(the_plan.tasks)

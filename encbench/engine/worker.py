@@ -91,6 +91,7 @@ def _handle_run(queue: RunQueue, request: Request) -> str:
             should_stop=lambda: queue.is_cancelled(grid.run_id),
             memory_budget=run.memory_budget,
             prepared=prepared,
+            owner=run.owner,
         )
         return "cancelled" if queue.is_cancelled(grid.run_id) else "done"
 
@@ -113,17 +114,29 @@ def _mark_run_failed(db_path: Path, run_id: str | None, error: str) -> None:
         log.exception("run %s: could not record its failure", run_id)
 
 
-def delete_run(db_path: Path | str, run_id: str) -> tuple[int, int]:
+def delete_run(db_path: Path | str, run_id: str, *, owner: str | None = None) -> tuple[int, int]:
     """Delete a run's rows, then uploaded datasets (rows and files) no run uses any more.
 
     Returns ``(result rows removed, uploaded datasets removed)``. Opens the database as its
     writer, so it raises ``DatabaseBusy`` while another process writes.
+
+    ``owner`` is the token of the app session asking: only the run that session launched is
+    deleted. None (the command line) may delete any run.
+
+    Raises
+    ------
+    ValueError
+        If the run is unknown, or ``owner`` is given and is not the run's owner (nothing is
+        deleted).
     """
     from encbench.store import Writer
 
     with Writer(db_path) as writer:
         if writer.run_status(run_id) is None:
             raise ValueError(f"unknown run: got {run_id!r}")
+        if owner is not None and writer.run_owner(run_id) != owner:
+            raise ValueError(f"run {run_id!r} was launched by another app session or from the command "
+                             f"line: only that session, or `encbench runs --delete {run_id}`, deletes it")
         removed = writer.delete_run(run_id)
         orphans = writer.delete_orphan_uploads()
     uploads = upload_dir(db_path)
@@ -137,7 +150,12 @@ def delete_run(db_path: Path | str, run_id: str) -> tuple[int, int]:
 
 def _handle_delete(queue: RunQueue, request: Request) -> str:
     run_id = request.payload["run_id"]
-    _until_database_free(queue, request, lambda: delete_run(queue.db_path, run_id))
+    owner = request.payload.get("owner")
+    if not isinstance(owner, str) or not owner:  # queued deletes come from app sessions only
+        raise ValueError(f"a delete request names the app session asking (its owner token): got "
+                         f"{owner!r} in {request.path.name!r}; delete from the command line with "
+                         f"`encbench runs --delete {run_id}`")
+    _until_database_free(queue, request, lambda: delete_run(queue.db_path, run_id, owner=owner))
     queue.clear_cancel(run_id)
     return "done"
 

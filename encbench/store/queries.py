@@ -222,7 +222,7 @@ def list_runs(source: Source) -> pd.DataFrame:
     """Every run with its progress: rows ok / failed / timeout and expected."""
     return source.query(
         "SELECT u.run_id, u.label, u.origin, u.status, u.created_at, u.finished_at, u.n_expected, "
-        "u.error, u.config, u.runner_host, u.runner_pid, u.heartbeat_at, "
+        "u.error, u.config, u.runner_host, u.runner_pid, u.heartbeat_at, u.owner, "
         "coalesce(r.n_ok, 0) AS n_ok, coalesce(r.n_failed, 0) AS n_failed, "
         "coalesce(r.n_timeout, 0) AS n_timeout, r.last_result_at "
         "FROM runs AS u LEFT JOIN ("

@@ -158,8 +158,12 @@ class Writer:
     # -- runs --------------------------------------------------------------------------------
     def ensure_run(self, run_id: str, *, origin: str, config: Mapping | None = None,
                    label: str | None = None, n_expected: int | None = None,
-                   status: str = "queued") -> bool:
-        """Create the run if it does not exist; return True when it was created."""
+                   status: str = "queued", owner: str | None = None) -> bool:
+        """Create the run if it does not exist; return True when it was created.
+
+        ``owner`` is the token of the app session that launched the run (None from the command
+        line); it is recorded at creation only, so resuming a run never changes who owns it.
+        """
         if status not in RUN_STATUSES:
             raise ValueError(f"run status must be one of {RUN_STATUSES}: got {status!r}")
         exists = self._exec("SELECT 1 FROM runs WHERE run_id = ?", [run_id])
@@ -170,8 +174,10 @@ class Writer:
             return False
         with self._transaction():
             self._exec(
-                "INSERT INTO runs (run_id, status, origin, config, label, n_expected) VALUES (?, ?, ?, ?, ?, ?)",
-                [run_id, status, origin, json.dumps(dict(config or {}), sort_keys=True), label, n_expected],
+                "INSERT INTO runs (run_id, status, origin, config, label, n_expected, owner) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [run_id, status, origin, json.dumps(dict(config or {}), sort_keys=True), label, n_expected,
+                 owner],
             )
         return True
 
@@ -198,6 +204,11 @@ class Writer:
 
     def run_status(self, run_id: str) -> str | None:
         rows = self._exec("SELECT status FROM runs WHERE run_id = ?", [run_id])
+        return rows[0][0] if rows else None
+
+    def run_owner(self, run_id: str) -> str | None:
+        """The token of the app session that launched ``run_id`` (None: the command line's)."""
+        rows = self._exec("SELECT owner FROM runs WHERE run_id = ?", [run_id])
         return rows[0][0] if rows else None
 
     def delete_run(self, run_id: str) -> int:

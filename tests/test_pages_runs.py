@@ -1,0 +1,123 @@
+"""AppTest of the Runs page on a shared server: a run belongs to the session that launched it.
+
+Two AppTests are two browser sessions. The owner session may cancel and delete its run and
+sees where its upload is stored; any other session sees neither (and no button), and a queued
+delete that does not come from the owner deletes nothing. A read-only server offers no action.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pagetest import texts
+from streamlit.testing.v1 import AppTest
+
+from encbench.engine.queue import RunQueue, upload_dir
+from encbench.engine.requests import new_owner_token
+from encbench.engine.worker import serve
+from encbench.store import Writer
+from pages.common import READ_ONLY_ENV, md_text
+
+REPO = Path(__file__).resolve().parents[1]
+OWNER_KEY = "_encbench_owner"  # pages.common's session-state key of the session's token
+RUN = "local-0123456789abcdef"
+
+
+@pytest.fixture()
+def shared(private_db, monkeypatch):
+    """A local run on an upload, owned by one session's token; (db, token, stored file)."""
+    monkeypatch.setattr(RunQueue, "ensure_worker", lambda self, **kw: False)  # drained by hand below
+    token = new_owner_token()
+    stored = upload_dir(private_db) / ("ab" * 32 + ".csv")
+    stored.parent.mkdir()
+    stored.write_text("colour,label\nr,no\ng,yes\n")
+    config = {"datasets": [str(stored)], "dataset_options": {str(stored): {"target": "label", "name": "mine.csv"}},
+              "encoders": ["OH"], "models": ["LogReg"], "scorings": ["AUC"], "tuning": "no", "label": "mine.csv: label"}
+    with Writer(private_db) as writer:
+        writer.upsert_dataset({"dataset": "file:abababababab", "name": "mine", "source": "upload",
+                               "sha256": "ab" * 32})
+        writer.ensure_run(RUN, origin="local", label="mine.csv: label", status="failed", n_expected=1,
+                          config=config, owner=token)
+        writer.set_run_status(RUN, "failed", error=f"cannot read {stored}: broken")
+        writer.write_results([dict(run_id=RUN, dataset="file:abababababab", encoder="OH", model="LogReg",
+                                   tuning="no", scoring="AUC", fold=0, n_folds=1, cv_score=None, time=0.1,
+                                   status="failed", error=f"{stored} vanished")])
+    return private_db, token, stored
+
+
+def _session(token: str | None = None) -> AppTest:
+    """The Runs page in a new browser session (holding ``token``, else a fresh one of its own)."""
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    if token is not None:
+        at.session_state[OWNER_KEY] = token
+    at.query_params["run"] = RUN
+    at.switch_page("pages/runs.py")
+    at.run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="run_choice").value == RUN
+    return at
+
+
+def _keys(at, kind: str) -> set[str]:
+    return {w.key for w in getattr(at, kind)}
+
+
+def _shown(at) -> str:
+    """Everything the page shows as text: messages, the configuration, tables."""
+    parts = [texts(at), *(str(j.value) for j in at.json)]
+    parts += [frame.value.to_csv() for frame in at.dataframe]
+    return "\n".join(parts)
+
+
+def test_the_owner_session_may_delete_its_run_and_sees_its_stored_file(shared):
+    db, token, stored = shared
+    at = _session(token)
+    assert {"cancel", "resume", "delete"} <= _keys(at, "button") and "confirm_delete" in _keys(at, "checkbox")
+    assert str(stored) in _shown(at)
+    at.checkbox(key="confirm_delete").check().run()
+    at.button(key="delete").click().run()
+    assert not at.exception, at.exception
+    (request,) = RunQueue(db).pending()
+    assert request.payload == {"run_id": RUN, "owner": token}
+    assert serve(db, idle_exit=0, poll=0.01) == 0             # the worker deletes it
+    with Writer(db, publish=False) as writer:
+        assert writer.run_status(RUN) is None
+    assert not stored.exists()
+
+
+def test_another_session_sees_no_delete_and_no_stored_path(shared):
+    db, token, stored = shared
+    at = _session()                                             # a session of its own
+    assert at.session_state[OWNER_KEY] != token
+    assert not {"cancel", "delete"} & _keys(at, "button") and "confirm_delete" not in _keys(at, "checkbox")
+    assert "resume" in _keys(at, "button")                      # resuming removes nothing
+    assert "Only the browser session that launched this run" in texts(at)
+    shown = _shown(at)
+    assert str(stored) not in shown and str(stored.parent) not in shown
+    assert "<stored upload>" in shown                            # in the configuration and the errors
+    assert "The run failed: " + md_text("cannot read <stored upload>: broken") in shown
+    assert RunQueue(db).pending() == []
+
+
+def test_a_queued_delete_from_another_session_deletes_nothing(shared):
+    db, token, stored = shared
+    queue = RunQueue(db)
+    queue.submit("delete", {"run_id": RUN, "owner": new_owner_token()})
+    queue.submit("delete", {"run_id": RUN})                     # no owner at all
+    assert serve(db, idle_exit=0, poll=0.01) == 0
+    outcomes = [(r.outcome, r.error) for r in queue.done()]
+    assert [o for o, _ in outcomes] == ["failed", "failed"]
+    assert "launched by another app session" in outcomes[0][1]
+    assert "names the app session asking" in outcomes[1][1] and "encbench runs --delete" in outcomes[1][1]
+    with Writer(db, publish=False) as writer:
+        assert writer.run_status(RUN) == "failed" and writer.run_owner(RUN) == token
+    assert stored.exists()
+
+
+def test_a_read_only_server_offers_no_action_even_to_the_owner(shared, monkeypatch):
+    db, token, stored = shared
+    monkeypatch.setenv(READ_ONLY_ENV, "1")
+    at = _session(token)
+    assert not {"cancel", "resume", "delete"} & _keys(at, "button")
+    assert "This server is read-only (ENCBENCH_READ_ONLY=1)" in texts(at)
+    assert at.dataframe[0].value["run_id"].tolist()[0] == RUN      # runs are still listed
