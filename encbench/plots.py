@@ -556,3 +556,105 @@ def cd_diagram(mean_ranks: pd.Series, cd: float, significant: set[frozenset] | S
     return (alt.layer(*layers).resolve_axis(x="independent", y="independent")
             .properties(width=520, height=height, title=alt.TitleParams(text=title, anchor="start"),
                         autosize=PAD).configure_view(stroke=None))
+
+
+#: Colours of the three outcomes of a Bayesian comparison (A better, equivalent, B better):
+#: 3:1 contrast on white and on Streamlit's dark background, as :data:`SERIES_COLORS`.
+OUTCOME_COLORS: tuple[str, str, str] = ("#1f77b4", "#757575", "#d62728")
+_SQRT3_2 = float(np.sqrt(3.0) / 2.0)
+
+
+def _eq(p: float) -> str:
+    """``"= 0.270"``, ``"< 0.001"``: a probability after its P."""
+    text = _probability_text(p)
+    return text if text[0] in "<>" else f"= {text}"
+
+
+def _probability_text(p: float) -> str:
+    """A probability to three decimals, "< 0.001" / "> 0.999" rather than a rounded 0 or 1."""
+    if 0.0 < p < 0.0005:
+        return "< 0.001"
+    if 0.9995 < p < 1.0:
+        return "> 0.999"
+    return f"{p:.3f}"
+
+
+def posterior_simplex(samples: pd.DataFrame, *, encoder_a: str, encoder_b: str,
+                      probabilities: Sequence[float], rope: float, title: str = "",
+                      caption: str | Sequence[str] | None = None) -> alt.LayerChart:
+    """Posterior draws of a Bayesian comparison of two encoders on the simplex (Benavoli et al. 2017, Fig. 6).
+
+    Each draw ``(theta_A, theta_rope, theta_B)`` is a point of the triangle in its ternary
+    projection to 2-D: ``A better`` at the bottom left, ``B better`` at the bottom right,
+    ``equivalent`` at the top, ``x = theta_B + theta_rope / 2`` and ``y = sqrt(3) / 2 theta_rope``.
+    Dashed lines from the centre to the edges' midpoints bound the three regions in which one
+    outcome is the most probable; a point is coloured by its region (:data:`OUTCOME_COLORS`).
+    The vertex labels (axis text, coloured by the app's theme) carry the posterior probabilities.
+
+    Parameters
+    ----------
+    samples : pandas.DataFrame
+        Columns ``theta_a, theta_rope, theta_b, outcome`` (e.g.
+        :meth:`encbench.stats.BayesianResult.sample_frame`; a few thousand draws are plenty).
+    encoder_a, encoder_b : str
+        Names for the vertex labels.
+    probabilities : sequence of three floats
+        P(A better), P(equivalent), P(B better), written on the vertices.
+    rope : float
+        The ROPE half-width, named on the top vertex.
+    title : str, optional
+    caption : str or sequence of str, optional
+        Lines under the triangle (what the test assumes), so that an export states them.
+    """
+    _require(samples, ["theta_a", "theta_rope", "theta_b", "outcome"], "posterior_simplex")
+    if len(probabilities) != 3:
+        raise ValueError(f"posterior_simplex needs three probabilities: got {list(probabilities)!r}")
+    p_a, p_rope, p_b = (float(p) for p in probabilities)
+    outcomes = ["A better", "equivalent", "B better"]
+    points = pd.DataFrame({
+        "x": samples["theta_b"].to_numpy(float) + 0.5 * samples["theta_rope"].to_numpy(float),
+        "y": _SQRT3_2 * samples["theta_rope"].to_numpy(float),
+        "outcome": samples["outcome"].astype(str).to_numpy(),
+        "theta_a": samples["theta_a"].to_numpy(float), "theta_rope": samples["theta_rope"].to_numpy(float),
+        "theta_b": samples["theta_b"].to_numpy(float)})
+    scale_x = alt.Scale(domain=[0.0, 1.0], nice=False, zero=False)
+    scale_y = alt.Scale(domain=[0.0, _SQRT3_2], nice=False, zero=False)
+    y = alt.Y("y:Q", scale=scale_y, axis=None)
+    common = dict(grid=False, domain=False, ticks=False, labelOverlap=False, labelBound=False,
+                  labelLimit=400, labelFontSize=11, labelPadding=6)
+    corners = [0.0, 1.0]
+    # The caption goes under the triangle as the bottom axis's title: Streamlit colours axis
+    # titles by the theme (a subtitle would stay black on the dark theme).
+    lines_below = ([caption] if isinstance(caption, str) else [str(c) for c in caption]) if caption else None
+    bottom = alt.Axis(orient="bottom", values=corners, labelFlush=True, labelExpr=_label_expr(
+        corners, [f"{encoder_a} better: P {_eq(p_a)}", f"{encoder_b} better: P {_eq(p_b)}"]),
+        title=lines_below, titleAnchor="start", titleAlign="left", titleFontWeight="normal", titleFontSize=11,
+        titlePadding=10, **common)
+    top = alt.Axis(orient="top", values=[0.5], title=None, labelExpr=_label_expr(
+        [0.5], [f"equivalent (|difference| <= {rope:g}): P {_eq(p_rope)}"]), **common)
+    outline = pd.DataFrame({"x": [0.0, 1.0, 0.5, 0.0], "y": [0.0, 0.0, _SQRT3_2, 0.0], "order": range(4)})
+    centre = (0.5, _SQRT3_2 / 3.0)
+    borders = pd.DataFrame([{"x": centre[0], "y": centre[1], "x2": mx, "y2": my}
+                            for mx, my in ((0.5, 0.0), (0.25, _SQRT3_2 / 2.0), (0.75, _SQRT3_2 / 2.0))])
+    layers = [
+        alt.Chart(outline).mark_line(color=LINE_GREY, strokeWidth=1).encode(
+            x=alt.X("x:Q", scale=scale_x, axis=bottom), y=y, order=alt.Order("order:Q")),
+        alt.Chart(outline.head(1).assign(x=0.5)).mark_point(opacity=0, size=1).encode(
+            x=alt.X("x:Q", scale=scale_x, axis=top), y=y),
+        alt.Chart(borders).mark_rule(color=LINE_GREY, strokeDash=[4, 3]).encode(
+            x=alt.X("x:Q", scale=scale_x, axis=None), y=y, x2=alt.X2("x2"), y2=alt.Y2("y2")),
+        alt.Chart(points).mark_circle(size=10, opacity=0.35).encode(
+            x=alt.X("x:Q", scale=scale_x, axis=None), y=y,
+            color=alt.Color("outcome:N", title="most probable",
+                            scale=alt.Scale(domain=outcomes, range=list(OUTCOME_COLORS)),
+                            legend=alt.Legend(orient="right", symbolOpacity=1.0, labelExpr=_label_expr(
+                                outcomes, [f"{encoder_a} better", "equivalent", f"{encoder_b} better"]))),
+            tooltip=[alt.Tooltip("theta_a:Q", format=".3f", title=f"P({encoder_a} better)"),
+                     alt.Tooltip("theta_rope:Q", format=".3f", title="P(equivalent)"),
+                     alt.Tooltip("theta_b:Q", format=".3f", title=f"P({encoder_b} better)")]),
+    ]
+    width = 420
+    return (alt.layer(*layers).resolve_axis(x="independent")
+            .properties(width=width, height=int(round(width * _SQRT3_2)),
+                        title=alt.TitleParams(text=title, anchor="start"), autosize=PAD)
+            .configure_view(stroke=None))

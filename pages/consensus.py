@@ -16,7 +16,8 @@ MAX_DRAWN = 40  # rankings drawn in the side-by-side charts (tables and exports 
 TAB_KEY = "section"  # as on the Overview
 RANKINGS, AGREEMENT, KEMENY = "Rankings", "Agreement", "Kemeny-Young"
 CD, INTERVALS, PAIRWISE = "Critical difference", "Rank intervals", "Pairwise tests"
-SECTIONS = (RANKINGS, CD, INTERVALS, PAIRWISE, AGREEMENT, KEMENY)
+BAYES = "Bayesian test"
+SECTIONS = (RANKINGS, CD, INTERVALS, PAIRWISE, BAYES, AGREEMENT, KEMENY)
 _SECTIONS_SHOWN = "_consensus_sections"  # session state: the tab set of the last run
 MODE_TEXT = {
     "per-combination": "one consensus per model/tuning/metric combination, shown side by side",
@@ -168,6 +169,41 @@ def pairwise_tests(db: str, version: tuple, load_key: tuple, combination: str, m
     frame = common.scores(db, version, **dict(load_key))
     subset = dashboard.subset_for(frame, combination, mode)[["dataset", "encoder", "cv_score"]]
     return stats.wilcoxon_pairs(subset, encoders=list(encoders), alpha=alpha).table
+
+
+BAYES_DRAWS, BAYES_DRAWN = 50_000, 3_000   # posterior draws computed / drawn on the simplex
+
+
+def _oriented(subset: pd.DataFrame) -> pd.DataFrame:
+    """The columns a test reads, the metric kept so that a lower-is-better score is oriented."""
+    return subset[[c for c in ("scoring", "dataset", "encoder", "cv_score") if c in subset.columns]]
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def bayesian_test(db: str, version: tuple, load_key: tuple, combination: str, mode: str,
+                  encoder_a: str, encoder_b: str, rope: float) -> stats.BayesianResult:
+    frame = common.scores(db, version, **dict(load_key))
+    return stats.bayesian_signed_rank(_oriented(dashboard.subset_for(frame, combination, mode)), encoder_a,
+                                      encoder_b, rope=rope, n_samples=BAYES_DRAWS, seed=0)
+
+
+def bayes_caption(result: stats.BayesianResult, combination: str) -> list[str]:
+    """What the simplex shows and assumes, for its caption (and so for its exports)."""
+    return [f"Bayesian signed-rank test (Benavoli et al. 2017), {combination}: N = {result.n_datasets} datasets "
+            f"both encoders have, ROPE = +-{result.rope:g} (score units)",
+            f"Assumes independent datasets; Dirichlet-process prior of strength {result.prior:g} at difference 0; "
+            f"{result.samples.shape[0]:,} posterior draws (seed 0), {BAYES_DRAWN:,} drawn"]
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def bayes_chart(db: str, version: tuple, load_key: tuple, combination: str, mode: str,
+                encoder_a: str, encoder_b: str, rope: float) -> dict:
+    result = bayesian_test(db, version, load_key, combination, mode, encoder_a, encoder_b, rope)
+    chart = plots.posterior_simplex(result.sample_frame(BAYES_DRAWN), encoder_a=encoder_a, encoder_b=encoder_b,
+                                    probabilities=result.probabilities.tolist(), rope=result.rope,
+                                    title=f"Bayesian signed-rank test: {encoder_a} vs {encoder_b}",
+                                    caption=bayes_caption(result, combination))
+    return chart.to_dict(validate=False)
 
 
 mode_used = mode if len(combos) > 1 else "per-combination"
@@ -382,6 +418,60 @@ def _pairwise_section(targets: list[str], mode_used: str, load_key: tuple, alpha
     st.caption(EFFECT_HELP)
 
 
+#: what the Bayesian test computes and assumes (the tab's help)
+BAYES_HELP = (
+    "For two encoders over the datasets both have, the posterior probability that A is practically "
+    "better (the difference A - B beyond the ROPE), that they are practically equivalent (within "
+    "+-ROPE), or that B is better: a Bayesian signed-rank test with a Dirichlet-process prior "
+    "(Benavoli et al. 2017, JMLR 18). Unlike a p-value it can say that two encoders are equivalent. "
+    "It assumes the datasets are independent (pooled combinations are not) and that a difference "
+    "of at most the ROPE, in score units (e.g. 0.01 AUC), does not matter in practice; each point "
+    "of the triangle is one posterior draw, coloured by its most probable outcome.")
+
+
+@st.fragment
+@common.guarded
+def _bayes_section(targets: list[str], mode_used: str, load_key: tuple, prov, view_encoders: list[str]) -> None:
+    st.caption(BAYES_HELP)
+    common.warn_bad_number("rope", low=0.0, high=0.5)
+    d1, d2, d3, d4 = st.columns([2, 1, 1, 1])
+    with d1:
+        target = _combination(targets)
+    scored = set(dashboard.subset_for(common.scores(db, version, **dict(load_key)), target, mode_used)["encoder"])
+    present = [e for e in view_encoders if e in scored]
+    if len(present) < 2:
+        st.info(f"{target} has fewer than two encoders with results: nothing to compare.")
+        return
+    with d2:
+        a = common.selectbox("Encoder A", present, key="bayes_a", default=present[0])
+    with d3:
+        b = common.selectbox("Encoder B", [e for e in present if e != a], key="bayes_b", default=present[1])
+    with d4:
+        rope = st.number_input("ROPE (score units)", 0.0, 0.5, 0.01, 0.001, format="%.3f", key="rope",
+                               bind="query-params",
+                               help="Half-width of the region of practical equivalence: differences of "
+                                    "at most this much (e.g. 0.01 AUC) count as none.")
+    if mode_used == "pooled":
+        st.caption("Pooled: every (dataset, combination) counts as a dataset here, but one dataset's "
+                   "combinations are not independent, so the probabilities are overconfident.")
+    try:
+        result = bayesian_test(db, version, load_key, target, mode_used, a, b, float(rope))
+    except ValueError as exc:
+        st.info(f"No Bayesian test for {target}: {common.md_text(exc)}")
+        return
+    with st.container(key="bayes-probabilities"):
+        st.markdown(f"P({a} better) = **{result.p_a_better:.3f}** · P(equivalent) = **{result.p_equivalent:.3f}** "
+                    f"· P({b} better) = **{result.p_b_better:.3f}** ({result.n_datasets} datasets, "
+                    f"ROPE = +-{result.rope:g})")
+    bprov = prov.with_filters(detail=target, bayes_a=a, bayes_b=b, rope=float(rope))
+    common.show_chart(bayes_chart(db, version, load_key, target, mode_used, a, b, float(rope)),
+                      "bayesian-simplex", bprov, width="content")
+    common.show_table(result.table, "bayesian", bprov, column_config={
+        c: st.column_config.NumberColumn(format="%.4f") for c in result.table.columns if c.startswith(("p_", "mean_"))})
+    st.caption(f"The {result.samples.shape[0]:,} posterior draws behind it:")
+    common.table_exports(result.sample_frame(), "bayesian-draws", bprov)
+
+
 if tab[RANKINGS].open:
     with tab[RANKINGS]:
         _rankings_section()
@@ -400,3 +490,6 @@ if tab[INTERVALS].open:
 if tab[PAIRWISE].open:
     with tab[PAIRWISE]:
         _pairwise_section(targets, mode_used, load_key, alpha, prov, view.wide["encoder"].astype(str).tolist())
+if tab[BAYES].open:
+    with tab[BAYES]:
+        _bayes_section(targets, mode_used, load_key, prov, view.wide["encoder"].astype(str).tolist())

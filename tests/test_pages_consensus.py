@@ -57,7 +57,8 @@ def test_the_default_view_draws_only_the_rankings_tab():
     """Issue 11 item 6: a filter change redrew every section; now only the open tab's content
     runs and is sent (the browser's drawing was most of the 0.75 s)."""
     at = open_page("consensus")
-    assert _tabs(at) == ["Rankings", "Critical difference", "Rank intervals", "Pairwise tests", "Agreement"]
+    assert _tabs(at) == ["Rankings", "Critical difference", "Rank intervals", "Pairwise tests", "Bayesian test",
+                         "Agreement"]
     assert len(at.dataframe) == 1 and len(charts(at)) == 1          # rankings table, rank matrix
     assert not {"detail", "blocks", "istrategy"} & set(_keys(at, "selectbox"))
     assert "wilcoxon" not in _keys(at, "multiselect") and not _keys(at, "number_input")
@@ -75,6 +76,7 @@ def test_the_default_view_draws_only_the_rankings_tab():
     ("Critical difference", 1, "CD = "),
     ("Rank intervals", 1, "R-M consensus rank with its 95% bootstrap interval"),
     ("Pairwise tests", 0, "Wilcoxon signed-rank test"),
+    ("Bayesian test", 1, "Bayesian signed-rank test with a Dirichlet-process prior"),
     ("Kemeny-Young", 0, "solved with HiGHS in"),
 ])
 def test_a_link_to_a_tab_opens_it_with_its_content_only(tab, n_charts, present):
@@ -104,7 +106,7 @@ def test_removing_r_kem_while_its_tab_is_open_falls_back_to_rankings():
     assert "solved with HiGHS in" in texts(at)
     at.multiselect(key="strategy").set_value(["R-M"]).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert _tabs(at) == ["Rankings", "Critical difference", "Rank intervals", "Pairwise tests"]
+    assert _tabs(at) == ["Rankings", "Critical difference", "Rank intervals", "Pairwise tests", "Bayesian test"]
     assert "solved with HiGHS in" not in texts(at) and list(_wide(at).columns) == ["encoder", "family", "R-M"]
 
 
@@ -315,3 +317,35 @@ def test_pairwise_tests_show_effect_sizes_beside_the_p_values():
     assert row["rank_biserial_low"] <= row["rank_biserial"] <= row["rank_biserial_high"]
     assert row["rank_biserial"] > 0.5                       # Sum beats Drop on most datasets
     assert "rank_biserial" in texts(at) and "bootstrap" in texts(at)
+
+
+def test_bayesian_tab_draws_the_posterior_of_two_chosen_encoders_with_a_url_bound_rope():
+    """P(A better), P(equivalent), P(B better) as the library computes them, the simplex, the
+    exports of the figure, the row and the draws; the ROPE comes from the link."""
+    import os
+
+    from encbench.stats import bayesian_signed_rank
+    from encbench.store import Reader, queries
+
+    at = _tab({"bayes_a": "Sum", "bayes_b": "Drop", "rope": "0.005"}, "Bayesian test")
+    assert not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="bayes_a").value == "Sum" and at.selectbox(key="bayes_b").value == "Drop"
+    assert at.number_input(key="rope").value == pytest.approx(0.005)
+    reader = Reader(os.environ["ENCBENCH_DB"])
+    try:
+        rows = queries.load_scores(reader, models=["LogReg"], tunings=["no"], scorings=["AUC"], origins=["published"])
+    finally:
+        reader.close()
+    expected = bayesian_signed_rank(rows[["scoring", "dataset", "encoder", "cv_score"]], "Sum", "Drop", rope=0.005)
+    shown = texts(at)
+    assert f"P(Sum better) = **{expected.p_a_better:.3f}**" in shown
+    assert f"P(equivalent) = **{expected.p_equivalent:.3f}**" in shown
+    table = next(d.value for d in at.dataframe if "p_equivalent" in d.value.columns)
+    assert table["p_a_better"].iloc[0] == pytest.approx(expected.p_a_better)
+    assert len(charts(at)) == 1 and "assumes the datasets are independent" in shown
+    assert "Assumes independent datasets" in charts(at)[0].proto.spec          # the figure says it too
+    keys = {b.key for b in at.download_button}
+    assert {"dl-chart-bayesian-simplex-png", "dl-table-bayesian-csv", "dl-table-bayesian-draws-csv"} <= keys
+    at.number_input(key="rope").set_value(0.0).run()
+    table = next(d.value for d in at.dataframe if "p_equivalent" in d.value.columns)
+    assert table["p_equivalent"].iloc[0] == 0.0                      # no ROPE: nothing is equivalent

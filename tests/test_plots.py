@@ -285,6 +285,9 @@ def _all_charts(long_scores):
         "replicability_chart": plots.replicability_chart(rep, color="strategy"),
         "cd_diagram": plots.cd_diagram(pd.Series({"A": 1.5, "B": 2.0, "C": 3.2, "D": 3.3}), 1.0, [("A", "D")],
                                        title="cd", subtitle=["Nemenyi", "blocks"], highlight=["C"]),
+        "posterior_simplex": plots.posterior_simplex(_simplex_samples(), encoder_a="A", encoder_b="B",
+                                                     probabilities=[0.2, 0.7, 0.1], rope=0.01, title="bayes",
+                                                     caption=["assumptions"]),
     }
 
 
@@ -374,3 +377,44 @@ def test_cd_diagram_highlights_the_named_encoders():
     assert "New (3.20)" in _render_svg(plots.cd_diagram(ranks, 1.0, [], highlight=["New"]))
     plain = plots.cd_diagram(ranks, 1.0, []).to_dict()
     assert plots.HIGHLIGHT not in json.dumps(plain)
+
+
+def _simplex_samples(n: int = 200) -> pd.DataFrame:
+    from encbench.stats.bayesian import OUTCOMES
+
+    rng = np.random.default_rng(2)
+    draws = rng.dirichlet([2.0, 3.0, 1.0], size=n)
+    frame = pd.DataFrame(draws, columns=["theta_a", "theta_rope", "theta_b"])
+    frame["outcome"] = np.asarray(OUTCOMES, dtype=object)[draws.argmax(axis=1)]
+    return frame
+
+
+def test_posterior_simplex_projects_each_draw_and_labels_the_vertices():
+    samples = _simplex_samples()
+    chart = plots.posterior_simplex(samples, encoder_a="MT", encoder_b="OH", probabilities=[0.27, 0.7298, 0.0002],
+                                    rope=0.01, title="Bayesian", caption=["assumes independent datasets"])
+    spec = chart.to_dict()
+    points = next(pd.DataFrame(v) for k, v in spec["datasets"].items() if len(v) == len(samples))
+    # ternary projection: A better at (0, 0), B better at (1, 0), equivalent at (1/2, sqrt(3)/2)
+    np.testing.assert_allclose(points["x"], samples["theta_b"] + samples["theta_rope"] / 2)
+    np.testing.assert_allclose(points["y"], np.sqrt(3) / 2 * samples["theta_rope"])
+    vertices = [(0.0, 0.0), (1.0, 0.0), (0.5, np.sqrt(3) / 2)]
+    for _, row in samples.head(20).iterrows():          # the barycentric combination of the vertices
+        x = row["theta_a"] * vertices[0][0] + row["theta_rope"] * vertices[2][0] + row["theta_b"] * vertices[1][0]
+        assert x == pytest.approx(row["theta_b"] + row["theta_rope"] / 2)
+    labels = json.dumps([a.get("labelExpr", "") for a in _axes(spec)])
+    assert "MT better: P = 0.270" in labels and "OH better: P < 0.001" in labels
+    assert "equivalent (|difference| <= 0.01): P = 0.730" in labels
+    assert [a["title"] for a in _axes(spec) if a.get("orient") == "bottom"] == [["assumes independent datasets"]]
+    svg = _render_svg(chart)
+    assert "<svg" in svg and "MT better" in svg
+    with pytest.raises(ValueError, match="three probabilities"):
+        plots.posterior_simplex(samples, encoder_a="A", encoder_b="B", probabilities=[0.5, 0.5], rope=0.0)
+    with pytest.raises(ValueError, match="theta_rope"):
+        plots.posterior_simplex(samples.drop(columns="theta_rope"), encoder_a="A", encoder_b="B",
+                                probabilities=[0.5, 0.0, 0.5], rope=0.0)
+
+
+def test_outcome_colours_read_on_both_themes():
+    for colour in plots.OUTCOME_COLORS:
+        assert min(_contrast(colour, bg) for bg in BACKGROUNDS) >= 3.0, colour

@@ -79,6 +79,15 @@ Uncertainty, similarity, sensitivity, replicability
 ``median_interval(diff, level=0.95) -> (low, high)`` and ``rank_biserial(diff) -> float or array``
     The two effect sizes on an array of paired differences.
 
+Bayesian comparison
+-------------------
+``bayesian_signed_rank(scores, encoder_a, encoder_b, *, rope=0.01, prior=0.5, n_samples=50000, seed=0)``
+    Bayesian signed-rank test with a region of practical equivalence (Benavoli et al. 2017);
+    the ``BayesianResult`` holds ``p_a_better, p_equivalent, p_b_better``, the posterior ``samples`` (draws x 3 on the
+    simplex), ``n_datasets``, ``rope``, ``prior``; ``table`` (one row) and ``sample_frame()``.
+``signed_rank_posterior(diff, rope=0.0, *, prior=0.5, n_samples=50000, seed=0) -> numpy.ndarray``
+    The posterior draws for an array of paired differences.
+
 Notes
 -----
 R-Nem follows the paper's text and code: an encoder's score is the number of encoders
@@ -89,6 +98,7 @@ The functions ``kemeny``, ``nemenyi`` and ``replicability`` shadow the submodule
 as attributes of this package: import helpers from them with ``from encbench.stats.kemeny import
 kemeny_weights`` (``import encbench.stats.kemeny as m`` would bind the function).
 """
+from encbench.stats.bayesian import BayesianResult, bayesian_signed_rank, signed_rank_posterior
 from encbench.stats.bootstrap import rank_intervals
 from encbench.stats.consensus import (
     DEFAULT_BY,
@@ -110,6 +120,7 @@ from encbench.stats.similarity import SensitivityResult, jaccard_best, sensitivi
 
 __all__ = [
     "BLOCK_DESIGNS",
+    "BayesianResult",
     "BlockDesign",
     "DEFAULT_BY",
     "HEURISTIC_STRATEGIES",
@@ -121,6 +132,7 @@ __all__ = [
     "ReplicabilityCancelled",
     "ReplicabilityResult",
     "SensitivityResult",
+    "bayesian_signed_rank",
     "block_design",
     "consensus",
     "consensus_table",
@@ -136,6 +148,7 @@ __all__ = [
     "rank_intervals",
     "replicability",
     "sensitivity",
+    "signed_rank_posterior",
     "spearman",
     "strategy_parameters",
     "wilcoxon_pairs",
