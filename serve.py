@@ -23,13 +23,15 @@ log = logging.getLogger("encbench.serve")
 def warm() -> None:
     """Import what every page imports; load what the Overview's published view loads first."""
     start = time.perf_counter()
-    from encbench import dashboard, plots  # noqa: F401 - plots: Altair, for every page with a chart
+    from encbench import plots  # noqa: F401 - Altair, for every page with a chart
+    from encbench.views import consensus, explorer, overview  # noqa: F401 - the pages' views
+    from encbench.views.origins import origins_of
     from pages import common  # pandas, the store, the exports
 
     try:
         db = common.db_path()
         version = common.get_reader(db).version
-        origins = dashboard.origins_of("published")  # the default view (pages/overview.py)
+        origins = origins_of("published")  # the default view (pages/overview.py)
         common.levels(db, version)
         common.summary(db, version, origins)
         common.scores(db, version, origins=origins, prefer="published")

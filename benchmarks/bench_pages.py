@@ -31,7 +31,9 @@ import pandas as pd
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from encbench import dashboard, plots, stats  # noqa: E402
+from encbench import plots, stats  # noqa: E402
+from encbench.views import consensus  # noqa: E402
+from encbench.views.labels import combination_label  # noqa: E402
 from encbench.store import Reader, Writer, default_db_path, import_published, queries, snapshot_path  # noqa: E402
 
 MODELS = ["DT", "LGBM", "SVM", "kNN", "LogReg"]
@@ -58,19 +60,19 @@ def page_compute(reader: Reader, model: str, strategies: list[str]) -> None:
     rows = queries.one_score_per_experiment(
         queries.load_scores(reader, models=[model], tunings=["no"], scorings=["AUC"], origins=["published"]))
     params = stats.params_for(strategies, {"theta": 0.95, "alpha": 0.05})
-    ranks = dashboard.consensus_ranks(rows, strategies, mode="per-combination", params=params)
+    ranks = consensus.consensus_ranks(rows, strategies, mode="per-combination", params=params)
     if "R-Kem" in strategies:
-        kem, _info = dashboard.kemeny_ranks(rows, mode="per-combination")
+        kem, _info = consensus.kemeny_ranks(rows, mode="per-combination")
         ranks = kem if ranks.empty else pd.concat([ranks, kem], ignore_index=True)
-    view = dashboard.assemble(ranks, strategies, params)
-    combo = dashboard.combination_label(model, "no", "AUC")
-    subset = dashboard.subset_for(rows, combo, "per-combination")
+    view = consensus.assemble(ranks, strategies, params)
+    combo = combination_label(model, "no", "AUC")
+    subset = consensus.subset_for(rows, combo, "per-combination")
     nem = stats.nemenyi(subset, alpha=0.05)
     interval_strategy = next((s for s in strategies if s != "R-Kem"), "R-M")
     use = stats.params_for(interval_strategy, params)
     iv = stats.rank_intervals(subset, interval_strategy, B=B, seed=0, **use)
     charts = [plots.rank_matrix(view.ranks, column="column"),
-              plots.cd_diagram(*dashboard.cd_inputs(nem)),
+              plots.cd_diagram(*consensus.cd_inputs(nem)),
               plots.rank_intervals_chart(iv)]
     if len(view.columns) > 1:
         charts += [plots.similarity_heatmap(view.spearman, measure="rho"),

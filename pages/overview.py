@@ -2,10 +2,11 @@
 import pandas as pd
 import streamlit as st
 
-from encbench import dashboard, plots, vocab
+from encbench import plots, vocab
+from encbench.views import overview
 from pages import common
 
-HEADLINE = dashboard.HEADLINE_STRATEGY
+HEADLINE = overview.HEADLINE_STRATEGY
 #: The tabs below the headline (labels are URL values: ?section=Runs).
 SECTIONS = ("Results per model and tuning", "Runs", "Datasets")
 
@@ -21,7 +22,7 @@ choice, origins, prefer = common.origin_filter(lv)
 info = common.summary(db, version, origins)
 if choice == "both" and info["results"]:
     # one score per experiment: a local re-run of a published experiment is not a new result
-    info = {**info, **dashboard.score_counts(common.scores(db, version, origins=origins, prefer=prefer))}
+    info = {**info, **overview.score_counts(common.scores(db, version, origins=origins, prefer=prefer)).as_dict()}
 if info["results"] == 0:
     st.info("The database holds no results yet. Build it with `python -m encbench db init` "
             "(which `make run` does) or run experiments from *Run on your data*.")
@@ -38,9 +39,9 @@ if choice != "published":
                f"exist, only the {prefer} one.")
 
 st.markdown(
-    f"**Models** {', '.join(dashboard.ordered('model', lv['model']))} · "
-    f"**Metrics** {', '.join(dashboard.ordered('scoring', lv['scoring']))} · "
-    f"**Tuning** {', '.join(dashboard.ordered('tuning', lv['tuning']))} · "
+    f"**Models** {', '.join(vocab.ordered('model', lv['model']))} · "
+    f"**Metrics** {', '.join(vocab.ordered('scoring', lv['scoring']))} · "
+    f"**Tuning** {', '.join(vocab.ordered('tuning', lv['tuning']))} · "
     f"**Origins in the database** {', '.join(lv['origin'])}"
 )
 
@@ -49,14 +50,14 @@ everything = common.scores(db, version, origins=origins, prefer=prefer)
 
 @st.cache_data(show_spinner=False, max_entries=4)
 def headline(db: str, version: tuple, origins: tuple, prefer: str):
-    return dashboard.headline_consensus(common.scores(db, version, origins=origins, prefer=prefer))
+    return overview.headline_consensus(common.scores(db, version, origins=origins, prefer=prefer))
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
 def result_counts(db: str, version: tuple, origins: tuple, prefer: str) -> dict[str, pd.DataFrame]:
     everything = common.scores(db, version, origins=origins, prefer=prefer)
-    return {"model": dashboard.counts_by_pair(everything, "model", "tuning"),
-            "scoring": dashboard.counts_by_pair(everything, "scoring", "tuning")}
+    return {"model": overview.counts_by_pair(everything, "model", "tuning"),
+            "scoring": overview.counts_by_pair(everything, "scoring", "tuning")}
 
 
 # Charts are cached as Vega-Lite specs, as on the other pages (issue 11 item 6).
@@ -121,7 +122,7 @@ if datasets_tab.open:
     with datasets_tab:
         st.caption(f"{info['datasets']} datasets with results in this view; *results* counts the "
                    "view's score rows of each.")
-        datasets = dashboard.datasets_in_view(common.datasets_table(db, version), everything)
+        datasets = overview.datasets_in_view(common.datasets_table(db, version), everything)
         keep = [c for c in ("dataset", "name", "source", "openml_id", "n_rows", "n_features",
                             "n_categorical", "results") if c in datasets.columns]
         common.show_table(datasets[keep], "datasets", prov)

@@ -2,7 +2,9 @@
 import pandas as pd
 import streamlit as st
 
-from encbench import dashboard, plots, stats, vocab
+from encbench import plots, stats, vocab
+from encbench.views import replicability
+from encbench.views.labels import combination_label
 from pages import common
 
 common.ensure_routed()
@@ -22,13 +24,13 @@ common.warn_bad_parameters()
 with st.container(border=True):
     c1, c2, c3 = st.columns(3)
     with c1:
-        model = common.selectbox("Model", dashboard.ordered("model", lv["model"]), key="model",
+        model = common.selectbox("Model", vocab.ordered("model", lv["model"]), key="model",
                                  default="LogReg")
     with c2:
-        tuning = common.selectbox("Tuning", dashboard.ordered("tuning", lv["tuning"]), key="tuning",
+        tuning = common.selectbox("Tuning", vocab.ordered("tuning", lv["tuning"]), key="tuning",
                                   default="no")
     with c3:
-        scoring = common.selectbox("Metric", dashboard.ordered("scoring", lv["scoring"]), key="metric",
+        scoring = common.selectbox("Metric", vocab.ordered("scoring", lv["scoring"]), key="metric",
                                    default="AUC")
     s1, s2, s3, s4 = st.columns([3, 2, 1, 2])
     with s1:
@@ -53,15 +55,15 @@ common.origin_banner(choice, prefer, models=(model,), tunings=(tuning,), scoring
 rows = common.scores(db, version, models=(model,), tunings=(tuning,), scorings=(scoring,),
                      origins=origins, prefer=prefer, splits=(split,))
 if rows.empty:
-    st.info(f"No results for {dashboard.combination_label(model, tuning, scoring)}. "
+    st.info(f"No results for {combination_label(model, tuning, scoring)}. "
             "(In the published data LGBM was run without tuning only, and SVM without model tuning.)")
     st.stop()
 n_datasets = rows["dataset"].nunique()
-sizes = dashboard.default_sample_sizes(n_datasets, step=int(step))
+sizes = replicability.default_sample_sizes(n_datasets, step=int(step))
 if not sizes:
     st.info(f"{n_datasets} dataset(s) with results: at least 4 are needed for two disjoint samples.")
     st.stop()
-st.markdown(f"**{dashboard.combination_label(model, tuning, scoring)}**: {n_datasets} datasets; "
+st.markdown(f"**{combination_label(model, tuning, scoring)}**: {n_datasets} datasets; "
             f"sample sizes {', '.join(map(str, sizes))}; {int(n_pairs)} pairs per size.")
 params = stats.params_for(strategies, values)
 
@@ -133,7 +135,7 @@ if KEM in strategies:
 
 summary = pd.concat(summaries, ignore_index=True)
 shown = [s for s in strategies if s in set(summary["strategy"])]   # R-Kem only once computed
-long = pd.concat([dashboard.replicability_long(summary[summary["strategy"] == s], s) for s in shown],
+long = pd.concat([replicability.replicability_long(summary[summary["strategy"] == s], s) for s in shown],
                  ignore_index=True)
 filters = {"model": model, "tuning": tuning, "metric": scoring, "strategy": shown,
            "n_pairs": int(n_pairs), "sizes": sizes, **params, "seed": 0, "origin": choice,
@@ -141,7 +143,7 @@ filters = {"model": model, "tuning": tuning, "metric": scoring, "strategy": show
            **({"split": split} if "time" in lv.get("split", []) else {})}
 prov = common.provenance("replicability", filters, rows, version)
 
-title = f"Replicability: {dashboard.combination_label(model, tuning, scoring)}"
+title = f"Replicability: {combination_label(model, tuning, scoring)}"
 common.show_chart(plots.replicability_chart(long, color="strategy", title=title),
                   "replicability", prov, width="content")
 st.subheader("Summary")

@@ -1,7 +1,8 @@
 """Sensitivity: how much consensus rankings change when one factor of the experiment changes."""
 import streamlit as st
 
-from encbench import dashboard, plots, stats, vocab
+from encbench import plots, stats, vocab
+from encbench.views import sensitivity
 from pages import common
 
 common.ensure_routed()
@@ -33,11 +34,11 @@ with st.container(border=True):
         with col:
             fixed[factor] = common.selectbox(
                 f"{common.FACTOR_LABELS[factor]} (fixed)",
-                [dashboard.AVERAGE_ALL] + dashboard.ordered(factor, lv[factor]),
-                key=f"fix_{VARY_LABELS[factor]}", default=dashboard.AVERAGE_ALL)
+                [sensitivity.AVERAGE_ALL] + vocab.ordered(factor, lv[factor]),
+                key=f"fix_{VARY_LABELS[factor]}", default=sensitivity.AVERAGE_ALL)
     split = "cv"
     if has_time and vary != "split":
-        split = common.selectbox("Split (fixed)", dashboard.ordered("split", lv["split"]),
+        split = common.selectbox("Split (fixed)", vocab.ordered("split", lv["split"]),
                                  key="fix_split", default="cv", help=common.SPLIT_HELP)
     with cols[-1]:
         if vary == "strategy":
@@ -51,7 +52,7 @@ with st.container(border=True):
             strategies = [strategy]
     if vary != "strategy":
         labels = common.multiselect(f"{common.FACTOR_LABELS.get(vary, SPLIT_LABEL.get(vary))} values compared",
-                                    dashboard.ordered(vary, lv[vary]), key=f"{VARY_LABELS[vary]}s")
+                                    vocab.ordered(vary, lv[vary]), key=f"{VARY_LABELS[vary]}s")
     else:
         labels = None
     values = common.parameter_inputs(strategies)
@@ -73,8 +74,8 @@ common.origin_banner(choice, prefer, splits=splits)
 def compute(db: str, version: tuple, vary: str, fixed: tuple, strategy, strategies: tuple,
             labels, params: tuple, origins: tuple, prefer: str, splits: tuple | None):
     rows = common.scores(db, version, origins=origins, prefer=prefer, splits=splits)
-    return dashboard.sensitivity_view(rows, vary, dict(fixed), strategy=strategy or "R-M",
-                                      strategies=list(strategies), labels=labels, params=dict(params))
+    return sensitivity.sensitivity_view(rows, vary, dict(fixed), strategy=strategy or "R-M",
+                                        strategies=list(strategies), labels=labels, params=dict(params))
 
 
 # Charts are cached as Vega-Lite specs, as on the other pages: building and serialising the two
@@ -84,10 +85,10 @@ def heatmaps(key: tuple) -> dict[str, dict]:
     result = compute(*key)
     varied = VARY_LABELS[key[2]]
     return {"jaccard-heatmap": plots.similarity_heatmap(
-                result["jaccard"], measure="Jaccard", domain=(0.0, 1.0),
+                result.jaccard, measure="Jaccard", domain=(0.0, 1.0),
                 title=f"Jaccard of best sets as {varied} varies").to_dict(validate=False),
             "spearman-heatmap": plots.similarity_heatmap(
-                result["spearman"], measure="Spearman rho",
+                result.spearman, measure="Spearman rho",
                 title=f"Spearman rho as {varied} varies").to_dict(validate=False)}
 
 
@@ -104,8 +105,8 @@ with st.spinner("Computing consensus rankings...", show_time=True) if needs_keme
         st.info(f"Nothing to compare with these choices: {common.md_text(exc)}.{hint}")
         st.stop()
 
-averaged = [common.FACTOR_LABELS[f] for f, v in fixed.items() if v == dashboard.AVERAGE_ALL]
-what = (f"averaged over {result['n_settings']} settings of {', '.join(averaged)}" if averaged
+averaged = [common.FACTOR_LABELS[f] for f, v in fixed.items() if v == sensitivity.AVERAGE_ALL]
+what = (f"averaged over {result.n_settings} settings of {', '.join(averaged)}" if averaged
         else "for " + ", ".join(f"{common.FACTOR_LABELS[f]} = {v}" for f, v in fixed.items()))
 st.markdown(f"Varying **{VARY_LABELS[vary]}** "
             f"({'aggregation ' + strategy if strategy else 'each strategy on the same data'}), {what}.")
@@ -117,26 +118,26 @@ filters = {"vary": vary, **{f"fixed_{k}": v for k, v in fixed.items()},
            **({"split": split if vary != "split" else "varied"} if has_time else {})}
 used = common.scores(db, version, origins=origins, prefer=prefer, splits=splits)
 for factor, value in fixed.items():
-    if value != dashboard.AVERAGE_ALL:
+    if value != sensitivity.AVERAGE_ALL:
         used = used[used[factor] == value]
 prov = common.provenance("sensitivity", filters, used, version)
 
 # Side by side while both maps fit half the page; stacked (each at full width, legend visible)
 # for many labels: with all 11 strategies two maps overflowed their columns.
 SIDE_BY_SIDE_MAX = 6
-n_labels = len(result["jaccard"].columns)
+n_labels = len(result.jaccard.columns)
 left, right = st.columns(2) if n_labels <= SIDE_BY_SIDE_MAX else (st.container(), st.container())
 drawn = heatmaps(compute_key)
 with left:
     common.show_chart(drawn["jaccard-heatmap"], "jaccard-heatmap", prov, width="content")
-    common.table_exports(dashboard.similarity_table(result["jaccard"], "jaccard"), "jaccard-matrix", prov)
+    common.table_exports(sensitivity.similarity_table(result.jaccard, "jaccard"), "jaccard-matrix", prov)
 with right:
     common.show_chart(drawn["spearman-heatmap"], "spearman-heatmap", prov, width="content")
-    common.table_exports(dashboard.similarity_table(result["spearman"], "spearman"), "spearman-matrix", prov)
+    common.table_exports(sensitivity.similarity_table(result.spearman, "spearman"), "spearman-matrix", prov)
 
-if result["n_settings"] == 1 and result["rankings"] is not None:
+if result.n_settings == 1 and result.rankings is not None:
     st.subheader("The rankings compared")
-    rankings = result["rankings"].copy()
+    rankings = result.rankings.copy()
     rankings.columns = [str(c) for c in rankings.columns]
     rankings = rankings.reset_index().rename(columns={"index": "encoder"})
     common.show_table(rankings, "rankings-compared", prov)

@@ -5,7 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from encbench import dashboard, stats
+from encbench import stats
+from encbench.views import consensus
 
 
 def _sparse(seed=0, n_datasets=8, encoders=("A", "B", "C", "D"), holes=((0, "D"), (1, "D"), (2, "C"))):
@@ -50,11 +51,11 @@ def test_friedman_is_defined_on_the_complete_designs_and_the_subtitle_says_which
         design = stats.block_design(scores, name)
         result = stats.nemenyi(design.scores, alpha=0.1)
         assert np.isfinite(result.friedman_statistic), name
-        lines = dashboard.cd_subtitle(result, design)
+        lines = consensus.cd_subtitle(result, design)
         assert f"alpha = 0.1, N = {result.n_datasets} datasets, k = 4 encoders" in lines[0]
         assert lines[1] == f"Blocks: {design.description}"
     everything = stats.block_design(scores, "all")
-    lines = dashboard.cd_subtitle(stats.nemenyi(everything.scores), everything)
+    lines = consensus.cd_subtitle(stats.nemenyi(everything.scores), everything)
     assert "the test assumes complete blocks" in lines[1]
 
 

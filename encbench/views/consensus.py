@@ -1,0 +1,265 @@
+"""Consensus rankings: per combination or pooled, the exact Kemeny-Young order, their
+agreement and the inputs of a critical-difference diagram.
+
+Two ways to aggregate several factor combinations (model x tuning x metric), named on the page:
+
+``per-combination``
+    One consensus per combination, as the study does; the rankings are shown side by side.
+``pooled``
+    One consensus over all selected combinations: every (dataset, combination) is a voter. Rank
+    aggregations then average ranks over all those voters; quality aggregations average raw
+    scores, which mixes the scales of different metrics.
+"""
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from encbench import stats
+from encbench.experiment import settings_of
+from encbench.stats.similarity import agreement_matrices
+from encbench.views.labels import combination_label, encoder_families, strategy_label
+from encbench.vocab import FACTORS
+
+MODES: tuple[str, ...] = ("per-combination", "pooled")
+POOLED = "pooled"
+
+
+def pool_combinations(scores: pd.DataFrame) -> pd.DataFrame:
+    """Scores where every (dataset, combination) is its own voter ("pooled" mode): the dataset
+    column becomes ``dataset|model|tuning|scoring``, one part per factor of :data:`FACTORS`."""
+    frame = scores.copy()
+    voter = frame["dataset"].astype(str)
+    for factor in FACTORS:
+        voter = voter + "|" + frame[factor].astype(str)
+    frame["dataset"] = voter
+    return frame
+
+
+def combinations_of(scores: pd.DataFrame) -> list[tuple[str, ...]]:
+    """The combinations (one value per factor of :data:`FACTORS`) present, in vocabulary order."""
+    return settings_of(scores)
+
+
+def subset_for(scores: pd.DataFrame, combination: str, mode: str) -> pd.DataFrame:
+    """The rows a single consensus of ``combination`` is computed on (its own, or all pooled)."""
+    if mode == "pooled":
+        return pool_combinations(scores)
+    for combo in combinations_of(scores):
+        if combination_label(*combo) == combination:
+            mask = np.ones(len(scores), dtype=bool)
+            for factor, value in zip(FACTORS, combo):
+                mask &= (scores[factor] == value).to_numpy()
+            return scores[mask]
+    raise ValueError(f"unknown combination {combination!r}")
+
+
+def _check_mode(mode: str) -> str:
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES!r}: got {mode!r}")
+    return mode
+
+
+def consensus_ranks(scores: pd.DataFrame, strategies: Sequence[str], *, mode: str,
+                    params: Mapping[str, float] | None = None) -> pd.DataFrame:
+    """Consensus rankings of every non-Kemeny strategy, per combination or pooled.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Long: ``combination, strategy, encoder, rank`` (``combination`` is a label, or
+        :data:`POOLED`).
+    """
+    _check_mode(mode)
+    strategies = [s for s in strategies if s != "R-Kem"]
+    columns = ["combination", "strategy", "encoder", "rank"]
+    if not strategies:
+        return pd.DataFrame(columns=columns)
+    params = stats.params_for(strategies, params)
+    if mode == "pooled":
+        table = stats.consensus_table(pool_combinations(scores), strategies=strategies, by=(), **params)
+        table.insert(0, "combination", POOLED)
+    else:
+        table = stats.consensus_table(scores, strategies=strategies, by=FACTORS, **params)
+        labels = [combination_label(*values) for values in zip(*(table[f] for f in FACTORS))]
+        table = table.drop(columns=list(FACTORS))
+        table.insert(0, "combination", labels)
+    return table[columns]
+
+
+class KemenyRanks(NamedTuple):
+    """Exact Kemeny-Young rankings and the solver's facts (unpacks as ``ranks, info``)."""
+
+    ranks: pd.DataFrame
+    info: pd.DataFrame
+
+
+def kemeny_ranks(scores: pd.DataFrame, *, mode: str) -> KemenyRanks:
+    """Exact Kemeny-Young consensus per combination (or pooled), with solver facts.
+
+    Returns
+    -------
+    ranks : pandas.DataFrame
+        ``combination, strategy, encoder, rank`` with strategy ``R-Kem``.
+    info : pandas.DataFrame
+        ``combination, agreement, objective, max_objective, solve_time_s, optimal, voters,
+        encoders`` (``agreement`` = objective / max_objective, comparable across combinations).
+    """
+    _check_mode(mode)
+    if mode == "pooled":
+        jobs = [(POOLED, pool_combinations(scores))]
+    else:
+        jobs = [(combination_label(*c), subset_for(scores, combination_label(*c), mode))
+                for c in combinations_of(scores)]
+    rank_frames, info = [], []
+    for label, subset in jobs:
+        result = stats.kemeny(subset)
+        ranking = result.ranking
+        rank_frames.append(pd.DataFrame({"combination": label, "strategy": "R-Kem",
+                                         "encoder": ranking.index.astype(str),
+                                         "rank": ranking.to_numpy()}))
+        info.append({"combination": label, "agreement": result.agreement, "objective": result.objective,
+                     "max_objective": result.max_objective,
+                     "solve_time_s": result.solve_time, "optimal": result.optimal,
+                     "voters": int(subset["dataset"].nunique()), "encoders": len(ranking)})
+    ranks = pd.concat(rank_frames, ignore_index=True) if rank_frames else pd.DataFrame(
+        columns=["combination", "strategy", "encoder", "rank"])
+    return KemenyRanks(ranks, pd.DataFrame(info))
+
+
+@dataclass(frozen=True)
+class ConsensusView:
+    """Several consensus rankings side by side, with their pairwise agreement.
+
+    Attributes
+    ----------
+    ranks : pandas.DataFrame
+        Long: ``combination, strategy, column, encoder, rank`` (``column`` labels one ranking).
+    wide : pandas.DataFrame
+        ``encoder``, ``family`` and one rank column per ranking (NaN: encoder absent), sorted by
+        the first ranking.
+    columns : tuple of str
+        Ranking labels in display order.
+    spearman, jaccard : pandas.DataFrame
+        Column x column agreement (Spearman rho; Jaccard index of the rank-1 sets).
+    """
+
+    ranks: pd.DataFrame
+    wide: pd.DataFrame
+    columns: tuple[str, ...]
+    spearman: pd.DataFrame
+    jaccard: pd.DataFrame
+
+
+def assemble(ranks: pd.DataFrame, strategies: Sequence[str],
+             params: Mapping[str, float] | None = None) -> ConsensusView:
+    """Arrange long consensus ranks (from :func:`consensus_ranks`/:func:`kemeny_ranks`) for display.
+
+    Columns are ordered by combination, then by the order of ``strategies``; a single
+    combination is labelled by strategy alone.
+    """
+    if ranks.empty:
+        raise ValueError("no consensus rankings to show: got an empty table")
+    combos = list(dict.fromkeys(ranks["combination"]))
+    order = {s: i for i, s in enumerate(strategies)}
+    pairs = ranks[["combination", "strategy"]].drop_duplicates()
+    pairs = sorted(pairs.itertuples(index=False, name=None),
+                   key=lambda p: (combos.index(p[0]), order.get(p[1], len(order))))
+    single = len(combos) == 1
+
+    def label(combo: str, strategy: str) -> str:
+        shown = strategy_label(strategy, params)
+        return shown if single else f"{combo} | {shown}"
+
+    labels = {p: label(*p) for p in pairs}
+    ranks = ranks.assign(column=[labels[(c, s)] for c, s in zip(ranks["combination"], ranks["strategy"])])
+    columns = tuple(labels[p] for p in pairs)
+    wide = ranks.pivot(index="encoder", columns="column", values="rank").reindex(columns=list(columns))
+    wide = wide.sort_values(list(columns), kind="stable", na_position="last")
+    wide.columns.name = None
+    wide = wide.reset_index()
+    wide.insert(1, "family", encoder_families(wide["encoder"]).to_numpy())
+    for column in columns:
+        wide[column] = wide[column].astype("Int64")
+    spearman, jaccard = agreement_matrices(wide.set_index("encoder")[list(columns)].astype("float64"))
+    return ConsensusView(ranks=ranks[["combination", "strategy", "column", "encoder", "rank"]],
+                         wide=wide, columns=columns, spearman=spearman, jaccard=jaccard)
+
+
+def best_summary(view: ConsensusView, params: Mapping[str, float] | None = None, *, top: int = 5) -> str:
+    """One line naming the best encoders (markdown), starting with ``"Best by "``.
+
+    One combination: the rank-1 encoders of the first ranking and its top ``top``. Several
+    combinations: for the first strategy, how many combinations rank each encoder first (a
+    single column would only describe the first combination).
+    """
+    first = view.columns[0]
+    combos = list(dict.fromkeys(view.ranks["combination"]))
+    if len(combos) == 1:
+        ordered_rows = view.wide.sort_values(first, kind="stable")
+        best = ordered_rows.loc[ordered_rows[first] == ordered_rows[first].min(), "encoder"].tolist()
+        return (f"Best by **{first}**: **{', '.join(best)}** · top {top}: "
+                f"{', '.join(ordered_rows['encoder'].head(top))}")
+    strategy = view.ranks.loc[view.ranks["column"] == first, "strategy"].iloc[0]
+    part = view.ranks[view.ranks["strategy"] == strategy]
+    wins = part[part["rank"] == 1].groupby("encoder").size()
+    wins = wins.sort_values(ascending=False, kind="stable")
+    wins = wins.loc[sorted(wins.index, key=lambda e: (-wins[e], str(e)))]
+    shown = ", ".join(f"**{e}** ({n})" for e, n in wins.head(top).items())
+    more = f", {len(wins) - top} more" if len(wins) > top else ""
+    return (f"Best by **{strategy_label(strategy, params)}** across {len(combos)} combinations "
+            f"(how many rank it first): {shown}{more}")
+
+
+def agreement_long(view: ConsensusView) -> pd.DataFrame:
+    """The off-diagonal agreement pairs as a table: ``ranking_a, ranking_b, spearman, jaccard``."""
+    rows = []
+    for a, b in itertools.combinations(view.columns, 2):
+        rows.append({"ranking_a": a, "ranking_b": b, "spearman": view.spearman.loc[a, b],
+                     "jaccard": view.jaccard.loc[a, b]})
+    return pd.DataFrame(rows, columns=["ranking_a", "ranking_b", "spearman", "jaccard"])
+
+
+def cd_inputs(result: stats.NemenyiResult) -> tuple[pd.Series, float, list[tuple[str, str]]]:
+    """Mean ranks, critical difference and significant pairs of a Nemenyi result, for plotting."""
+    pairs = list(zip(result.significant_pairs["better"].astype(str),
+                     result.significant_pairs["worse"].astype(str)))
+    return result.mean_ranks, float(result.critical_difference), pairs
+
+
+def cd_subtitle(result: stats.NemenyiResult, design: stats.BlockDesign) -> list[str]:
+    """What a critical-difference diagram shows, for its subtitle (and so for its exports).
+
+    Names the test, alpha, N (datasets ranked) and k, the Friedman outcome, and how incomplete
+    blocks were handled (:func:`encbench.stats.block_design`).
+    """
+    fried = (f"Friedman chi2 = {result.friedman_statistic:.1f}, p = {result.friedman_pvalue:.2g}"
+             if pd.notna(result.friedman_statistic)
+             else "Friedman test not defined (fewer than 2 complete datasets)")
+    lines = [f"Nemenyi, alpha = {result.alpha:g}, N = {result.n_datasets} datasets, "
+             f"k = {result.n_encoders} encoders, CD = {result.critical_difference:.2f}; {fried}",
+             f"Blocks: {design.description}"]
+    if design.design == "all" and not design.complete:
+        lines[-1] += " - encoders are ranked on different subsets; the test assumes complete blocks"
+    return lines
+
+
+def nemenyi_table(result: stats.NemenyiResult) -> pd.DataFrame:
+    """A Nemenyi result as an exportable table, one row per encoder (best mean rank first).
+
+    Columns ``encoder, mean_rank, n_significantly_better, significantly_worse_than``: the last
+    lists the encoders that beat it significantly (the pairs behind the CD diagram and R-Nem).
+    """
+    pairs = result.significant_pairs
+    beaten_by = pairs.groupby("worse")["better"].agg(lambda s: ", ".join(map(str, s)))
+    return pd.DataFrame({
+        "encoder": result.mean_ranks.index.astype(str),
+        "mean_rank": result.mean_ranks.to_numpy(),
+        "n_significantly_better": result.better_counts.reindex(result.mean_ranks.index).to_numpy(),
+        "significantly_worse_than": [beaten_by.get(e, "") for e in result.mean_ranks.index],
+    })

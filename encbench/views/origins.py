@@ -1,0 +1,83 @@
+"""Which results a view shows (the published benchmark, local runs, or both) and the banner
+that announces local results."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from encbench.experiment import key_columns
+
+
+#: What a view shows: the published benchmark (default), published and local results, or local only.
+ORIGIN_CHOICES: dict[str, tuple[str, ...]] = {
+    "published": ("published",),
+    "both": ("published", "local"),
+    "local": ("local",),
+}
+ORIGIN_LABELS = {"published": "Published benchmark", "both": "Published + local runs",
+                 "local": "Local runs only"}
+def origins_of(choice: str) -> tuple[str, ...]:
+    """The ``scores.origin`` values a view choice includes (see :data:`ORIGIN_CHOICES`)."""
+    if choice not in ORIGIN_CHOICES:
+        raise ValueError(f"origin choice must be one of {tuple(ORIGIN_CHOICES)}: got {choice!r}")
+    return ORIGIN_CHOICES[choice]
+
+
+@dataclass(frozen=True)
+class OriginMix:
+    """How local results enter a view (for the banner that announces them).
+
+    Attributes
+    ----------
+    local_rows : int
+        Local score rows in the selection (before one score per experiment is kept).
+    local_datasets : int
+        Datasets with local scores.
+    shared_datasets : int
+        Of those, datasets that also have published scores (a local run on a published dataset).
+    both : int
+        Experiments with both a published and a local score; only the preferred one counts.
+    local_runs : int
+        Local runs the rows come from.
+    """
+
+    local_rows: int
+    local_datasets: int
+    shared_datasets: int
+    both: int
+    local_runs: int
+
+
+def origin_mix(scores: pd.DataFrame) -> OriginMix:
+    """Count what local results add to ``scores`` (rows of every origin, not yet collapsed)."""
+    if scores.empty:
+        return OriginMix(0, 0, 0, 0, 0)
+    local = scores[scores["origin"] == "local"]
+    published = scores[scores["origin"] == "published"]
+    local_sets = set(local["dataset"].astype(str))
+    shared = local_sets & set(published["dataset"].astype(str))
+    key = key_columns(scores)
+    both = local[key].drop_duplicates().merge(published[key].drop_duplicates(), on=key, how="inner")
+    runs = {r for v in local["run_id"].astype(str) for r in v.split(",")}
+    return OriginMix(local_rows=int(len(local)), local_datasets=len(local_sets),
+                     shared_datasets=len(shared), both=int(len(both)), local_runs=len(runs))
+
+
+def origin_banner(choice: str, mix: OriginMix, prefer: str) -> str | None:
+    """The sentence that announces local results in a view (None for the published view)."""
+    if choice == "published":
+        return None
+    if choice == "local":
+        return (f"Local runs only: {mix.local_rows:,} local score rows on {mix.local_datasets} "
+                f"dataset(s), from {mix.local_runs} run(s). The published benchmark is left out.")
+    text = (f"Local results are mixed in: {mix.local_rows:,} local score rows on "
+            f"{mix.local_datasets} dataset(s) from {mix.local_runs} run(s)")
+    if mix.shared_datasets:
+        text += (f"; {mix.shared_datasets} of these datasets are published ones and are counted "
+                 f"once, under their published key")
+    text += "."
+    if mix.both:
+        text += (f" {mix.both:,} experiments have both a published and a local score: "
+                 f"the {prefer} score counts.")
+    return text

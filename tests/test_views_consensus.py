@@ -1,0 +1,130 @@
+"""The Consensus page's view: per-combination and pooled rankings, Kemeny, agreement, CD inputs."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from encbench import stats
+from encbench.encoders import REGISTRY
+from encbench.stats.similarity import agreement_matrices
+from encbench.store import queries
+from encbench.views import consensus
+
+WORKED_R_M = ["Sum", "OH", "WoE", "Bin", "BUMT_5", "BUMT_10", "BUMT_2", "DMT_10", "DMT_5",
+              "PBMT_0.001", "PBMT_0.01", "CVMT_2", "MT", "ME_0.1", "CVMT_10", "CVMT_5", "ME_1",
+              "BUGLMM_2", "CB", "Ord", "MH", "CVGLMM_5", "BUGLMM_5", "ME_10", "DMT_2", "BUGLMM_10",
+              "PBMT_0.1", "Count", "GLMM", "CVGLMM_10", "CVGLMM_2", "Drop"]
+
+
+@pytest.fixture(scope="module")
+def everything(published_reader):
+    return queries.one_score_per_experiment(queries.load_scores(published_reader))
+
+
+@pytest.fixture(scope="module")
+def two_combos(everything):
+    mask = (everything["model"].isin(["LogReg", "DT"]) & (everything["tuning"] == "no")
+            & (everything["scoring"] == "AUC"))
+    return everything[mask]
+
+
+def test_per_combination_r_m_reproduces_the_worked_example(two_combos):
+    ranks = consensus.consensus_ranks(two_combos, ["R-M"], mode="per-combination")
+    assert set(ranks["combination"]) == {"LogReg / no / AUC", "DT / no / AUC"}
+    logreg = ranks[ranks["combination"] == "LogReg / no / AUC"].sort_values("rank")
+    assert logreg["encoder"].tolist() == WORKED_R_M
+    assert logreg["rank"].tolist() == list(range(1, 33))
+
+
+def test_pooled_mode_makes_every_dataset_and_combination_a_voter(two_combos):
+    pooled = consensus.pool_combinations(two_combos)
+    assert pooled["dataset"].nunique() == 2 * two_combos["dataset"].nunique()
+    ranks = consensus.consensus_ranks(two_combos, ["R-M", "Q-Th"], mode="pooled", params={"theta": 0.9})
+    assert set(ranks["combination"]) == {consensus.POOLED}
+    expected = stats.consensus(pooled, "Q-Th", theta=0.9)
+    got = ranks[ranks["strategy"] == "Q-Th"].set_index("encoder")["rank"]
+    pd.testing.assert_series_equal(got.sort_index(), expected.sort_index(), check_names=False)
+    with pytest.raises(ValueError, match="mode"):
+        consensus.consensus_ranks(two_combos, ["R-M"], mode="both")
+
+
+def test_assemble_labels_orders_and_measures_agreement(two_combos):
+    params = {"theta": 0.95, "alpha": 0.05}
+    one = two_combos[two_combos["model"] == "LogReg"]
+    ranks = consensus.consensus_ranks(one, ["R-M", "Q-Th", "R-Nem"], mode="per-combination",
+                                      params=params)
+    view = consensus.assemble(ranks, ["R-M", "Q-Th", "R-Nem"], params)
+    assert view.columns == ("R-M", "Q-Th (theta=0.95)", "R-Nem (alpha=0.05)")
+    assert view.wide["encoder"].head(4).tolist() == WORKED_R_M[:4]
+    assert view.wide["family"].iloc[0] == REGISTRY["Sum"].family
+    a, b = view.columns[0], view.columns[1]
+    ra = view.wide.set_index("encoder")[a].astype(float)
+    rb = view.wide.set_index("encoder")[b].astype(float)
+    assert view.spearman.loc[a, b] == pytest.approx(stats.spearman(ra, rb))
+    assert view.jaccard.loc[a, b] == pytest.approx(stats.jaccard_best(ra, rb))
+    assert np.allclose(np.diag(view.spearman), 1.0)
+    pairs = consensus.agreement_long(view)
+    assert len(pairs) == 3 and set(pairs.columns) == {"ranking_a", "ranking_b", "spearman", "jaccard"}
+
+    both = consensus.consensus_ranks(two_combos, ["R-M"], mode="per-combination")
+    view2 = consensus.assemble(both, ["R-M"])
+    assert view2.columns == ("DT / no / AUC | R-M", "LogReg / no / AUC | R-M")
+    with pytest.raises(ValueError, match="empty"):
+        consensus.assemble(both.iloc[:0], ["R-M"])
+
+
+def test_agreement_handles_rankings_with_absent_encoders():
+    rankings = pd.DataFrame({"x": [1, 2, 3, np.nan], "y": [2, 1, 3, 4]}, index=list("abcd"))
+    rho, jac = agreement_matrices(rankings)
+    assert rho.loc["x", "y"] == pytest.approx(stats.spearman(rankings["x"].dropna(), rankings["y"]))
+    assert jac.loc["x", "y"] == 0.0
+
+
+def test_kemeny_ranks_report_objective_and_time(two_combos):
+    one = two_combos[two_combos["model"] == "LogReg"]
+    ranks, info = consensus.kemeny_ranks(one, mode="per-combination")
+    expected = stats.kemeny(one)
+    got = ranks.set_index("encoder")["rank"]
+    assert (got.sort_index() == expected.ranking.sort_index()).all()
+    (row,) = info.to_dict("records")
+    assert row["optimal"] and row["solve_time_s"] > 0
+    assert row["objective"] == pytest.approx(expected.objective)
+    assert row["voters"] == one["dataset"].nunique() and row["encoders"] == 32
+
+
+def test_nemenyi_table_lists_the_pairs_behind_the_cd_diagram(two_combos):
+    one = two_combos[two_combos["model"] == "LogReg"]
+    result = stats.nemenyi(one, alpha=0.05)
+    table = consensus.nemenyi_table(result)
+    assert table["encoder"].tolist() == list(result.mean_ranks.index)
+    assert table["n_significantly_better"].sum() == len(result.significant_pairs)
+    drop = table.set_index("encoder").loc["Drop"]
+    assert drop["n_significantly_better"] == len(drop["significantly_worse_than"].split(", "))
+
+
+def test_best_summary_counts_first_places_over_many_combinations():
+    """Issue 11: "Best by DT / full / AUC" in 48-combination mode described only the first column."""
+    ranks = pd.DataFrame({
+        "combination": ["a", "a", "b", "b", "c", "c"], "strategy": "R-M",
+        "encoder": ["X", "Y", "X", "Y", "X", "Y"], "rank": [1, 2, 2, 1, 1, 2]})
+    view = consensus.assemble(ranks, ["R-M"])
+    line = consensus.best_summary(view)
+    assert line.startswith("Best by **R-M** across 3 combinations") and "**X** (2), **Y** (1)" in line
+    single = consensus.assemble(ranks[ranks["combination"] == "b"], ["R-M"])
+    assert consensus.best_summary(single).startswith("Best by **R-M**: **Y**")
+
+
+def test_rank_matrix_follows_the_table_order():
+    """Issue 11: the rank matrix's columns were in another order than the table's."""
+    from encbench import plots
+
+    ranks = pd.DataFrame({"column": ["q", "q", "p", "p"], "encoder": ["X", "Y", "X", "Y"], "rank": [1, 2, 2, 1]})
+    spec = plots.rank_matrix(ranks, columns=["p", "q"], encoders=["Y", "X"]).to_dict()
+    layer = spec["layer"][0]
+    assert layer["encoding"]["x"]["sort"] == ["p", "q"] and layer["encoding"]["y"]["sort"] == ["Y", "X"]
+
+
+def test_strategy_parameters_reach_only_the_strategies_that_take_them():
+    assert stats.params_for(["R-M"], {"theta": 0.9, "alpha": 0.05}) == {}
+    assert stats.params_for(["Q-Th", "R-Nem"], {"theta": 0.9, "alpha": 0.1}) == {"theta": 0.9, "alpha": 0.1}
