@@ -139,9 +139,9 @@ async def one_session(browser, url: str, changes: int, timeout_s: float, result:
                     result.changes_s.append(elapsed)
                 await page.keyboard.press("Escape")
                 await page.wait_for_timeout(300)
-            except Exception as exc:  # a timeout or a vanished element: a failed render, go on
+            except Exception as exc:  # noqa: BLE001 - a timeout or a vanished element: a failed render
                 result.failures.append(f"change {i + 1}: {type(exc).__name__}: {str(exc).splitlines()[0]}")
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - the session never loaded: counted, the others go on
         result.failures.append(f"first load: {type(exc).__name__}: {str(exc).splitlines()[0]}")
     finally:
         await context.close()
@@ -210,7 +210,8 @@ def main(argv: list[str] | None = None) -> None:
               f"(n={len(loads)})")
     print(f"server RSS:     {before:,.0f} MB before, peak {memory.peak:,.0f} MB, {after:,.0f} MB after the "
           f"sessions, {settled:,.0f} MB 5 s later")
-    print(f"server CPU:     {cpu_used:.1f} s over the soak ({cpu_used / max(total, 1):.2f} s per change, first loads included)")
+    print(f"server CPU:     {cpu_used:.1f} s over the soak ({cpu_used / max(total, 1):.2f} s per change, "
+          f"first loads included)")
     for index, failure in failures[:20]:
         print(f"  session {index}: {failure}")
 
