@@ -27,19 +27,22 @@ with st.container(border=True):
     # The options are the labels shown, so the URL reads ?vary=metric.
     vary = FACTOR_OF[st.radio("Factor to vary", list(FACTOR_OF), horizontal=True, key="vary",
                               bind="query-params")]
-    others = [f for f in vocab.FACTORS if f != vary]
-    cols = st.columns(len(others) + 1)
-    fixed = {}
-    for col, factor in zip(cols, others):
+    # Every widget keeps its place whichever factor varies: Streamlit's browser side drops the URL
+    # binding of a keyed widget that moves to another place on the page (with one column per
+    # fixed factor, Tuning moved a column when the varied factor changed, and its choice never
+    # reached the URL). The varied factor's column holds the values compared instead.
+    cols = st.columns(len(vocab.FACTORS) + 1)
+    fixed, labels = {}, None
+    for col, factor in zip(cols, vocab.FACTORS):
         with col:
-            fixed[factor] = common.selectbox(
-                f"{common.FACTOR_LABELS[factor]} (fixed)",
-                [sensitivity.AVERAGE_ALL] + vocab.ordered(factor, lv[factor]),
-                key=f"fix_{VARY_LABELS[factor]}", default=sensitivity.AVERAGE_ALL)
-    split = "cv"
-    if has_time and vary != "split":
-        split = common.selectbox("Split (fixed)", vocab.ordered("split", lv["split"]),
-                                 key="fix_split", default="cv", help=common.SPLIT_HELP)
+            if factor == vary:
+                labels = common.multiselect(f"{common.FACTOR_LABELS[factor]} values compared",
+                                            vocab.ordered(factor, lv[factor]), key=f"{VARY_LABELS[factor]}s")
+            else:
+                fixed[factor] = common.selectbox(
+                    f"{common.FACTOR_LABELS[factor]} (fixed)",
+                    [sensitivity.AVERAGE_ALL] + vocab.ordered(factor, lv[factor]),
+                    key=f"fix_{VARY_LABELS[factor]}", default=sensitivity.AVERAGE_ALL)
     with cols[-1]:
         if vary == "strategy":
             strategies = common.multiselect("Strategies compared", list(stats.STRATEGIES),
@@ -50,11 +53,13 @@ with st.container(border=True):
             strategy = common.selectbox("Aggregation", list(stats.STRATEGIES), key="agg", default="R-M",
                                         help=vocab.strategy_help())
             strategies = [strategy]
-    if vary != "strategy":
-        labels = common.multiselect(f"{common.FACTOR_LABELS.get(vary, SPLIT_LABEL.get(vary))} values compared",
-                                    vocab.ordered(vary, lv[vary]), key=f"{VARY_LABELS[vary]}s")
-    else:
-        labels = None
+    split = "cv"
+    if has_time and vary == "split":   # in the place of the fixed split
+        labels = common.multiselect(f"{SPLIT_LABEL['split']} values compared", vocab.ordered("split", lv["split"]),
+                                    key="splits")
+    elif has_time:
+        split = common.selectbox("Split (fixed)", vocab.ordered("split", lv["split"]),
+                                 key="fix_split", default="cv", help=common.SPLIT_HELP)
     values = common.parameter_inputs(strategies)
     choice, origins, prefer = common.origin_filter(lv)
 

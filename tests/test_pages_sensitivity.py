@@ -54,3 +54,36 @@ def test_strategy_choices_and_parameters_come_from_the_registry():
     assert at.multiselect(key="strategies").value == [n for n, s in vocab.STRATEGY_REGISTRY.items() if s.heuristic]
     assert at.slider(key="theta").value == 0.9 and not at.slider(key="theta").disabled
     assert at.select_slider(key="alpha").label == "alpha (R-Nem)"
+
+
+def _widget_places(node, path=()) -> dict[str, tuple]:
+    """Key -> position in the page (indices from the root) of every keyed element."""
+    places = {node.key: path} if getattr(node, "key", None) else {}
+    for index, child in getattr(node, "children", {}).items():
+        places.update(_widget_places(child, (*path, index)))
+    return places
+
+
+def test_every_control_keeps_its_place_whichever_factor_varies():
+    """Issue 22: vary=metric, then Tuning (fixed) = model left the URL at ?vary=metric. Streamlit's
+    browser side drops the URL binding of a keyed widget that moves; Tuning's select moved a column
+    when the varied factor changed. A browser test (test_browser_sensitivity.py) sees the URL."""
+    seen: dict[str, set] = {}
+    for vary in ("model", "metric", "tuning", "strategy"):
+        at = open_page("sensitivity", {"vary": vary})
+        for key, place in _widget_places(at._tree).items():
+            if not key.startswith(("dl-", "exports-")):
+                seen.setdefault(key, set()).add(place)
+    moved = {key: places for key, places in seen.items() if len(places) > 1}
+    assert not moved, moved
+    assert {"fix_model", "fix_tuning", "fix_metric", "agg", "theta", "alpha"} <= set(seen)
+
+
+def test_a_link_with_a_fixed_factor_restores_it():
+    at = open_page("sensitivity", {"vary": "metric", "fix_tuning": "model"})
+    assert at.selectbox(key="fix_tuning").value == "model"
+    assert at.selectbox(key="fix_model").value == "(average over all)"
+    assert "Varying **metric** (aggregation R-M), averaged over" in texts(at)
+    assert "settings of Model." in texts(at)                     # tuning is fixed, not averaged
+    at = open_page("sensitivity", {"vary": "metric", "fix_tuning": "model", "fix_model": "DT"})
+    assert "for Model = DT, Tuning = model" in texts(at)
