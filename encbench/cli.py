@@ -10,6 +10,7 @@ runs                list runs with status and counts
 worker              drain the app's run queue (started by the app; one at a time)
 encoders            list the study's 32 encoders and the installed encoder plugins
 compare RUN_ID      where a run's custom encoder ranks among the published 32
+recommend FILE:TARGET  which encoder for this dataset, from the most similar published datasets
 
 Examples
 --------
@@ -46,7 +47,8 @@ from encbench.engine.runner import guard_memory, open_writer
 from encbench.engine.worker import delete_run, serve
 from encbench.runs import effective_status
 from encbench.store import (
-    PUBLISHED_RUN_ID, Reader, SnapshotMissing, Writer, default_db_path, import_published, queries,
+    ENCBENCH_RUN_ID, PUBLISHED_RUN_ID, Reader, SnapshotMissing, Writer, default_db_path, import_encbench,
+    import_published, queries,
 )
 from encbench.store.db import migration_files
 from encbench.store.writer import DatabaseBusy
@@ -66,16 +68,26 @@ def _db_path(args) -> Path:
     return Path(args.db) if getattr(args, "db", None) else default_db_path()
 
 
+def _shipped_runs() -> list[str]:
+    """Runs ``db init`` imports: the published results, and encbench's own when shipped."""
+    from encbench.store.importer import ENCBENCH_RESULTS_FILE
+
+    return [PUBLISHED_RUN_ID] + ([ENCBENCH_RUN_ID] if ENCBENCH_RESULTS_FILE.exists() else [])
+
+
 def _snapshot_up_to_date(db_path: Path) -> bool:
-    """True when the read snapshot has every migration and the finished published import."""
+    """True when the read snapshot has every migration and the finished imports of the shipped
+    results (the published ones, and encbench's own when the package ships them)."""
+    shipped = _shipped_runs()
     try:
         with Reader(db_path) as reader:
-            runs = reader.query("SELECT status FROM runs WHERE run_id = ?", [PUBLISHED_RUN_ID])
+            runs = reader.query("SELECT run_id FROM runs WHERE list_contains(?::VARCHAR[], run_id) "
+                                "AND status = 'done'", [shipped])
             version = reader.query("SELECT max(version) AS v FROM schema_migrations")["v"].iloc[0]
     except (SnapshotMissing, duckdb.Error):
         return False
     latest = max(v for v, _ in migration_files())
-    return len(runs) == 1 and runs["status"].iloc[0] == "done" and version == latest
+    return len(runs) == len(shipped) and version == latest
 
 
 def cmd_db_init(args) -> int:
@@ -91,6 +103,9 @@ def cmd_db_init(args) -> int:
         else:
             n = import_published(writer)
             print(f"{writer.path}: imported {n} published result rows")
+        if ENCBENCH_RUN_ID in _shipped_runs() and (args.force or writer.run_status(ENCBENCH_RUN_ID) != "done"):
+            n = import_encbench(writer)
+            print(f"{writer.path}: imported {n} result rows of encbench's own runs (encoders beyond the study)")
     return 0
 
 
@@ -510,6 +525,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.set_defaults(func=cmd_compare)
 
     _add_engine_commands(sub)
+    _add_recommend_command(sub)
     return parser
 
 
@@ -578,6 +594,80 @@ def _add_engine_commands(sub) -> None:
     action.add_argument("--delete", metavar="RUN_ID",
                         help="delete a run's results (and uploaded files no other run uses)")
     runs.set_defaults(func=cmd_runs)
+
+
+def cmd_recommend(args) -> int:
+    from encbench import metafeatures, recommend
+    from encbench.data import load_dataset
+    from encbench.store.published import load_published_results
+
+    spec = parse_dataset_spec(args.dataset)
+    if spec.kind == "file" and spec.target is None and args.target is None:
+        raise ValueError(f"name the target column: got {args.dataset!r}; use path.csv:target or --target")
+    dataset = load_dataset(args.dataset, target=args.target, positive_class=args.positive)
+    features = metafeatures.from_dataset(dataset)
+    scores = load_published_results()
+    models = [args.model] if args.model else list(vocab.STUDY_MODELS)
+    metrics = [args.metric] if args.metric else list(vocab.METRICS)
+    pd_options = ("display.width", 160, "display.max_columns", 20, "display.float_format", "{:.4g}".format)
+    print(f"{dataset.name}: {dataset.n_rows} rows, {dataset.n_categorical} categorical and "
+          f"{dataset.n_features - dataset.n_categorical} numerical columns")
+    with pd.option_context(*pd_options):
+        print("\nmeta-features beside the published datasets':")
+        print(metafeatures.comparison_table(features).to_string(index=False))
+    results = [recommend.recommend(features, scores, model=m, scoring=s, tuning=args.tuning, k=args.k,
+                                   B=args.bootstrap) for m in models for s in metrics]
+    if len(results) == 1:
+        result = results[0]
+        with pd.option_context(*pd_options):
+            print(f"\nthe {result.k} most similar published datasets:")
+            print(result.neighbours.to_string(index=False))
+            for title, table in ((f"R-M over those {result.k}", result.local),
+                                 ("global R-M over every published dataset", result.overall)):
+                print(f"\n{title} (rank with its 95% bootstrap interval, best {args.show} of {len(table)}):")
+                print(table.head(args.show).to_string(index=False))
+        print(f"\nrecommended: {', '.join(result.recommended)}")
+        print(result.message)
+        return 0
+    table = pd.DataFrame([{"model": r.model, "metric": r.scoring, "recommended": ", ".join(r.recommended),
+                           "from": f"{r.k} similar datasets" if r.use == "neighbours" else "global consensus",
+                           "similar datasets' top 3": ", ".join(r.local["encoder"].head(3)),
+                           "advisor regret": (r.validation or {}).get("regret_advisor"),
+                           "global winner regret": (r.validation or {}).get("regret_global")}
+                          for r in results])
+    with pd.option_context(*pd_options):
+        print(f"\nrecommendation per model and metric ({args.tuning} tuning; the advisor is used only where "
+              f"leave-one-dataset-out validation shows it beating the global winner):")
+        print(table.to_string(index=False))
+    closest = max(results, key=lambda r: r.k).neighbours.head(5)
+    print("\nnearest published datasets: "
+          + ", ".join(f"{n} ({d:.2f})" for n, d in zip(closest["name"], closest["distance"]))
+          + " (each setting in detail: --model M --metric S)")
+    return 0
+
+
+def _add_recommend_command(sub) -> None:
+    """``recommend``."""
+    p = sub.add_parser(
+        "recommend", help="which encoder for a dataset, from the most similar published datasets",
+        description="Describe the dataset by cheap meta-features (rows, column kinds, cardinalities, "
+                    "missing share, class balance), find the most similar published datasets, and rank the "
+                    "encoders by their R-M consensus over them, next to the global consensus. Where "
+                    "leave-one-dataset-out validation does not show the advisor beating the global winner, "
+                    "the global winner is recommended and the output says so.",
+        formatter_class=_HelpFormatter)
+    p.add_argument("dataset", metavar="FILE:TARGET",
+                   help="path.csv:target[:positive] (CSV, TSV, Parquet, ARFF, optionally .gz), bundled:<name> "
+                        "or an OpenML id")
+    p.add_argument("--model", choices=vocab.STUDY_MODELS, help="one model (default: every published model)")
+    p.add_argument("--metric", choices=vocab.METRICS, help="one metric (default: every metric)")
+    p.add_argument("--tuning", default="no", choices=vocab.TUNINGS, help="tuning strategy of the published scores")
+    p.add_argument("--target", help="target column (for names containing ':')")
+    p.add_argument("--positive", help="positive class (default: the second in sorted order)")
+    p.add_argument("--k", type=int, help="number of similar datasets (default: the validated one)")
+    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples of the rank intervals")
+    p.add_argument("--show", type=int, default=10, help="encoders shown per ranking")
+    p.set_defaults(func=cmd_recommend)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -92,3 +92,55 @@ def test_db_init_brings_an_older_database_up_to_the_latest_migration(tmp_path, c
         assert "heartbeat_at" in reader.query("SELECT * FROM runs LIMIT 0").columns
     assert main(["db", "init", "--db", str(path)]) == 0     # now a no-op that needs no lock
     assert "up to date" in capsys.readouterr().out
+
+
+def _recommend_table(path: Path) -> Path:
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(7)
+    n = 300
+    frame = pd.DataFrame({"city": rng.choice([f"c{i}" for i in range(40)], n), "kind": rng.choice(["a", "b"], n),
+                          "x": rng.normal(size=n), "label": rng.choice(["no", "no", "yes"], n)})
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_recommend_prints_the_advisors_verdict_for_one_setting(tmp_path, capsys):
+    from encbench import metafeatures, recommend
+    from encbench.store.published import load_published_results
+
+    path = _recommend_table(tmp_path / "mine.csv")
+    assert main(["recommend", f"{path}:label", "--model", "SVM", "--metric", "F1", "--bootstrap", "50"]) == 0
+    out = capsys.readouterr().out
+    features = metafeatures.from_frame(__import__("pandas").read_csv(path), "label")
+    expected = recommend.recommend(features, load_published_results(), model="SVM", scoring="F1", B=50)
+    assert f"mine: {features.n_rows} rows, 2 categorical and 1 numerical columns" in out
+    assert f"the {expected.k} most similar published datasets:" in out
+    assert expected.neighbours["name"].iloc[0] in out
+    assert f"recommended: {', '.join(expected.recommended)}" in out
+    assert expected.message in out
+
+
+def test_recommend_without_a_setting_lists_every_model_and_metric(tmp_path, capsys):
+    path = _recommend_table(tmp_path / "mine.csv")
+    assert main(["recommend", f"{path}:label", "--bootstrap", "20"]) == 0
+    out = capsys.readouterr().out
+    from encbench.recommend import validation_summary
+
+    lines = out.split("recommendation per model and metric")[1].split("\n\n")[0].splitlines()[2:]
+    assert len(lines) == 20  # the study's five models x four metrics
+    shipped = validation_summary().set_index(["model", "tuning", "scoring"])
+    for line in lines:
+        model, metric = line.split()[:2]
+        used = shipped.loc[(model, "no", metric), "advisor_used"]
+        assert ("similar datasets " in line) == used and ("global consensus" in line) != used, line
+    assert "nearest published datasets: " in out
+
+
+def test_recommend_refuses_a_file_without_target(tmp_path, capsys):
+    path = _recommend_table(tmp_path / "mine.csv")
+    assert main(["recommend", str(path)]) == 2
+    assert "name the target column" in capsys.readouterr().err
+    assert main(["recommend", f"{path}:nope"]) == 2
+    assert "target column 'nope' not in file 'mine.csv'" in capsys.readouterr().err
