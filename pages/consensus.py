@@ -2,7 +2,9 @@
 import pandas as pd
 import streamlit as st
 
-from encbench import dashboard, plots, stats, vocab
+from encbench import plots, stats, vocab
+from encbench.views import consensus
+from encbench.views.labels import combination_label
 from pages import common
 
 common.ensure_routed()
@@ -46,7 +48,7 @@ with st.container(border=True):
         values = common.parameter_inputs(strategies, keep_enabled=("alpha",))
     alpha = values["alpha"]
     with c3:
-        mode = st.radio("Several combinations", list(dashboard.MODES), key="mode",
+        mode = st.radio("Several combinations", list(consensus.MODES), key="mode",
                         bind="query-params",
                         help="; ".join(f"{k}: {v}" for k, v in MODE_TEXT.items()))
     choice, origins, prefer = common.origin_filter(lv)
@@ -67,7 +69,7 @@ if rows.empty:
             "(In the published data LGBM was run without tuning only, and SVM without model tuning.)")
     st.stop()
 
-combos = dashboard.combinations_of(rows)
+combos = consensus.combinations_of(rows)
 params = stats.params_for(strategies, values)
 st.markdown(f"**Aggregation:** {MODE_TEXT[mode if len(combos) > 1 else 'per-combination']}. "
             f"{len(combos)} combination(s), {rows['dataset'].nunique()} datasets, "
@@ -81,19 +83,19 @@ if (mode == "pooled" and len(combos) > 1 and len(selected["scoring"]) > 1
 def heuristic_ranks(db: str, version: tuple, load_key: tuple, strategies: tuple, mode: str,
                     params: tuple) -> pd.DataFrame:
     frame = common.scores(db, version, **dict(load_key))
-    return dashboard.consensus_ranks(frame, list(strategies), mode=mode, params=dict(params))
+    return consensus.consensus_ranks(frame, list(strategies), mode=mode, params=dict(params))
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def kemeny_ranks(db: str, version: tuple, load_key: tuple, mode: str):
     frame = common.scores(db, version, **dict(load_key))
-    return dashboard.kemeny_ranks(frame, mode=mode)
+    return consensus.kemeny_ranks(frame, mode=mode)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def block_design(db: str, version: tuple, load_key: tuple, combination: str, mode: str, design: str):
     frame = common.scores(db, version, **dict(load_key))
-    return stats.block_design(dashboard.subset_for(frame, combination, mode)[["dataset", "encoder", "cv_score"]],
+    return stats.block_design(consensus.subset_for(frame, combination, mode)[["dataset", "encoder", "cv_score"]],
                               design)
 
 
@@ -108,17 +110,17 @@ def intervals(db: str, version: tuple, load_key: tuple, combination: str, mode: 
               strategy: str, B: int, params: tuple) -> pd.DataFrame:
     frame = common.scores(db, version, **dict(load_key))
     use = stats.params_for(strategy, dict(params))
-    return stats.rank_intervals(dashboard.subset_for(frame, combination, mode), strategy, B=B,
+    return stats.rank_intervals(consensus.subset_for(frame, combination, mode), strategy, B=B,
                                 seed=0, **use)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def consensus_view(db: str, version: tuple, load_key: tuple, strategies: tuple, mode: str,
-                   params: tuple) -> dashboard.ConsensusView:
+                   params: tuple) -> consensus.ConsensusView:
     ranks = heuristic_ranks(db, version, load_key, strategies, mode, params)
     if "R-Kem" in strategies:
         ranks = pd.concat([ranks, kemeny_ranks(db, version, load_key, mode)[0]], ignore_index=True)
-    return dashboard.assemble(ranks, list(strategies), dict(params))
+    return consensus.assemble(ranks, list(strategies), dict(params))
 
 
 # Charts are cached as Vega-Lite specs beside the numbers they draw: building and serialising an
@@ -150,8 +152,8 @@ def cd_chart(db: str, version: tuple, load_key: tuple, combination: str, mode: s
              design: str) -> tuple[dict, list[str]]:
     """Spec of the CD diagram and its subtitle (test, alpha, N, block design)."""
     result = nemenyi(db, version, load_key, combination, mode, alpha, design)
-    subtitle = dashboard.cd_subtitle(result, block_design(db, version, load_key, combination, mode, design))
-    chart = plots.cd_diagram(*dashboard.cd_inputs(result), title=f"Critical difference: {combination}",
+    subtitle = consensus.cd_subtitle(result, block_design(db, version, load_key, combination, mode, design))
+    chart = plots.cd_diagram(*consensus.cd_inputs(result), title=f"Critical difference: {combination}",
                              subtitle=subtitle)
     return chart.to_dict(validate=False), subtitle
 
@@ -167,7 +169,7 @@ def intervals_chart(db: str, version: tuple, load_key: tuple, combination: str, 
 def pairwise_tests(db: str, version: tuple, load_key: tuple, combination: str, mode: str,
                    encoders: tuple, alpha: float) -> pd.DataFrame:
     frame = common.scores(db, version, **dict(load_key))
-    subset = dashboard.subset_for(frame, combination, mode)[["dataset", "encoder", "cv_score"]]
+    subset = consensus.subset_for(frame, combination, mode)[["dataset", "encoder", "cv_score"]]
     return stats.wilcoxon_pairs(subset, encoders=list(encoders), alpha=alpha).table
 
 
@@ -183,7 +185,7 @@ def _oriented(subset: pd.DataFrame) -> pd.DataFrame:
 def bayesian_test(db: str, version: tuple, load_key: tuple, combination: str, mode: str,
                   encoder_a: str, encoder_b: str, rope: float) -> stats.BayesianResult:
     frame = common.scores(db, version, **dict(load_key))
-    return stats.bayesian_signed_rank(_oriented(dashboard.subset_for(frame, combination, mode)), encoder_a,
+    return stats.bayesian_signed_rank(_oriented(consensus.subset_for(frame, combination, mode)), encoder_a,
                                       encoder_b, rope=rope, n_samples=BAYES_DRAWS, seed=0)
 
 
@@ -222,10 +224,10 @@ filters = {"model": selected["model"], "tuning": selected["tuning"], "metric": s
 prov = common.provenance("consensus", filters, rows, version)
 
 with st.container(key="ranking-summary"):
-    st.markdown(dashboard.best_summary(view, params))
+    st.markdown(consensus.best_summary(view, params))
 
 # The combinations the CD diagram, the rank intervals and the pairwise tests can be about.
-targets = [dashboard.POOLED] if mode_used == "pooled" else [dashboard.combination_label(*c) for c in combos]
+targets = [consensus.POOLED] if mode_used == "pooled" else [combination_label(*c) for c in combos]
 if len(targets) == 1 and "detail" in st.query_params and "detail" not in st.session_state:
     # A link's detail= names a combination this view does not have: drop it. When the
     # Combination select was shown on an earlier run, its URL binding is Streamlit's (deleting
@@ -282,7 +284,7 @@ def _agreement_section() -> None:
             common.show_chart(drawn["agreement-spearman"], "agreement-spearman", prov, width="content")
         with b:
             common.show_chart(drawn["agreement-jaccard"], "agreement-jaccard", prov, width="content")
-    common.show_table(dashboard.agreement_long(view), "agreement", prov)
+    common.show_table(consensus.agreement_long(view), "agreement", prov)
 
 
 def _kemeny_section(kemeny_info: pd.DataFrame) -> None:
@@ -339,7 +341,7 @@ def _cd_section(targets: list[str], mode_used: str, load_key: tuple, alpha: floa
     st.caption(" · ".join(subtitle) + ". Red bars join encoders not significantly different.")
     cd_prov = prov.with_filters(detail=target, blocks=design_name)
     common.show_chart(spec, "cd-diagram", cd_prov, width="content")
-    common.table_exports(dashboard.nemenyi_table(result), "nemenyi", cd_prov)
+    common.table_exports(consensus.nemenyi_table(result), "nemenyi", cd_prov)
 
 
 @st.fragment
@@ -402,7 +404,7 @@ def _pairwise_section(targets: list[str], mode_used: str, load_key: tuple, alpha
     st.caption(f"Wilcoxon signed-rank test over the datasets where both encoders have a result "
                f"({target}; two-sided, zero differences dropped). With more than two encoders every "
                f"pair is tested and the p-values are Holm-corrected (family-wise alpha = {alpha}).")
-    scored = set(dashboard.subset_for(common.scores(db, version, **dict(load_key)), target, mode_used)["encoder"])
+    scored = set(consensus.subset_for(common.scores(db, version, **dict(load_key)), target, mode_used)["encoder"])
     present = [e for e in view_encoders if e in scored]
     chosen = common.multiselect("Encoders to compare", present, key="wilcoxon", default=present[:2],
                                 help="A is the encoder listed first; a positive median difference "
@@ -437,7 +439,7 @@ def _bayes_section(targets: list[str], mode_used: str, load_key: tuple, prov, vi
     d1, d2, d3, d4 = st.columns([2, 1, 1, 1])
     with d1:
         target = _combination(targets)
-    scored = set(dashboard.subset_for(common.scores(db, version, **dict(load_key)), target, mode_used)["encoder"])
+    scored = set(consensus.subset_for(common.scores(db, version, **dict(load_key)), target, mode_used)["encoder"])
     present = [e for e in view_encoders if e in scored]
     if len(present) < 2:
         st.info(f"{target} has fewer than two encoders with results: nothing to compare.")

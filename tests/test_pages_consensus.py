@@ -5,7 +5,8 @@ import pandas as pd
 import pytest
 from pagetest import charts, open_page, summary_line, texts
 
-from encbench import dashboard, vocab
+from encbench import vocab
+from encbench.views import consensus
 
 
 @pytest.fixture(autouse=True)
@@ -187,7 +188,7 @@ def test_an_unexpected_error_becomes_a_message(monkeypatch):
     def boom(*args, **kwargs):
         raise RuntimeError("simulated failure")
 
-    monkeypatch.setattr(dashboard, "best_summary", boom)  # called on every run (the view is cached)
+    monkeypatch.setattr(consensus, "best_summary", boom)  # called on every run (the view is cached)
     at = open_page("consensus")
     assert not at.exception
     assert "could not be shown: RuntimeError: simulated failure" in texts(at)

@@ -11,7 +11,8 @@ import pytest
 from pagetest import charts, open_page, texts
 from test_engine_split import drifting_frame
 
-from encbench import dashboard
+from encbench import vocab
+from encbench.views import sensitivity
 from encbench.compare import compare_splits, split_headline
 from encbench.data import prepare
 from encbench.engine import Grid, run_grid
@@ -62,12 +63,12 @@ def test_sensitivity_view_varies_the_split_on_shared_datasets():
         _scores({"MT": 0.7, "Drop": 0.6, "OH": 0.5}, {"MT": 0.5, "Drop": 0.6, "OH": 0.55}).assign(dataset="d"),
         _scores({"MT": 0.1, "Drop": 0.9, "OH": 0.5}, {}).assign(dataset="only-cv"),
     ])
-    fixed = {f: dashboard.AVERAGE_ALL for f in dashboard.FACTORS}
-    result = dashboard.sensitivity_view(rows, "split", fixed)
-    assert result["labels"] == ("cv", "time")
-    assert result["jaccard"].loc["cv", "time"] == 0.0  # MT best under cv (on "d" only), Drop forward
+    fixed = {f: sensitivity.AVERAGE_ALL for f in vocab.FACTORS}
+    result = sensitivity.sensitivity_view(rows, "split", fixed)
+    assert result.labels == ("cv", "time")
+    assert result.jaccard.loc["cv", "time"] == 0.0  # MT best under cv (on "d" only), Drop forward
     with pytest.raises(ValueError, match="mix the splits"):
-        dashboard.sensitivity_view(rows, "model", fixed)
+        sensitivity.sensitivity_view(rows, "model", fixed)
 
 
 def test_single_feature_auc_flags_leaks_and_not_ordinary_columns():
