@@ -111,7 +111,7 @@ else:
                    f"({recognised[0].name}), which this file is a copy of.")
     classes = class_order(frame[target])
     positive = None
-    if 2 <= len(classes) <= 20:
+    if len(classes) == 2:  # any other target is refused below, with what it is and what to do
         positive = st.selectbox("Positive class", classes, index=min(1, len(classes) - 1), key="positive",
                                 help="Default: the second class in sorted order (label encoding, as published). "
                                      "Matters for F1 only.")

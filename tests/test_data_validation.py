@@ -48,7 +48,9 @@ def test_target_not_binary_lists_classes_with_counts():
     report = validate(frame, target="label")
     assert report.errors == [
         "target column 'label' has 3 classes, the benchmark needs exactly 2 (binary "
-        "classification): 'b' (25 rows), 'c' (20 rows), 'a' (15 rows)"]
+        "classification): 'b' (25 rows), 'c' (20 rows), 'a' (15 rows). This is a multiclass target; "
+        "encbench ranks encoders for binary targets only for now: choose a column with two classes, "
+        "or merge its classes into two in the file (e.g. one class against the rest)"]
     assert report.classes == {"a": 15, "b": 25, "c": 20}
     frame["label"] = "only"
     assert validate(frame, target="label").errors == [
@@ -56,12 +58,30 @@ def test_target_not_binary_lists_classes_with_counts():
         "classification): 'only' (60 rows)"]
 
 
-def test_continuous_target_is_listed_briefly():
+def test_a_numeric_target_is_named_a_regression_target_not_a_count_of_classes():
     frame = _frame(40)
-    frame["label"] = np.arange(40) / 3
+    frame["label"] = np.arange(40) / 4
     (message,) = validate(frame, target="label").errors
-    assert message.startswith("target column 'label' has 40 classes")
-    assert message.endswith("... (30 more classes)")
+    assert message == ("target column 'label' is numeric with 40 distinct values (from 0 to 9.75): a "
+                       "regression target; encbench ranks encoders for binary targets only for now: choose "
+                       "a column with two classes, or make this one binary in the file (e.g. above or below "
+                       "a threshold)")
+    frame["label"] = np.arange(40) % 25                          # 25 whole numbers: regression too
+    assert "is numeric with 25 distinct values (from 0 to 24)" in validate(frame, target="label").errors[0]
+    frame["label"] = (np.arange(40) % 4).astype(str)             # 4 codes stored as text: classes
+    (message,) = validate(frame, target="label").errors
+    assert message.startswith("target column 'label' has 4 classes") and "multiclass target" in message
+
+
+def test_target_task_names_the_task_of_a_target():
+    from encbench.data.validation import target_task
+
+    assert target_task(pd.Series(["a", "b", None])) == "binary"
+    assert target_task(pd.Series(["1.5", "2", "3"])) == "regression"      # numbers stored as text
+    assert target_task(pd.Series(range(21))) == "regression"
+    assert target_task(pd.Series(range(20))) == "multiclass"
+    assert target_task(pd.Series([True, False, True])) == "binary"
+    assert target_task(pd.Series([None, "x"])) == "single"
 
 
 def test_class_with_fewer_rows_than_two_per_fold():

@@ -319,3 +319,27 @@ def test_a_cv_and_time_launch_counts_and_names_each_of_its_two_runs(app_db, monk
     runs.run()
     table = runs.dataframe[0].value.set_index("run_id")
     assert [table.loc[r.run_id, "rows"] for r in requests] == ["0 / 40", "0 / 40"]   # as announced
+
+
+def test_a_target_of_another_task_type_gets_no_class_picker_and_says_what_it_is(app_db, monkeypatch):
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(7)
+    frame = pd.DataFrame({"colour": rng.choice(["r", "g", "b"], 600), "grade": rng.choice(["A", "B", "C"], 600),
+                          "price": np.round(rng.normal(100, 30, 600), 2), "label": rng.choice(["no", "yes"], 600)})
+    _upload(monkeypatch, frame, "tasks.csv")
+    at = _run_page()
+    at.selectbox(key="target").set_value("grade").run()
+    assert not at.exception
+    assert "positive" not in {s.key for s in at.selectbox}         # no picker for a refused target
+    (error,) = [e.value for e in at.error]
+    assert "'grade' has 3 classes" in error and "multiclass target" in error and "merge its classes" in error
+    at.selectbox(key="target").set_value("price").run()
+    (error,) = [e.value for e in at.error]
+    distinct = frame["price"].nunique()
+    assert f"'price' is numeric with {distinct} distinct values" in error and "regression target" in error
+    assert "classes" not in error.split("regression target")[0]
+    assert "binary targets only for now" in error
+    at.selectbox(key="target").set_value("label").run()
+    assert at.selectbox(key="positive").value == "yes" and not at.error

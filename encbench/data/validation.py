@@ -192,6 +192,60 @@ def _names(values: Sequence, limit: int = _MAX_LISTED) -> str:
     return text
 
 
+#: a numeric target with more distinct values than this (or with fractions) reads as regression
+REGRESSION_MIN_VALUES = 20
+
+
+def target_task(values: pd.Series) -> str:
+    """The task a target column stands for: ``'binary'``, ``'multiclass'``, ``'regression'``
+    (numbers with fractions or more than :data:`REGRESSION_MIN_VALUES` distinct values) or
+    ``'single'`` (one class); missing values are not counted.
+
+    Examples
+    --------
+    >>> [target_task(pd.Series(v)) for v in (["a", "b"], ["a", "b", "c"], [0.5, 1.5, 2.0], [1, 1])]
+    ['binary', 'multiclass', 'regression', 'single']
+    """
+    values = values.dropna()
+    distinct = values.nunique()
+    if distinct <= 2:
+        return "binary" if distinct == 2 else "single"
+    numbers = _as_numbers(values)
+    if numbers is not None and (distinct > REGRESSION_MIN_VALUES or not (numbers == numbers.round()).all()):
+        return "regression"
+    return "multiclass"
+
+
+def _as_numbers(values: pd.Series) -> pd.Series | None:
+    """``values`` as floats when every one is a number (numbers stored as text too), else None."""
+    if pd.api.types.is_bool_dtype(values.dtype):
+        return None
+    if not pd.api.types.is_numeric_dtype(values.dtype):
+        values = pd.to_numeric(values.astype(str).str.strip(), errors="coerce")
+        if values.isna().any():
+            return None
+    return values.astype(float)
+
+
+def _not_binary(values: pd.Series, target: str, classes: dict[str, int]) -> str:
+    """The error for a target that is not binary: what it is, and what to do."""
+    task = target_task(values)
+    if task == "regression":  # not "578 classes"
+        numbers = _as_numbers(values.dropna())
+        return (f"target column {target!r} is numeric with {len(classes)} distinct values (from "
+                f"{numbers.min():g} to {numbers.max():g}): a regression target; encbench ranks encoders "
+                f"for binary targets only for now: choose a column with two classes, or make this one "
+                f"binary in the file (e.g. above or below a threshold)")
+    noun = "class" if len(classes) == 1 else "classes"
+    text = (f"target column {target!r} has {len(classes)} {noun}, the benchmark needs exactly 2 (binary "
+            f"classification): {_class_list(classes)}")
+    if task == "multiclass":
+        text += (". This is a multiclass target; encbench ranks encoders for binary targets only for now: "
+                 "choose a column with two classes, or merge its classes into two in the file (e.g. one "
+                 "class against the rest)")
+    return text
+
+
 def _class_list(counts: dict[str, int]) -> str:
     ordered = sorted(counts.items(), key=lambda kv: -kv[1])
     text = ", ".join(f"{k!r} ({v} rows)" for k, v in ordered[:_MAX_LISTED])
@@ -389,10 +443,7 @@ def _target_classes(values: pd.Series, target: str, positive_class, n_folds: int
     classes = {t: int(counts.get(t, 0)) for t in dict.fromkeys(texts)}
     positive_text: str | None = None
     if len(classes) != 2:
-        noun = "class" if len(classes) == 1 else "classes"
-        errors.append(f"target column {target!r} has {len(classes)} {noun}, the "
-                      f"benchmark needs exactly 2 (binary classification): "
-                      f"{_class_list(classes)}")
+        errors.append(_not_binary(values, target, classes))
         return classes, None, y_text
     if positive_class is None:
         positive_text = list(classes)[1]

@@ -8,11 +8,12 @@
 """
 from encbench.store import queries
 from encbench.store.db import apply_migrations, connect, default_db_path, publish_snapshot, snapshot_path
-from encbench.store.importer import PUBLISHED_RUN_ID, import_published
+from encbench.store.importer import ENCBENCH_RUN_ID, PUBLISHED_RUN_ID, import_encbench, import_published
 from encbench.store.reader import Reader, SnapshotMissing
 from encbench.store.writer import DatabaseBusy, Writer
 
 __all__ = [
-    "DatabaseBusy", "PUBLISHED_RUN_ID", "Reader", "SnapshotMissing", "Writer", "apply_migrations", "connect",
-    "default_db_path", "import_published", "publish_snapshot", "queries", "snapshot_path",
+    "DatabaseBusy", "ENCBENCH_RUN_ID", "PUBLISHED_RUN_ID", "Reader", "SnapshotMissing", "Writer",
+    "apply_migrations", "connect", "default_db_path", "import_encbench", "import_published",
+    "publish_snapshot", "queries", "snapshot_path",
 ]

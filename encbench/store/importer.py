@@ -7,7 +7,7 @@ from pathlib import Path
 from encbench.store.published import (
     DATASETS_FILE, RESULTS_FILE, load_published_datasets, load_published_results,
 )
-from encbench.store.writer import Writer
+from encbench.store.writer import DATASET_COLUMNS, Writer
 
 log = logging.getLogger(__name__)
 
@@ -49,3 +49,72 @@ def import_published(writer: Writer, results_file: Path | str = RESULTS_FILE,
     writer.set_run_status(PUBLISHED_RUN_ID, "done")
     log.info("published import: %d new rows (%d in file)", inserted, len(results))
     return inserted
+
+
+#: run id and label of encbench's own results shipped in ``db/seed/`` (origin ``encbench``)
+ENCBENCH_RUN_ID = "encbench-beyond-the-study"
+ENCBENCH_LABEL = "Encoders beyond the study (encbench's own results)"
+#: the seed files ``benchmarks/run_beyond.py`` writes
+ENCBENCH_RESULTS_FILE = Path(RESULTS_FILE).with_name("encbench_beyond_results.parquet")
+#: provenance columns of the seed file, kept in the run's config (not result columns)
+_PROVENANCE = ("encbench_version", "library_versions", "command", "python", "grid")
+
+
+def import_encbench(writer: Writer, results_file: Path | str = ENCBENCH_RESULTS_FILE) -> int:
+    """Import encbench's own results (the encoders beyond the study, with the controls OH and MT)
+    as one run with origin ``encbench``; return the number of new result rows.
+
+    Idempotent, like :func:`import_published`. The rows keep their folds (they are not averaged
+    like the published ones); their provenance (encbench and library versions, the command that
+    reproduces them) goes into the run's config. A missing seed file imports nothing.
+
+    Raises
+    ------
+    ValueError
+        If the file lacks a result or provenance column, or names an encoder, model or metric
+        encbench does not know.
+    """
+    import pandas as pd
+
+    from encbench import vocab
+
+    path = Path(results_file)
+    if not path.exists():
+        log.info("no encbench results file at %s: nothing to import", path)
+        return 0
+    rows = pd.read_parquet(path)
+    needed = ("dataset", "encoder", "model", "tuning", "scoring", "fold", "n_folds", "cv_score",
+              "status", *_PROVENANCE)
+    missing = [c for c in needed if c not in rows.columns]
+    if missing:
+        raise ValueError(f"{str(path)!r} lacks the columns {missing!r}: got {list(rows.columns)!r}")
+    for column, known in (("encoder", vocab.ALL_ENCODERS), ("model", vocab.MODELS),
+                          ("scoring", vocab.METRICS)):
+        unknown = sorted(set(rows[column]) - set(known))
+        if unknown:
+            raise ValueError(f"{str(path)!r} names unknown {column} values: got {unknown!r}")
+    first = rows.iloc[0]
+    config = {key: first[key] for key in _PROVENANCE}
+    config["grid"] = _json(config["grid"])
+    config["library_versions"] = _json(config["library_versions"])
+    config["file"] = path.name
+    # names and shapes from the datasets file beside it; a published dataset's row stays published
+    datasets_file = path.with_name(path.name.replace("_results", "_datasets"))
+    records = (pd.read_parquet(datasets_file).to_dict("records") if datasets_file.exists()
+               else [{"dataset": d, "name": d, "source": "bundled"} for d in sorted(set(rows["dataset"]))])
+    for record in records:
+        writer.upsert_dataset({k: (None if pd.isna(v) else v) for k, v in record.items()
+                               if k in DATASET_COLUMNS})
+    writer.ensure_run(ENCBENCH_RUN_ID, origin="encbench", label=ENCBENCH_LABEL, status="running",
+                      config=config, n_expected=len(rows))
+    results = rows.drop(columns=[c for c in (*_PROVENANCE, "run_id") if c in rows.columns])
+    inserted = writer.write_results(results.assign(run_id=ENCBENCH_RUN_ID))
+    writer.set_run_status(ENCBENCH_RUN_ID, "done")
+    log.info("encbench results import: %d new rows (%d in file)", inserted, len(rows))
+    return inserted
+
+
+def _json(value):
+    import json
+
+    return json.loads(value) if isinstance(value, str) else value

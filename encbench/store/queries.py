@@ -30,7 +30,8 @@ def _as_list(values: Sequence[str] | str | int | None) -> list[str] | None:
 
 # Filters over a closed vocabulary: an unknown value is a mistake, not an empty selection.
 _VOCABULARY = {"models": vocab.MODELS, "tunings": vocab.TUNINGS, "scorings": vocab.METRICS,
-               "encoders": vocab.ENCODERS, "origins": ("published", "local"), "splits": vocab.SPLITS}
+               "encoders": vocab.ALL_ENCODERS, "origins": ("published", "local", "encbench"),
+               "splits": vocab.SPLITS}
 
 
 def _check_vocabulary(name: str, values: list[str] | None) -> None:
@@ -108,9 +109,13 @@ def one_score_per_experiment(scores: pd.DataFrame, prefer: str | None = None) ->
     if not scores.duplicated(experiment).any():
         return scores
     if prefer is not None and "origin" in scores.columns:
-        has_preferred = (scores["origin"] == prefer).groupby(
-            [scores[k] for k in experiment], observed=True, sort=False).transform("any")
-        scores = scores[(scores["origin"] == prefer) | ~has_preferred.to_numpy()]
+        # keep the rows of the first origin present, in the order: prefer, then published, local,
+        # encbench (encbench's own control rows never outvote a published or local score)
+        order = {o: i for i, o in enumerate(dict.fromkeys((prefer, "published", "local", "encbench")))}
+        rank = scores["origin"].map(order).fillna(len(order)).to_numpy()
+        best = pd.Series(rank, index=scores.index).groupby(
+            [scores[k] for k in experiment], observed=True, sort=False).transform("min")
+        scores = scores[rank == best.to_numpy()]
         if not scores.duplicated(experiment).any():
             return scores
     out = scores.groupby(experiment, as_index=False, observed=True, sort=False).agg(

@@ -1,0 +1,57 @@
+"""Importing encbench's own results (origin 'encbench') beside the published ones."""
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from encbench.store import ENCBENCH_RUN_ID, import_encbench, queries
+
+PROVENANCE = {"encbench_version": "0.1.0", "library_versions": json.dumps({"scikit-learn": "1.9.1"}),
+              "command": "python benchmarks/run_beyond.py", "python": "3.11.7",
+              "grid": json.dumps({"encoders": ["OH", "SkTE"]})}
+
+
+def _seed(path, encoder="SkTE"):
+    rows = pd.DataFrame([
+        {"dataset": "50", "encoder": e, "model": "LogReg", "tuning": "no", "scoring": "AUC",
+         "split": "cv", "fold": f, "n_folds": 2, "cv_score": score, "time": 0.1, "status": "ok",
+         "error": None, "encode_time": 0.01, **PROVENANCE}
+        for e, scores in ((encoder, (0.8, 0.9)), ("OH", (0.7, 0.7))) for f, score in enumerate(scores)])
+    rows.to_parquet(path, index=False)
+    return path
+
+
+def test_import_is_its_own_origin_with_provenance_and_idempotent(mem_writer, tmp_path):
+    path = _seed(tmp_path / "encbench_beyond_results.parquet")
+    assert import_encbench(mem_writer, path) == 4
+    assert import_encbench(mem_writer, path) == 0  # nothing twice
+    run = mem_writer.query("SELECT origin, status, config FROM runs WHERE run_id = ?", [ENCBENCH_RUN_ID])
+    assert run["origin"].tolist() == ["encbench"] and run["status"].tolist() == ["done"]
+    config = json.loads(run["config"].iloc[0])
+    assert config["command"] == "python benchmarks/run_beyond.py"
+    assert config["library_versions"] == {"scikit-learn": "1.9.1"}
+    scores = queries.load_scores(mem_writer, origins=["encbench"])
+    # folds averaged by the scores view: (0.8 + 0.9) / 2
+    assert scores.set_index("encoder")["cv_score"].to_dict() == pytest.approx({"SkTE": 0.85, "OH": 0.7})
+
+
+def test_a_published_score_outranks_encbench_control_rows():
+    rows = pd.DataFrame([
+        {"dataset": "50", "encoder": "OH", "model": "LogReg", "tuning": "no", "scoring": "AUC",
+         "cv_score": v, "time": 0.0, "origin": o, "run_id": o}
+        for o, v in (("published", 0.75), ("encbench", 0.70), ("local", 0.72))])
+    for prefer, expected in (("published", 0.75), ("local", 0.72)):
+        got = queries.one_score_per_experiment(rows, prefer=prefer)
+        assert got["cv_score"].tolist() == [expected]
+    only_ours = queries.one_score_per_experiment(rows[rows["origin"] != "published"], prefer="published")
+    assert only_ours["origin"].tolist() == ["local"]  # local before encbench's own
+
+
+def test_a_bad_seed_file_is_refused_before_anything_is_written(mem_writer, tmp_path):
+    path = _seed(tmp_path / "bad_results.parquet", encoder="NoSuchEncoder")
+    with pytest.raises(ValueError, match="unknown encoder values: got \\['NoSuchEncoder'\\]"):
+        import_encbench(mem_writer, path)
+    assert mem_writer.query("SELECT count(*) AS n FROM runs WHERE run_id = ?", [ENCBENCH_RUN_ID])["n"].iloc[0] == 0
+    assert import_encbench(mem_writer, tmp_path / "absent.parquet") == 0
