@@ -9,7 +9,8 @@ run ...             run a grid of experiments (see ``python -m encbench run --he
 runs                list runs with status and counts
 worker              drain the app's run queue (started by the app; one at a time)
 encoders            list the study's 32 encoders and the installed encoder plugins
-compare RUN_ID      where a run's custom encoder ranks among the published 32
+place RUN_ID        where a run's custom encoder ranks among the published 32 (``compare``, its
+                    old name, still works and says so)
 recommend FILE:TARGET  which encoder for this dataset, from the most similar published datasets
 
 Examples
@@ -164,7 +165,14 @@ def cmd_encoders(args) -> int:
     return 0
 
 
-def cmd_compare(args) -> int:
+#: the old name of ``place``, kept as an alias for one release
+DEPRECATED_COMMANDS = {"compare": "place"}
+
+
+def cmd_place(args) -> int:
+    if args.command in DEPRECATED_COMMANDS:
+        print(f"note: `encbench {args.command}` is now `encbench {DEPRECATED_COMMANDS[args.command]}`; "
+              f"the old name goes in the next release", file=sys.stderr)
     db_path = _db_path(args)
     if not db_path.exists():
         raise ValueError(f"no database at {str(db_path)!r} (check --db / ENCBENCH_DB)")
@@ -304,7 +312,7 @@ def _encoders(args):
     """(canonical names, custom encoders) of ``--encoders``, ``--encoder-params`` and ``--controls``.
 
     With a custom encoder, the controls (default OH, MT) join the run: their local scores are
-    checked against the published ones by ``encbench compare``.
+    checked against the published ones by ``encbench place``.
     """
     canonical, customs = parse_encoders(getattr(args, "encoders", None),
                                         load_params(getattr(args, "encoder_params", None)))
@@ -408,7 +416,7 @@ def cmd_run(args) -> int:
                 print(f"  {pairs.known_text()}")
             if pairs.share < WARN_SHARE:
                 print(f"WARNING: under {WARN_SHARE:.0%}: the new encoder's ranks may be biased here")
-        print(f"\nwhere the new encoder ranks: python -m encbench compare {run_id}")
+        print(f"\nwhere the new encoder ranks: python -m encbench place {run_id}")
     return 0
 
 
@@ -508,21 +516,21 @@ def build_parser() -> argparse.ArgumentParser:
     encoders = sub.add_parser("encoders", help="list the study's encoders and installed encoder plugins")
     encoders.set_defaults(func=cmd_encoders)
 
-    compare = sub.add_parser(
-        "compare", help="rank a run's custom encoder among the published 32",
+    place = sub.add_parser(
+        "place", aliases=list(DEPRECATED_COMMANDS), help="rank a run's custom encoder among the published 32",
         description="Merge the custom encoder's scores of a run with the published scores of the same "
                     "datasets, models, metrics and tuning (published scores count for the 32; the "
                     "run's control encoders are only checked against them), then rank it under every "
                     "aggregation strategy, per model and metric and pooled, and test it against the "
                     "best published encoder (Wilcoxon signed-rank over datasets).")
-    compare.add_argument("run_id", metavar="RUN_ID", help="a run made with a custom encoder")
-    compare.add_argument("--db", help=DB_HELP)
-    compare.add_argument("--strategies", help="comma-separated aggregation strategies (default: all)")
-    compare.add_argument("--alpha", type=float, default=0.05, help="significance level of R-Nem and the CD diagram")
-    compare.add_argument("--out", metavar="DIR",
-                         help="write the rank table, Wilcoxon tests and control cells (CSV, LaTeX) and the "
-                              "pooled CD diagram (SVG) there, each with its provenance")
-    compare.set_defaults(func=cmd_compare)
+    place.add_argument("run_id", metavar="RUN_ID", help="a run made with a custom encoder")
+    place.add_argument("--db", help=DB_HELP)
+    place.add_argument("--strategies", help="comma-separated aggregation strategies (default: all)")
+    place.add_argument("--alpha", type=float, default=0.05, help="significance level of R-Nem and the CD diagram")
+    place.add_argument("--out", metavar="DIR",
+                       help="write the rank table, Wilcoxon tests and control cells (CSV, LaTeX) and the "
+                            "pooled CD diagram (SVG) there, each with its provenance")
+    place.set_defaults(func=cmd_place)
 
     _add_engine_commands(sub)
     _add_recommend_command(sub)

@@ -1,4 +1,4 @@
-"""Where does a new encoder rank among the study's 32? (issue 14, ``encbench compare RUN_ID``)
+"""Where does a new encoder rank among the study's 32? (``encbench place RUN_ID``)
 
 A comparison run holds a custom encoder's local scores and, as controls, local scores of a few of
 the 32 (default OH and MT) on published datasets. :func:`place` merges the new encoder's scores
@@ -174,9 +174,10 @@ class Placement:
         The merged table ranked: ``dataset, model, tuning, scoring, encoder, cv_score, origin``
         (published rows for the 32, the run's rows for the custom encoders).
     ranks : pandas.DataFrame
-        ``encoder, model, tuning, scoring, strategy, rank, last_rank, n_encoders, n_datasets,
-        best``: the custom encoder's dense rank (1 = best) and the rank-1 encoders, per
-        (model, metric) and pooled (model and scoring ``'pooled'``).
+        ``encoder, model, tuning, scoring, strategy, rank, last_rank, tied, n_encoders,
+        n_datasets, best``: the custom encoder's dense rank (1 = best), the number of ranks
+        (tiers), how many encoders share its rank, and the rank-1 encoders, per (model, metric)
+        and pooled (model and scoring ``'pooled'``).
     wilcoxon : pandas.DataFrame
         ``encoder, model, tuning, scoring, best_published, n, wins, ties, losses,
         median_difference, statistic, pvalue``: the custom encoder vs the best published encoder
@@ -216,12 +217,13 @@ class Placement:
                           origins=("published", "local"), run_ids=("published-matteucci2023", self.info.run_id))
 
     def rank_table(self, encoder: str | None = None) -> pd.DataFrame:
-        """Wide: one row per (model, scoring) (pooled last), one column per strategy, values
-        'rank/last rank'."""
+        """Wide: one row per (model, scoring) (pooled last), one column per strategy, values as
+        :func:`rank_text` writes them (``"3 of 33"``, ``"1 of 1 tier, shared by 33"``)."""
         ranks = self.ranks if encoder is None else self.ranks[self.ranks["encoder"] == encoder]
         if ranks.empty:
             return pd.DataFrame()
-        shown = ranks.assign(value=[f"{r}/{n}" for r, n in zip(ranks["rank"], ranks["last_rank"])])
+        shown = ranks.assign(value=[rank_text(r.rank, r.last_rank, r.tied, r.n_encoders)
+                                    for r in ranks.itertuples()])
         wide = shown.pivot_table(index=["encoder", "model", "scoring"], columns="strategy",
                                  values="value", aggfunc="first")
         wide = wide[[s for s in self.strategies if s in wide.columns]].reset_index()
@@ -240,7 +242,8 @@ class Placement:
             if pooled.empty:
                 lines.append(f"{c.name}: no published dataset to rank it on")
                 continue
-            text = ", ".join(f"{r.strategy} {r.rank}/{r.last_rank}" for r in pooled.itertuples())
+            text = ", ".join(f"{r.strategy} {rank_text(r.rank, r.last_rank, r.tied, r.n_encoders)}"
+                             for r in pooled.itertuples())
             n = int(pooled["n_datasets"].iloc[0])
             lines.append(f"{c.name} pooled over {len(self.info.models)} model(s) x "
                          f"{len(self.info.scorings)} metric(s) ({n} voters), rank among "
@@ -312,7 +315,7 @@ def place(source, run_id: str, *, strategies=None, tolerance: float = AGREEMENT_
     merged = pd.concat([published[columns], new[new["dataset"].isin(have_published)][columns]],
                        ignore_index=True)
     if new.empty or merged["encoder"].isin(info.names).sum() == 0:
-        empty_ranks = pd.DataFrame(columns=["encoder", *FACTORS, "strategy", "rank", "last_rank",
+        empty_ranks = pd.DataFrame(columns=["encoder", *FACTORS, "strategy", "rank", "last_rank", "tied",
                                             "n_encoders", "n_datasets", "best"])
         return Placement(info, agreement, merged, empty_ranks, pd.DataFrame(), unpublished, strategies, params)
     # only the combinations (and datasets) where a custom encoder has a score
@@ -326,16 +329,50 @@ def place(source, run_id: str, *, strategies=None, tolerance: float = AGREEMENT_
     return Placement(info, agreement, merged, ranks, wilcoxon, unpublished, strategies, params)
 
 
+def rank_text(rank: int, tiers: int, tied: int, n_encoders: int) -> str:
+    """A consensus rank as a reader should read it, ties included.
+
+    Strategies rank densely (ties share a rank, the next rank follows), so "1/1" would read
+    as first place when every encoder shares one tier (e.g. R-Nem with no significant pair).
+
+    Parameters
+    ----------
+    rank : int
+        The encoder's dense rank (1 = best).
+    tiers : int
+        The last rank: the number of distinct ranks.
+    tied : int
+        How many encoders hold ``rank`` (the encoder included).
+    n_encoders : int
+        Encoders ranked.
+
+    Examples
+    --------
+    >>> rank_text(3, 33, 1, 33)
+    '3 of 33'
+    >>> rank_text(1, 1, 33, 33)
+    '1 of 1 tier, shared by 33'
+    >>> rank_text(2, 5, 1, 33)
+    '2 of 5 tiers'
+    """
+    rank, tiers, tied, n_encoders = int(rank), int(tiers), int(tied), int(n_encoders)
+    if tiers == n_encoders and tied == 1:
+        return f"{rank} of {n_encoders}"
+    text = f"{rank} of {tiers} tier{'s' if tiers != 1 else ''}"
+    return text + (f", shared by {tied}" if tied > 1 else "")
+
+
 def _custom_ranks(table: pd.DataFrame, scores: pd.DataFrame, names) -> pd.DataFrame:
     keys = list(FACTORS) + ["strategy"]
     last = table.groupby(keys)["rank"].max().rename("last_rank")
+    tied = table.groupby([*keys, "rank"])["encoder"].nunique().rename("tied")
     count = table.groupby(keys)["encoder"].nunique().rename("n_encoders")
     best = table[table["rank"] == 1].groupby(keys)["encoder"].agg(lambda s: ", ".join(s)).rename("best")
     voters = scores.groupby(list(FACTORS))["dataset"].nunique().rename("n_datasets")
     mine = table[table["encoder"].isin(names)].merge(last.reset_index(), on=keys).merge(
         count.reset_index(), on=keys).merge(best.reset_index(), on=keys).merge(
-        voters.reset_index(), on=list(FACTORS))
-    return mine[["encoder", *FACTORS, "strategy", "rank", "last_rank", "n_encoders",
+        voters.reset_index(), on=list(FACTORS)).merge(tied.reset_index(), on=[*keys, "rank"])
+    return mine[["encoder", *FACTORS, "strategy", "rank", "last_rank", "tied", "n_encoders",
                  "n_datasets", "best"]].reset_index(drop=True)
 
 
@@ -386,7 +423,7 @@ def cd_diagram(placement: Placement, model: str, scoring: str, *, alpha: float =
     pairs = [frozenset((r.better, r.worse)) for r in result.significant_pairs.itertuples()]
     label = "pooled over models and metrics" if model == POOLED else f"{model} / {placement.info.tuning} / {scoring}"
     chart = plots.cd_diagram(
-        result.mean_ranks, result.critical_difference, pairs,
+        result.mean_ranks, result.critical_difference, pairs, highlight=placement.info.names,
         title=f"Critical difference: {', '.join(placement.info.names)} vs the 32 ({label})",
         subtitle=[f"Nemenyi, alpha = {alpha:g}, N = {result.n_datasets}, k = {result.n_encoders}",
                   chosen.description,
@@ -424,7 +461,7 @@ def export_files(placement: Placement, *, alpha: float = 0.05, formats=("csv", "
 
 
 def print_report(placement: Placement, *, out=None, alpha: float = 0.05) -> int:
-    """The ``compare`` command's report: controls first, then ranks and tests; exports to ``out``."""
+    """The ``place`` command's report: controls first, then ranks and tests; exports to ``out``."""
     from pathlib import Path
 
     info = placement.info
@@ -446,7 +483,7 @@ def print_report(placement: Placement, *, out=None, alpha: float = 0.05) -> int:
     if placement.ranks.empty:
         print("\nno score of the new encoder on a published dataset: nothing to rank")
         return 1
-    print("\nrank of the new encoder (rank/last rank; 1 = best) under each strategy:")
+    print("\nrank of the new encoder under each strategy (1 = best; tied encoders share a tier):")
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print(placement.rank_table().to_string(index=False))
     print("\nagainst the best published encoder (R-M), Wilcoxon signed-rank over datasets:")

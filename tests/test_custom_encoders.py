@@ -216,7 +216,7 @@ def compared_run(tmp_path_factory, published_db):
                "--encoders", f"FreqRank={FREQ}", "--encoder-params", str(params),
                "--models", "DT,LogReg", "--workers", "2")
     assert run.returncode == 0, run.stderr[-3000:]
-    run_id = run.stdout.split("python -m encbench compare ")[1].split()[0]
+    run_id = run.stdout.split("python -m encbench place ")[1].split()[0]
     (folder / "run.out").write_text(run.stdout)
     return db, run_id, folder
 
@@ -224,7 +224,7 @@ def compared_run(tmp_path_factory, published_db):
 def test_cli_compare_reports_controls_ranks_tests_and_exports(compared_run):
     db, run_id, folder = compared_run
     out = folder / "exports"
-    result = _cli("compare", run_id, "--db", str(db), "--out", str(out))
+    result = _cli("place", run_id, "--db", str(db), "--out", str(out))
     assert result.returncode == 0, result.stderr[-3000:]
     text = result.stdout
     # the run itself already states the controls' agreement
@@ -271,8 +271,12 @@ def test_cli_refuses_leaky_encoder_and_name_collision(compared_run):
     clash = _cli("run", "--db", str(db), "--datasets", "bundled:tic-tac-toe",
                  "--encoders", f"MT={FREQ}", "--models", "DT", "--dry-run")
     assert clash.returncode == 2 and "collides with the study's encoder 'MT'" in clash.stderr
-    nothing = _cli("compare", "local-0000", "--db", str(db))
+    nothing = _cli("place", "local-0000", "--db", str(db))
     assert nothing.returncode == 2 and "unknown run" in nothing.stderr
+    # the command's old name still works, and says it is the old name
+    old = _cli("compare", "local-0000", "--db", str(db))
+    assert old.returncode == 2 and "unknown run" in old.stderr
+    assert "`encbench compare` is now `encbench place`" in old.stderr and "is now" not in nothing.stderr
 
 
 # -- controls --------------------------------------------------------------------------------------
