@@ -47,6 +47,10 @@ class Comparison(_Setting):
     rho, jaccard
         Spearman rho and Jaccard index of the rank-1 sets between the two rankings over the
         encoders both hold (None when fewer than two encoders are shared).
+    n_shared
+        How many encoders both rankings hold. The summary and the app report rho and Jaccard
+        only from :data:`MIN_SHARED` shared encoders: over two or three, rho is 1 or -1 by chance
+        alone.
     n_published_datasets
         How many published datasets the consensus aggregates (0 = none for these factors).
     split
@@ -61,6 +65,18 @@ class Comparison(_Setting):
     n_published_datasets: int
     summary: str
     split: str = DEFAULT_SPLIT
+    n_shared: int = 0
+
+    @property
+    def agreement_shown(self) -> bool:
+        """Whether enough encoders are shared for rho and Jaccard to mean something."""
+        return self.rho is not None and self.n_shared >= MIN_SHARED
+
+
+#: Fewest shared encoders for which a comparison reports Spearman rho and Jaccard: with n
+#: encoders, a random pair of rankings reaches |rho| = 1 with probability 2 / n! (1 for n = 2,
+#: 1/3 for n = 3, 1/12 for n = 4, 1/60 for n = 5).
+MIN_SHARED = 5
 
 
 def _dense_rank(values: pd.Series) -> pd.Series:
@@ -112,10 +128,12 @@ def compare_with_published(local: pd.DataFrame, published: pd.DataFrame, *,
         n_datasets = int(theirs["dataset"].nunique())
         table = mine.sort_values(["rank", "encoder"]).reset_index(drop=True)
         rho = jac = None
+        n_shared = 0
         if n_datasets:
             cons = consensus(theirs[["dataset", "encoder", "cv_score"]], strategy)
             table["published_rank"] = table["encoder"].map(_dense_rank(cons)).astype("Int64")
             shared = table.dropna(subset=["published_rank"])
+            n_shared = len(shared)
             if len(shared) >= 2:
                 ours = shared.set_index("encoder")["rank"]
                 pub = _dense_rank(shared.set_index("encoder")["published_rank"].astype(float))
@@ -124,7 +142,8 @@ def compare_with_published(local: pd.DataFrame, published: pd.DataFrame, *,
         else:
             table["published_rank"] = pd.Series(pd.NA, index=table.index, dtype="Int64")
         comparisons.append(Comparison(setting, strategy, table, rho, jac, n_datasets,
-                                      _summary(setting, strategy, table, rho, jac, n_datasets), split))
+                                      _summary(setting, strategy, table, rho, jac, n_datasets, n_shared),
+                                      split, n_shared))
     return comparisons
 
 
@@ -133,7 +152,7 @@ def _setting_text(setting: Mapping[str, str]) -> str:
     return f"{setting['model']}/{setting['scoring']} ({setting['tuning']} tuning)"
 
 
-def _summary(setting, strategy, table, rho, jac, n_datasets) -> str:
+def _summary(setting, strategy, table, rho, jac, n_datasets, n_shared) -> str:
     best = table[table["rank"] == 1]
     text = (f"On your data the best encoder{'s' if len(best) > 1 else ''} for {_setting_text(setting)} "
             f"{'were' if len(best) > 1 else 'was'} {_names(best['encoder'])} "
@@ -143,8 +162,12 @@ def _summary(setting, strategy, table, rho, jac, n_datasets) -> str:
     pub_best = table[table["published_rank"] == 1]["encoder"]
     text += (f" Among the same encoders, the published consensus ({strategy} over {n_datasets} "
              f"datasets) recommends {_names(pub_best)}.")
-    if rho is not None:
-        text += f" Agreement: Spearman rho {rho:.2f}, Jaccard of best sets {jac:.2f}."
+    if rho is not None and n_shared >= MIN_SHARED:
+        text += (f" Agreement over the {n_shared} encoders both rank: Spearman rho {rho:.2f}, "
+                 f"Jaccard of best sets {jac:.2f}.")
+    elif n_shared:
+        text += (f" No agreement measure: the two rankings share {n_shared} encoder"
+                 f"{'s' if n_shared > 1 else ''}, too few for a rank correlation (at least {MIN_SHARED}).")
     return text
 
 

@@ -104,7 +104,10 @@ def main() -> None:
         st.info("The new encoder has no finished score on a published dataset yet.")
         return
 
-    st.subheader("2. Rank among the 32 (rank / last rank, 1 = best)")
+    st.subheader("2. Rank among the 32 (1 = best)")
+    st.caption("Each strategy ranks densely: encoders it cannot tell apart share a tier, so "
+               "\"1 of 1 tier, shared by 33\" means the strategy tells no encoder apart, not first "
+               "place; \"3 of 33\" is a rank without ties.")
     for line in result.summary_lines():
         st.markdown(f"- {line.strip()}")
     common.show_table(result.rank_table(), "ranks", prov)
@@ -126,7 +129,7 @@ def main() -> None:
     except ValueError as exc:
         st.info(f"No CD diagram for this choice: {exc}")
     else:
-        st.caption(description)
+        st.caption(f"{description.rstrip('.')}. The new encoder is drawn in orange, its label in bold.")
         # at its own width: stretched, the right-hand labels (where a weak new encoder hangs) ran off
         common.show_chart(chart, "cd", prov.with_filters(combination=names[combo], design=design),
                           width="content")

@@ -6,7 +6,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from encbench.compare import compare_splits, compare_with_published, split_headline
+from encbench.compare import MIN_SHARED, compare_splits, compare_with_published, split_headline
 from encbench.engine.queue import RunQueue
 from encbench.runs import format_duration, progress_table
 from encbench.store import queries
@@ -79,8 +79,12 @@ def show_result(run_id: str, *, strategy: str = "R-M") -> None:
                 st.markdown(f"**{comp.model} / {comp.scoring} / {comp.tuning} tuning**")
                 st.write(comp.summary)
                 cols = st.columns(2)
-                cols[0].metric("Spearman rho", "n/a" if comp.rho is None else f"{comp.rho:.2f}")
-                cols[1].metric("Jaccard of best sets", "n/a" if comp.jaccard is None else f"{comp.jaccard:.2f}")
+                few = (None if comp.agreement_shown else
+                       f"{comp.n_shared} shared encoder(s): too few for a rank correlation "
+                       f"(at least {MIN_SHARED})")
+                cols[0].metric("Spearman rho", f"{comp.rho:.2f}" if comp.agreement_shown else "n/a", help=few)
+                cols[1].metric("Jaccard of best sets", f"{comp.jaccard:.2f}" if comp.agreement_shown else "n/a",
+                               help=few)
                 filters = result_filters(run_id, dataset, comp, rows)
                 prov = common.provenance("run-result", filters, rows.assign(origin="local"), version)
                 common.show_table(

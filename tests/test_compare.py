@@ -29,6 +29,27 @@ def test_hand_computed_comparison():
     assert "B, C" in comp.summary and "recommends A" in comp.summary
 
 
+def test_agreement_is_reported_only_over_enough_shared_encoders():
+    """Issue 22: "Agreement: Spearman rho 1.00" was computed on two shared encoders."""
+    from encbench.compare import MIN_SHARED
+
+    local = pd.DataFrame(dict(model="LogReg", tuning="no", scoring="AUC", dataset="file:x",
+                              encoder=["A", "B", "C"], cv_score=[0.70, 0.75, 0.75]))
+    (few,) = compare_with_published(local, _published())
+    assert few.n_shared == 3 and few.rho is not None and not few.agreement_shown
+    assert "Spearman" not in few.summary and "share 3 encoders, too few" in few.summary
+    # five encoders on five datasets: ranked in the same order everywhere, so rho = 1 (hand-computed)
+    encoders = ["A", "B", "C", "D", "E"]
+    published = pd.DataFrame([dict(dataset=f"d{d}", model="LogReg", tuning="no", scoring="AUC", encoder=e,
+                                   cv_score=0.9 - 0.1 * i) for d in range(5) for i, e in enumerate(encoders)])
+    mine = pd.DataFrame(dict(model="LogReg", tuning="no", scoring="AUC", encoder=encoders,
+                             cv_score=[0.8, 0.7, 0.6, 0.5, 0.4]))
+    (enough,) = compare_with_published(mine, published)
+    assert MIN_SHARED == 5 and enough.n_shared == 5 and enough.agreement_shown
+    assert enough.rho == pytest.approx(1.0) and enough.jaccard == 1.0
+    assert "Agreement over the 5 encoders both rank: Spearman rho 1.00" in enough.summary
+
+
 def test_restricts_published_consensus_to_the_run_encoders():
     local = pd.DataFrame(dict(model="LogReg", tuning="no", scoring="AUC", encoder=["B", "C"],
                               cv_score=[0.5, 0.6]))
