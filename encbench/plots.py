@@ -658,3 +658,74 @@ def posterior_simplex(samples: pd.DataFrame, *, encoder_a: str, encoder_b: str,
             .properties(width=width, height=int(round(width * _SQRT3_2)),
                         title=alt.TitleParams(text=title, anchor="start"), autosize=PAD)
             .configure_view(stroke=None))
+
+
+def elo_chart(table: pd.DataFrame, *, reference: str, title: str = "",
+              caption: str | Sequence[str] | None = None) -> alt.LayerChart:
+    """Elo rating (point) and its bootstrap interval (bar) per encoder, best at the top; a dashed
+    line at 1000 marks the ``reference`` encoder's rating.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Columns ``encoder, elo, low, high`` (and optionally ``win_rate``), e.g.
+        :attr:`encbench.stats.EloResult.table`.
+    reference : str
+        The encoder rated 1000 (named on the axis).
+    caption : str or sequence of str, optional
+        Lines under the chart (what the ratings assume), so that an export states them.
+    """
+    _require(table, ["encoder", "elo", "low", "high"], "elo_chart")
+    data = table.sort_values(["elo", "encoder"], ascending=[False, True]).reset_index(drop=True)
+    data["encoder"] = data["encoder"].astype(str)
+    order = data["encoder"].tolist()
+    lines_below = ([caption] if isinstance(caption, str) else [str(c) for c in caption]) if caption else None
+    x_axis = alt.Axis(title=[f"Elo ({reference} = 1000)"] + (lines_below or []), titleAnchor="start",
+                      titleAlign="left", titleFontWeight="normal")
+    y = alt.Y("encoder:N", sort=order, title=None, axis=_LABEL_AXIS_Y)
+    scale = alt.Scale(zero=False)
+    tooltip = [alt.Tooltip("encoder:N"), alt.Tooltip("elo:Q", format=".0f", title="Elo"),
+               alt.Tooltip("low:Q", format=".0f", title="low"), alt.Tooltip("high:Q", format=".0f", title="high")]
+    if "win_rate" in data.columns:
+        tooltip.append(alt.Tooltip("win_rate:Q", format=".3f", title="win rate"))
+    rule = alt.Chart(data).mark_rule(strokeWidth=2, color="#4292c6").encode(
+        y=y, x=alt.X("low:Q", scale=scale, axis=x_axis), x2=alt.X2("high"), tooltip=tooltip)
+    point = alt.Chart(data).mark_point(filled=True, color=HIGHLIGHT, size=40).encode(
+        y=y, x=alt.X("elo:Q", scale=scale), tooltip=tooltip)
+    base = alt.Chart(pd.DataFrame({"elo": [1000.0]})).mark_rule(color=LINE_GREY, strokeDash=[4, 3]).encode(
+        x=alt.X("elo:Q", scale=scale))
+    return (base + rule + point).properties(width=420, height=_height(len(order)), title=title, autosize=FIT_X)
+
+
+def win_rate_heatmap(matrix: pd.DataFrame, *, title: str = "", max_labels: int = 20) -> alt.LayerChart:
+    """Heatmap of a pairwise win-rate matrix: the cell (row, column) is the share of their shared
+    datasets on which the row encoder beats the column one (ties half); 0.5 is white.
+
+    Parameters
+    ----------
+    matrix : pandas.DataFrame
+        Square, encoders on both axes in display order (e.g. best Elo first), values in [0, 1],
+        NaN where a pair never meets (and on the diagonal): drawn as missing.
+    max_labels : int, default 20
+        Cells carry their value as text up to this many encoders.
+    """
+    if not isinstance(matrix, pd.DataFrame):
+        raise ValueError(f"win_rate_heatmap needs a DataFrame: got {type(matrix).__name__!r}")
+    rows = [str(i) for i in matrix.index]
+    columns = [str(c) for c in matrix.columns]
+    long = pd.DataFrame({"row": np.repeat(rows, len(columns)), "column": np.tile(columns, len(rows)),
+                         "value": matrix.to_numpy(dtype=float).reshape(-1)})
+    long["label"] = long["value"].map(lambda v: "" if pd.isna(v) else f"{v:.2f}")
+    base = alt.Chart(long).encode(
+        x=alt.X("column:N", sort=columns, title="against", axis=_LABEL_AXIS_X),
+        y=alt.Y("row:N", sort=rows, title="encoder", axis=_LABEL_AXIS_Y))
+    tooltip = [alt.Tooltip("row:N", title="encoder"), alt.Tooltip("column:N", title="against"),
+               alt.Tooltip("label:N", title="win rate")]
+    chart = _with_missing(base, alt.Color("value:Q", title="win rate", legend=alt.Legend(titleLimit=300),
+                                          scale=alt.Scale(scheme="redblue", domain=[0.0, 1.0], domainMid=0.5)),
+                          tooltip)
+    if len(rows) <= max_labels:
+        chart = chart + base.mark_text(fontSize=9).encode(
+            text=alt.Text("label:N"), color=_ink((alt.datum.value > 0.8) | (alt.datum.value < 0.2)))
+    side = max(160, min(560, 26 * len(columns)))
+    return chart.properties(width=side, height=side, title=title, autosize=PAD)

@@ -103,7 +103,8 @@ class Strategy:
         Aggregates raw scores rather than ranks, so pooling several metrics mixes their scales.
     heuristic : bool
         One of the study's heuristics, vectorised over combinations and in the default sets;
-        False for the exact Kemeny-Young solve and the fitted imputation model.
+        False for the exact Kemeny-Young solve and the fitted models (Q-Imp's imputation model,
+        Elo's Bradley-Terry ratings).
     params : tuple of StrategyParameter
         Its keyword parameters.
     ratio_scale : bool
@@ -161,6 +162,8 @@ STRATEGY_REGISTRY = MappingProxyType({s.name: s for s in (
     Strategy("Q-Imp", "quality of the score ~ encoder quality x dataset difficulty model (imputes missing)",
              higher_is_better=True, uses_scores=True, heuristic=False, params=(N_ITER,),
              ratio_scale=True),
+    Strategy("Elo", "Elo rating: Bradley-Terry fit to the pairwise wins over datasets (ties half)",
+             higher_is_better=True, uses_scores=False, heuristic=False),
 )})
 #: strategy names in display order
 AGGREGATIONS: tuple[str, ...] = tuple(STRATEGY_REGISTRY)

@@ -18,8 +18,8 @@ MAX_DRAWN = 40  # rankings drawn in the side-by-side charts (tables and exports 
 TAB_KEY = "section"  # as on the Overview
 RANKINGS, AGREEMENT, KEMENY = "Rankings", "Agreement", "Kemeny-Young"
 CD, INTERVALS, PAIRWISE = "Critical difference", "Rank intervals", "Pairwise tests"
-BAYES = "Bayesian test"
-SECTIONS = (RANKINGS, CD, INTERVALS, PAIRWISE, BAYES, AGREEMENT, KEMENY)
+BAYES, ELO = "Bayesian test", "Win rates and Elo"
+SECTIONS = (RANKINGS, CD, INTERVALS, PAIRWISE, BAYES, ELO, AGREEMENT, KEMENY)
 _SECTIONS_SHOWN = "_consensus_sections"  # session state: the tab set of the last run
 MODE_TEXT = {
     "per-combination": "one consensus per model/tuning/metric combination, shown side by side",
@@ -206,6 +206,32 @@ def bayes_chart(db: str, version: tuple, load_key: tuple, combination: str, mode
                                     title=f"Bayesian signed-rank test: {encoder_a} vs {encoder_b}",
                                     caption=bayes_caption(result, combination))
     return chart.to_dict(validate=False)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def elo_ratings(db: str, version: tuple, load_key: tuple, combination: str, mode: str, reference: str,
+                B: int) -> stats.EloResult:
+    frame = common.scores(db, version, **dict(load_key))
+    return stats.elo(_oriented(consensus.subset_for(frame, combination, mode)), reference=reference, B=B, seed=0)
+
+
+def elo_caption(result: stats.EloResult, combination: str) -> list[str]:
+    """What the Elo chart and the win-rate matrix show and assume, for their captions and exports."""
+    return [f"{combination}: each of N = {result.n_datasets} datasets is a match between every pair of encoders "
+            f"both have (ties count half)",
+            f"Bradley-Terry maximum likelihood, prior of {result.prior_ties:g} all-tie dataset; "
+            f"{result.reference} = 1000; {result.level:.0%} bootstrap over datasets ({result.B} resamples, seed 0)"]
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def elo_charts(db: str, version: tuple, load_key: tuple, combination: str, mode: str, reference: str,
+               B: int) -> dict[str, dict]:
+    result = elo_ratings(db, version, load_key, combination, mode, reference, B)
+    caption = elo_caption(result, combination)
+    return {"elo": plots.elo_chart(result.table, reference=reference, title=f"Elo ratings: {combination}",
+                                   caption=caption).to_dict(validate=False),
+            "win-rates": plots.win_rate_heatmap(result.win_rates, title=f"Win rates (row beats column): "
+                                                f"{combination}").to_dict(validate=False)}
 
 
 mode_used = mode if len(combos) > 1 else "per-combination"
@@ -474,6 +500,61 @@ def _bayes_section(targets: list[str], mode_used: str, load_key: tuple, prov, vi
     common.table_exports(result.sample_frame(), "bayesian-draws", bprov)
 
 
+#: what the Elo tab computes and assumes (its help)
+ELO_HELP = (
+    "Win rates and Elo as TabArena reports them: every dataset is a match between every pair of "
+    "encoders that both have a result on it (the higher score wins, equal scores tie and count half). "
+    "The win rate is the share of matches won; the Elo ratings are the Bradley-Terry model "
+    "P(A beats B) = 1 / (1 + 10^((R_B - R_A) / 400)) fitted by maximum likelihood, with one virtual "
+    "dataset on which all encoders tie as a weak prior (it keeps the rating of an encoder that wins "
+    "every match finite), shifted so that the reference encoder has 1000. The intervals resample "
+    "whole datasets; they assume the datasets are independent draws from the datasets one cares "
+    "about. The Elo strategy among the aggregation strategies ranks by the same ratings.")
+
+
+@st.fragment
+@common.guarded
+def _elo_section(targets: list[str], mode_used: str, load_key: tuple, prov) -> None:
+    st.caption(ELO_HELP)
+    common.warn_bad_number("elo_B", low=50, high=2000, integer=True)
+    d1, d2, d3 = st.columns([2, 1, 1])
+    with d1:
+        target = _combination(targets)
+    scored = sorted(set(consensus.subset_for(common.scores(db, version, **dict(load_key)), target,
+                                             mode_used)["encoder"].astype(str)))
+    with d2:
+        reference = common.selectbox("Reference encoder (Elo 1000)", scored, key="elo_ref", default="OH",
+                                     help="The ratings are shifted so that this encoder has 1000; "
+                                          "differences between encoders do not depend on it.")
+    with d3:
+        B = st.number_input("Bootstrap resamples", 50, 2000, 200, 50, key="elo_B", bind="query-params")
+    if mode_used == "pooled":
+        st.caption("Pooled: every (dataset, combination) plays as a dataset of its own, but one dataset's "
+                   "combinations are not independent, so the intervals are too narrow.")
+    try:
+        result = elo_ratings(db, version, load_key, target, mode_used, reference, int(B))
+    except ValueError as exc:
+        st.info(f"No Elo ratings for {target}: {common.md_text(exc)}")
+        return
+    best = result.table.iloc[0]
+    with st.container(key="elo-summary"):
+        st.markdown(f"Highest Elo: **{best['encoder']}** ({best['elo']:.0f}, {result.level:.0%} interval "
+                    f"{best['low']:.0f} to {best['high']:.0f}; win rate {best['win_rate']:.3f}) · "
+                    f"{result.reference} = 1000 · {result.n_datasets} datasets")
+    eprov = prov.with_filters(detail=target, elo_ref=reference, elo_B=int(B))
+    drawn = elo_charts(db, version, load_key, target, mode_used, reference, int(B))
+    common.show_chart(drawn["elo"], "elo", eprov)
+    common.show_table(result.table, "elo", eprov, best={"elo": "max", "win_rate": "max"}, column_config={
+        "elo": st.column_config.NumberColumn("Elo", format="%.0f"),
+        "low": st.column_config.NumberColumn(format="%.0f"), "high": st.column_config.NumberColumn(format="%.0f"),
+        "win_rate": st.column_config.NumberColumn("win rate", format="%.3f"),
+        "wins": st.column_config.NumberColumn(help="matches won, ties counting half", format="%g")})
+    st.caption("Win rates: the share of their shared datasets on which the row encoder beats the column "
+               "one (ties half); grey: the diagonal, and pairs that never meet.")
+    common.show_chart(drawn["win-rates"], "win-rates", eprov, width="content")
+    common.table_exports(result.win_rates.reset_index(), "win-rates", eprov)
+
+
 if tab[RANKINGS].open:
     with tab[RANKINGS]:
         _rankings_section()
@@ -495,3 +576,6 @@ if tab[PAIRWISE].open:
 if tab[BAYES].open:
     with tab[BAYES]:
         _bayes_section(targets, mode_used, load_key, prov, view.wide["encoder"].astype(str).tolist())
+if tab[ELO].open:
+    with tab[ELO]:
+        _elo_section(targets, mode_used, load_key, prov)

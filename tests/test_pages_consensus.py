@@ -59,7 +59,7 @@ def test_the_default_view_draws_only_the_rankings_tab():
     runs and is sent (the browser's drawing was most of the 0.75 s)."""
     at = open_page("consensus")
     assert _tabs(at) == ["Rankings", "Critical difference", "Rank intervals", "Pairwise tests", "Bayesian test",
-                         "Agreement"]
+                         "Win rates and Elo", "Agreement"]
     assert len(at.dataframe) == 1 and len(charts(at)) == 1          # rankings table, rank matrix
     assert not {"detail", "blocks", "istrategy"} & set(_keys(at, "selectbox"))
     assert "wilcoxon" not in _keys(at, "multiselect") and not _keys(at, "number_input")
@@ -78,6 +78,7 @@ def test_the_default_view_draws_only_the_rankings_tab():
     ("Rank intervals", 1, "R-M consensus rank with its 95% bootstrap interval"),
     ("Pairwise tests", 0, "Wilcoxon signed-rank test"),
     ("Bayesian test", 1, "Bayesian signed-rank test with a Dirichlet-process prior"),
+    ("Win rates and Elo", 2, "Win rates and Elo as TabArena reports them"),
     ("Kemeny-Young", 0, "solved with HiGHS in"),
 ])
 def test_a_link_to_a_tab_opens_it_with_its_content_only(tab, n_charts, present):
@@ -107,7 +108,8 @@ def test_removing_r_kem_while_its_tab_is_open_falls_back_to_rankings():
     assert "solved with HiGHS in" in texts(at)
     at.multiselect(key="strategy").set_value(["R-M"]).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert _tabs(at) == ["Rankings", "Critical difference", "Rank intervals", "Pairwise tests", "Bayesian test"]
+    assert _tabs(at) == ["Rankings", "Critical difference", "Rank intervals", "Pairwise tests", "Bayesian test",
+                         "Win rates and Elo"]
     assert "solved with HiGHS in" not in texts(at) and list(_wide(at).columns) == ["encoder", "family", "R-M"]
 
 
@@ -350,3 +352,34 @@ def test_bayesian_tab_draws_the_posterior_of_two_chosen_encoders_with_a_url_boun
     at.number_input(key="rope").set_value(0.0).run()
     table = next(d.value for d in at.dataframe if "p_equivalent" in d.value.columns)
     assert table["p_equivalent"].iloc[0] == 0.0                      # no ROPE: nothing is equivalent
+
+
+def test_elo_tab_shows_ratings_calibrated_to_the_reference_and_the_win_rates():
+    """The Elo ratings with their intervals and the win-rate matrix, as the library computes them,
+    each with its exports; the reference and B come from the link; Elo is a strategy too."""
+    import os
+
+    from encbench.stats import elo
+    from encbench.store import Reader, queries
+
+    at = _tab({"elo_ref": "Drop", "elo_B": "100"}, "Win rates and Elo")
+    assert not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="elo_ref").value == "Drop" and at.number_input(key="elo_B").value == 100
+    reader = Reader(os.environ["ENCBENCH_DB"])
+    try:
+        rows = queries.load_scores(reader, models=["LogReg"], tunings=["no"], scorings=["AUC"], origins=["published"])
+    finally:
+        reader.close()
+    expected = elo(rows[["scoring", "dataset", "encoder", "cv_score"]], reference="Drop", B=100)
+    table = next(d.value for d in at.dataframe if "elo" in d.value.columns)
+    pd.testing.assert_frame_equal(table.reset_index(drop=True), expected.table)
+    assert table.loc[table["encoder"] == "Drop", "elo"].item() == 1000.0
+    assert len(charts(at)) == 2 and "Highest Elo: **" in texts(at)
+    keys = {b.key for b in at.download_button}
+    assert {"dl-chart-elo-png", "dl-table-elo-csv", "dl-chart-win-rates-svg", "dl-table-win-rates-parquet"} <= keys
+    at.selectbox(key="elo_ref").set_value("OH").run()
+    again = next(d.value for d in at.dataframe if "elo" in d.value.columns).set_index("encoder")
+    shift = table.set_index("encoder")["elo"] - again["elo"].reindex(table["encoder"]).to_numpy()
+    assert shift.std() < 1e-6 and again.loc["OH", "elo"] == 1000.0      # the reference only shifts
+    ranked = open_page("consensus", {"strategy": ["R-M", "Elo"]})
+    assert "Elo" in _wide(ranked).columns and not ranked.error

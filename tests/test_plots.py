@@ -288,6 +288,8 @@ def _all_charts(long_scores):
         "posterior_simplex": plots.posterior_simplex(_simplex_samples(), encoder_a="A", encoder_b="B",
                                                      probabilities=[0.2, 0.7, 0.1], rope=0.01, title="bayes",
                                                      caption=["assumptions"]),
+        "elo_chart": plots.elo_chart(_elo_table(), reference="OH", title="elo", caption=["assumptions"]),
+        "win_rate_heatmap": plots.win_rate_heatmap(_win_rates(), title="win rates"),
     }
 
 
@@ -418,3 +420,46 @@ def test_posterior_simplex_projects_each_draw_and_labels_the_vertices():
 def test_outcome_colours_read_on_both_themes():
     for colour in plots.OUTCOME_COLORS:
         assert min(_contrast(colour, bg) for bg in BACKGROUNDS) >= 3.0, colour
+
+
+def _elo_table() -> pd.DataFrame:
+    return pd.DataFrame({"encoder": ["OH", "MT", "Drop"], "elo": [1000.0, 1080.0, 900.0],
+                         "low": [1000.0, 1040.0, 850.0], "high": [1000.0, 1120.0, 950.0],
+                         "win_rate": [0.5, 0.7, 0.3]})
+
+
+def _win_rates() -> pd.DataFrame:
+    names = ["MT", "OH", "Drop"]
+    return pd.DataFrame([[np.nan, 0.7, 0.9], [0.3, np.nan, np.nan], [0.1, np.nan, np.nan]], index=names, columns=names)
+
+
+def test_elo_chart_orders_by_rating_marks_the_reference_and_states_its_assumptions():
+    chart = plots.elo_chart(_elo_table(), reference="OH", caption=["Bradley-Terry", "bootstrap"])
+    spec = chart.to_dict()
+    y_sorts = [layer["encoding"]["y"]["sort"] for layer in _layers(spec) if "y" in layer.get("encoding", {})]
+    assert y_sorts and all(order == ["MT", "OH", "Drop"] for order in y_sorts)    # best Elo on top
+    line = next(v for v in spec["datasets"].values() if v == [{"elo": 1000.0}])
+    assert line                                                                    # the reference's 1000
+    titles = [a["title"] for a in _axes(spec) if a.get("title")]
+    assert ["Elo (OH = 1000)", "Bradley-Terry", "bootstrap"] in titles
+    assert "<svg" in _render_svg(chart)
+    with pytest.raises(ValueError, match="'high'"):
+        plots.elo_chart(_elo_table().drop(columns="high"), reference="OH")
+
+
+def test_win_rate_heatmap_draws_every_cell_with_missing_pairs_grey():
+    chart = plots.win_rate_heatmap(_win_rates())
+    spec = chart.to_dict()
+    cells = next(pd.DataFrame(v) for v in spec["datasets"].values() if len(v) == 9)
+    assert cells["value"].isna().sum() == 5                         # the diagonal and the pair that never met
+    assert cells.loc[(cells["row"] == "MT") & (cells["column"] == "Drop"), "label"].item() == "0.90"
+    colours = json.dumps(spec)
+    assert plots.MISSING_COLOR in colours and '"domainMid": 0.5' in colours
+    big = pd.DataFrame(np.full((25, 25), 0.5), index=[f"e{i}" for i in range(25)], columns=[f"e{i}" for i in range(25)])
+    def marks(spec):
+        return [m if isinstance(m, str) else m["type"] for m in (layer.get("mark") for layer in _layers(spec)) if m]
+
+    assert "text" in marks(spec) and "text" not in marks(plots.win_rate_heatmap(big).to_dict())  # beyond 20: none
+    assert "<svg" in _render_svg(chart)
+    with pytest.raises(ValueError, match="DataFrame"):
+        plots.win_rate_heatmap([[0.5]])

@@ -22,12 +22,12 @@ def test_factors_and_their_order():
 
 def test_strategy_registry_is_complete_and_consistent():
     registry = vocab.STRATEGY_REGISTRY
-    assert vocab.AGGREGATIONS == tuple(registry) and len(registry) == 11
+    assert vocab.AGGREGATIONS == tuple(registry) and len(registry) == 12
     for name, spec in registry.items():
         assert spec.name == name and spec.description
         assert spec.uses_scores == name.startswith("Q-")  # the study's naming: Q- aggregates scores
     assert [n for n, s in registry.items() if s.higher_is_better is None] == ["R-Kem"]
-    assert [n for n, s in registry.items() if not s.heuristic] == ["R-Kem", "Q-Imp"]
+    assert [n for n, s in registry.items() if not s.heuristic] == ["R-Kem", "Q-Imp", "Elo"]
     with pytest.raises(TypeError):
         registry["X"] = registry["R-M"]  # read-only: one place to change it, this module
 

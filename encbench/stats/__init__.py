@@ -15,7 +15,8 @@ Consensus
 ``consensus(scores, strategy="R-M", **params) -> pd.Series``
     One factor combination; index ``encoder``, int ``rank``. Strategies (:data:`STRATEGIES`):
     R-M, R-Md, R-B, R-W, Q-M, Q-Md, Q-RM, Q-Th (``theta=0.95``), R-Nem (``alpha=0.05``),
-    R-Kem (exact Kemeny-Young, ``time_limit=None``), Q-Imp (imputation model, ``n_iter=10``).
+    R-Kem (exact Kemeny-Young, ``time_limit=None``), Q-Imp (imputation model, ``n_iter=10``),
+    Elo (Bradley-Terry ratings of the pairwise wins over datasets, ties half).
 ``consensus_table(scores, strategies=HEURISTIC_STRATEGIES, by=("model", "tuning", "scoring"), **params)``
     All combinations at once (vectorised) -> long DataFrame ``*by, strategy, encoder, rank``.
 ``dataset_ranks(scores, by=()) -> pd.DataFrame``
@@ -79,6 +80,16 @@ Uncertainty, similarity, sensitivity, replicability
 ``median_interval(diff, level=0.95) -> (low, high)`` and ``rank_biserial(diff) -> float or array``
     The two effect sizes on an array of paired differences.
 
+Win rates and Elo
+-----------------
+``elo(scores, reference="OH", *, B=1000, seed=0, level=0.95, prior_ties=1.0) -> EloResult``
+    Bradley-Terry maximum likelihood on the pairwise outcomes over datasets (ties half, only
+    pairs both present), on the Elo scale (400 log10 odds) with ``reference`` = 1000 and
+    percentile bootstrap intervals over datasets: ``table`` (``encoder, elo, low, high,
+    win_rate, wins, matches``, best first), ``win_rates`` (encoder x encoder), ``ratings``.
+``win_rate_matrix(scores) -> pandas.DataFrame``
+    Share of the shared datasets on which the row encoder beats the column one (ties half).
+
 Bayesian comparison
 -------------------
 ``bayesian_signed_rank(scores, encoder_a, encoder_b, *, rope=0.01, prior=0.5, n_samples=50000, seed=0)``
@@ -110,6 +121,7 @@ from encbench.stats.consensus import (
     strategy_parameters,
 )
 from encbench.stats.blocks import BLOCK_DESIGNS, BlockDesign, block_design
+from encbench.stats.elo import EloResult, elo, win_rate_matrix
 from encbench.stats.impute import ImputationResult, impute_scores
 from encbench.stats.kemeny import KemenyResult, kemeny
 from encbench.stats.nemenyi import NemenyiResult, nemenyi
@@ -125,6 +137,7 @@ __all__ = [
     "DEFAULT_BY",
     "HEURISTIC_STRATEGIES",
     "STRATEGIES",
+    "EloResult",
     "ImputationResult",
     "KemenyResult",
     "NemenyiResult",
@@ -137,6 +150,7 @@ __all__ = [
     "consensus",
     "consensus_table",
     "dataset_ranks",
+    "elo",
     "holm",
     "impute_scores",
     "jaccard_best",
@@ -152,4 +166,5 @@ __all__ = [
     "spearman",
     "strategy_parameters",
     "wilcoxon_pairs",
+    "win_rate_matrix",
 ]

@@ -23,6 +23,7 @@ from encbench import vocab
 from encbench.stats._arrays import dense_rank, nanmean, nanmedian_last, nanquantile_last, rank_last_axis
 from encbench.stats._checks import check_alpha, check_n_iter, check_theta, check_time_limit
 from encbench.stats._cube import Cube, build_cube
+from encbench.stats.elo import bradley_terry_strengths, snap_ties
 from encbench.stats.impute import fit_quality_difficulty
 from encbench.stats.kemeny import kemeny_rank_vector
 from encbench.stats.nemenyi import nemenyi_better_counts
@@ -172,6 +173,14 @@ def _r_kem(v: _Votes, *, time_limit: float | None) -> np.ndarray:
 def _q_imp(v: _Votes, *, n_iter: int) -> np.ndarray:
     quality, _ = fit_quality_difficulty(v.values, n_iter)
     return quality
+
+
+@_computes("Elo")
+def _elo(v: _Votes) -> np.ndarray:
+    # Bradley-Terry log-strengths (the Elo ratings up to the scale and the reference's shift,
+    # which leave the order alone); fitted strengths that agree to rounding are made equal, so
+    # that encoders with the same wins share a rank.
+    return snap_ties(bradley_terry_strengths(v.values), tol=1e-9)
 
 
 _CHECKS: dict[str, Callable[[object], object]] = {
