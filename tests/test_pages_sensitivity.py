@@ -87,3 +87,13 @@ def test_a_link_with_a_fixed_factor_restores_it():
     assert "settings of Model." in texts(at)                     # tuning is fixed, not averaged
     at = open_page("sensitivity", {"vary": "metric", "fix_tuning": "model", "fix_model": "DT"})
     assert "for Model = DT, Tuning = model" in texts(at)
+
+
+def test_elo_takes_part_in_the_strategy_agreement():
+    """Elo is a registry strategy: choosing it puts its ranking beside the others and into both
+    agreement heatmaps, with no edit of the page."""
+    at = open_page("sensitivity", {"vary": "strategy", "fix_model": "LogReg", "fix_tuning": "no",
+                                   "fix_metric": "AUC", "strategies": ["R-M", "Q-M", "Elo"]})
+    assert not at.error, [e.value for e in at.error]
+    assert list(at.dataframe[0].value.columns)[:4] == ["encoder", "R-M", "Q-M", "Elo"]
+    assert len(charts(at)) == 2 and all('"Elo"' in json.dumps(json.loads(c.proto.spec)) for c in charts(at))
