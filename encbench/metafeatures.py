@@ -194,7 +194,7 @@ def from_frame(frame: pd.DataFrame, target: str, positive_class=None,
     ValueError
         If the table does not validate (the message lists the validation errors).
     """
-    from encbench.data import prepare
+    from encbench.data.validation import prepare
 
     prepared = prepare(frame, target, positive_class, categorical, source=source)
     if prepared.report.errors:

@@ -551,3 +551,83 @@ def _message(checked: dict | None, use: str, recommended: tuple, model: str, tun
         verdict = "the advisor did not beat always picking the global winner"
     return (f"{setting}: in leave-one-dataset-out validation {verdict} ({figures}), so the recommendation "
             f"is {global_text}. The similar datasets' own consensus is shown for information.")
+
+
+# --------------------------------------------------------------------------- checking it on the data
+
+#: outcomes of :func:`verify`
+VERDICTS = ("held", "partly", "not held", "incomplete")
+
+
+@dataclass(frozen=True)
+class Verification:
+    """Whether a recommendation held on the user's data (:func:`verify`).
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per encoder run: ``encoder, recommended`` (its place in the recommendation, 0 for
+        the baseline that was not recommended), ``cv_score`` (NaN while it has no result) and
+        ``rank`` (dense among those with a result, 1 = best), best first.
+    verdict : str
+        One of :data:`VERDICTS`: ``held`` (the first recommended encoder is the best of those
+        run, ties included), ``partly`` (another recommended one is), ``not held`` (the
+        baseline beat every recommended encoder), ``incomplete`` (not every encoder has a
+        result yet, or some failed).
+    message : str
+    """
+
+    table: pd.DataFrame
+    verdict: str
+    message: str
+
+
+def verify(scores: pd.DataFrame, recommended: Sequence[str], *, scoring: str,
+           baseline: str = BASELINE_ENCODER) -> Verification:
+    """Rank the recommended encoders (and the baseline) by their scores on the user's data.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        The run's rows for one dataset, model and tuning: ``encoder, scoring, cv_score``.
+    recommended : sequence of str
+        The recommendation, best first.
+    scoring : str
+        The metric the recommendation was made for.
+    baseline : str, default "OH"
+
+    Returns
+    -------
+    Verification
+    """
+    recommended = list(dict.fromkeys(recommended))
+    if not recommended:
+        raise ValueError(f"nothing recommended to verify: got {recommended!r}")
+    encoders = recommended + ([baseline] if baseline not in recommended else [])
+    rows = scores[scores["scoring"] == scoring] if "scoring" in scores.columns else scores
+    got = rows.groupby("encoder")["cv_score"].mean()
+    sign = 1.0 if greater_is_better(scoring) else -1.0
+    table = pd.DataFrame({"encoder": encoders,
+                          "recommended": [recommended.index(e) + 1 if e in recommended else 0 for e in encoders],
+                          "cv_score": [float(got[e]) if e in got.index else math.nan for e in encoders]})
+    table["rank"] = (sign * table["cv_score"]).rank(method="dense", ascending=False).astype("Int64")
+    place = table["recommended"].where(table["recommended"] > 0, len(encoders))  # the baseline after ties
+    table = table.iloc[np.lexsort((place.to_numpy(), table["rank"].fillna(len(encoders) + 1).to_numpy()))]
+    table = table.reset_index(drop=True)
+    n_done = int(table["cv_score"].notna().sum())
+    first = recommended[0]
+    if n_done < len(encoders):
+        return Verification(table, "incomplete", f"{n_done} of {len(encoders)} encoders have {scoring} "
+                                                 f"results on your data so far.")
+    rank = table.set_index("encoder")["rank"]
+    best = table.loc[table["rank"] == 1, "encoder"].tolist()
+    detail = (f"{first}, recommended first, ranks {int(rank[first])} of {len(encoders)} on your data by {scoring}"
+              + (f"; {baseline} ranks {int(rank[baseline])}" if baseline != first else ""))
+    if rank[first] == 1:
+        return Verification(table, "held", f"The recommendation held: {detail}.")
+    if any(e in best for e in recommended):
+        winner = next(e for e in recommended if e in best)
+        return Verification(table, "partly", f"The recommendation partly held: {winner} (recommended "
+                                             f"{recommended.index(winner) + 1}.) is the best; {detail}.")
+    return Verification(table, "not held", f"The recommendation did not hold: {baseline} beat every "
+                                           f"recommended encoder; {detail}.")

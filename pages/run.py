@@ -16,7 +16,7 @@ from encbench.engine.grid import Grid
 from encbench.engine.requests import SPLIT_MODES, RunRequest, default_workers, evaluation_splits
 from encbench.engine.splits import late_level_warnings, time_column_candidates
 from encbench.uploads import check_upload, queue_upload_run, stage_upload
-from pages import common, run_views
+from pages import common, run_advice, run_views
 
 common.ensure_routed()
 
@@ -170,6 +170,9 @@ else:
                     icon=":material/fingerprint:")
     if categorical == inferred:
         categorical = None  # the default: keep the run id independent of widget order
+
+run_advice.show(frame, target, positive, categorical, staged=staged, bundled=bundled_name, drop=drop,
+                time_column=time_column, data_id=staged.sha256 if staged is not None else f"bundled:{bundled_name}")
 
 # -- the grid ----------------------------------------------------------------------------------
 st.subheader("What to run")

@@ -290,3 +290,37 @@ def test_shipped_validation_covers_the_no_tuning_slice():
     assert (shipped["regret_random"] > 0).all()
     assert (shipped["advisor_used"] <= shipped["advisor_beats_global"]).all()
     assert (shipped.loc[shipped["advisor_used"], "p_value"] < rec.ALPHA).all()
+
+
+# --------------------------------------------------------------------------- verification
+
+def _run_rows(values: dict, scoring: str = "AUC") -> pd.DataFrame:
+    return pd.DataFrame({"encoder": list(values), "scoring": scoring, "cv_score": list(values.values())})
+
+
+def test_verify_ranks_the_recommended_encoders_among_those_run():
+    held = rec.verify(_run_rows({"WoE": 0.81, "Sum": 0.80, "MT": 0.79, "OH": 0.80}), ["WoE", "Sum", "MT"],
+                      scoring="AUC")
+    assert held.verdict == "held"
+    assert held.table["encoder"].tolist() == ["WoE", "Sum", "OH", "MT"]  # Sum and OH tie at rank 2
+    assert held.table["rank"].tolist() == [1, 2, 2, 3] and held.table["recommended"].tolist() == [1, 2, 0, 3]
+    assert "WoE, recommended first, ranks 1 of 4 on your data by AUC; OH ranks 2" in held.message
+    partly = rec.verify(_run_rows({"WoE": 0.70, "Sum": 0.80, "MT": 0.79, "OH": 0.75}), ["WoE", "Sum", "MT"],
+                        scoring="AUC")
+    assert partly.verdict == "partly" and "Sum (recommended 2.) is the best" in partly.message
+    lost = rec.verify(_run_rows({"WoE": 0.70, "Sum": 0.71, "MT": 0.72, "OH": 0.90}), ["WoE", "Sum", "MT"],
+                      scoring="AUC")
+    assert lost.verdict == "not held" and "ranks 4 of 4" in lost.message
+
+
+def test_verify_waits_for_every_result_and_reads_only_its_metric():
+    rows = pd.concat([_run_rows({"WoE": 0.9, "OH": 0.5}), _run_rows({"WoE": 0.1, "OH": 0.2, "Sum": 0.3}, "F1")])
+    pending = rec.verify(rows, ["WoE", "Sum"], scoring="AUC")
+    assert pending.verdict == "incomplete" and "2 of 3 encoders" in pending.message
+    assert pending.table["rank"].isna().tolist() == [False, False, True]
+    with_oh = rec.verify(rows, ["OH", "WoE"], scoring="F1")  # OH recommended: no extra baseline
+    assert with_oh.verdict == "held" and len(with_oh.table) == 2
+    lower = rec.verify(_run_rows({"WoE": 0.3, "OH": 0.2}, "RMSE"), ["WoE"], scoring="RMSE")
+    assert lower.verdict == "not held"  # lower is better
+    with pytest.raises(ValueError, match="nothing recommended"):
+        rec.verify(rows, [], scoring="AUC")

@@ -1,0 +1,191 @@
+"""The Run page's advice before running: which encoder for this dataset (not a page itself).
+
+:func:`show` draws one expander: the recommendation of :func:`encbench.recommend.recommend` for a
+model, metric and tuning, the similar published datasets, the dataset's meta-features beside the
+published range, the leave-one-dataset-out validation of the advisor, and one button that runs
+the recommended encoders plus OH on the data (the published protocol) through the run queue,
+then says whether the recommendation held.
+"""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from encbench import metafeatures, vocab
+from encbench import recommend as advisor
+from encbench.data import DatasetError
+from encbench.engine.requests import RunRequest, default_workers
+from encbench.store import queries
+from pages import common, run_views
+
+if __name__ == "__main__":  # opened as a page (/run_advice, before app.py's navigation ran)
+    common.ensure_routed()
+
+#: encoders shown per ranking
+SHOWN = 10
+#: the verification run's timeout per fold task (the Run page's default)
+TIMEOUT = 600.0
+_CHECKS = "advice-checks"  # session state: run id -> what that verification run checks
+
+
+@st.cache_data(show_spinner="Describing your data ...", max_entries=16)
+def _features(data_id: str, target: str, positive, categorical: tuple | None, drop: tuple,
+              _frame: pd.DataFrame) -> metafeatures.MetaFeatures:
+    """The meta-features of the table as the run would see it (cached by content and choices)."""
+    kept = _frame.drop(columns=[c for c in drop if c in _frame.columns])
+    return metafeatures.from_frame(kept, target, positive, list(categorical) if categorical else None)
+
+
+@st.cache_data(show_spinner="Finding similar published datasets ...", max_entries=64)
+def _advice(db: str, version: tuple, features: metafeatures.MetaFeatures, model: str, scoring: str,
+            tuning: str) -> advisor.Recommendation:
+    published = common.scores(db, version, origins=("published",), tunings=(tuning,))
+    return advisor.recommend(features, published, model=model, scoring=scoring, tuning=tuning)
+
+
+def _interval_table(frame: pd.DataFrame) -> pd.DataFrame:
+    shown = frame.head(SHOWN).copy()
+    shown["95% interval"] = [f"{int(lo)}-{int(hi)}" if pd.notna(lo) else ""
+                             for lo, hi in zip(shown["low"], shown["high"])]
+    return shown[["encoder", "rank", "95% interval"]]
+
+
+def _validation_table(tuning: str, model: str, scoring: str) -> pd.DataFrame:
+    table = advisor.validation_summary()
+    table = table[table["tuning"] == tuning]
+    return pd.DataFrame({
+        "model": table["model"], "metric": table["scoring"], "datasets": table["n_datasets"], "k": table["k"],
+        "advisor": table["regret_advisor"], "global winner": table["regret_global"], "OH": table["regret_OH"],
+        "random": table["regret_random"], "W/T/L": [f"{w}/{t}/{lo}" for w, t, lo in
+                                                    zip(table["wins"], table["ties"], table["losses"])],
+        "p": table["p_value"], "recommends": ["advisor" if u else "global winner" for u in table["advisor_used"]],
+        "this": (table["model"] == model) & (table["scoring"] == scoring),
+    })
+
+
+def _queue_check(result: advisor.Recommendation, *, staged, bundled: str | None, target: str, positive,
+                 categorical, drop: list[str], time_column: str | None, data_id: str) -> None:
+    from encbench.uploads import queue_upload_run
+
+    encoders = list(dict.fromkeys([*result.recommended, advisor.BASELINE_ENCODER]))
+    kwargs = dict(encoders=encoders, models=[result.model], scorings=list(vocab.METRICS), tuning=result.tuning,
+                  timeout=TIMEOUT, workers=default_workers(), owner=common.session_owner())
+    queue = run_views.queue()
+    try:
+        if bundled is not None:
+            request = RunRequest.bundled(bundled, **kwargs)
+            request.submit(queue)
+            grid = request.grid
+        else:  # the published stratified folds; a time column chosen above is set aside, as in the advice
+            grid = queue_upload_run(staged, target=target, positive_class=positive, categorical=categorical,
+                                    drop=drop, db_path=common.db_path(),
+                                    split=f"cv:{time_column}" if time_column else "cv", **kwargs)
+    except (DatasetError, ValueError) as exc:
+        st.error(common.md_text(exc))
+        return
+    queue.ensure_worker()
+    st.session_state.setdefault(_CHECKS, {})[grid.run_id] = {
+        "data": data_id, "recommended": list(result.recommended), "model": result.model,
+        "scoring": result.scoring, "tuning": result.tuning}
+    st.session_state["last_run"] = grid.run_id  # the page's "Your run" follows it
+    st.session_state["last_runs"] = [grid.run_id]
+
+
+@st.fragment(run_every=2.0)
+@common.guarded
+def _verdict(run_id: str, check: dict) -> None:
+    db, _ = common.data_key()
+    rows = queries.load_scores(common.get_reader(db), run_ids=[run_id])
+    rows = rows[(rows["model"] == check["model"]) & (rows["tuning"] == check["tuning"])]
+    outcome = advisor.verify(rows, check["recommended"], scoring=check["scoring"])
+    show = {"held": st.success, "partly": st.info, "not held": st.warning, "incomplete": st.caption}[outcome.verdict]
+    with st.container(key=f"advice-verdict-{outcome.verdict.replace(' ', '-')}"):
+        show(outcome.message)
+        table = outcome.table.assign(recommended=[str(p) if p else "baseline" for p in outcome.table["recommended"]])
+        st.dataframe(table.rename(columns={"cv_score": f"{check['scoring']} on your data",
+                                           "rank": "rank among those run"}),
+                     hide_index=True, width="stretch")
+    st.caption(f"Run `{run_id}` ({check['model']}, {check['tuning']} tuning, every metric); its full result "
+               f"is under *Your run* below.")
+
+
+@common.guarded
+def show(frame: pd.DataFrame, target: str, positive=None, categorical=None, *, data_id: str, staged=None,
+         bundled: str | None = None, drop=(), time_column: str | None = None) -> None:
+    """The advice expander for a validated table.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The whole table as read (target included).
+    target, positive, categorical
+        The choices made on the page (``categorical`` None: inferred).
+    data_id : str
+        Names the data for the caches and the verification runs (content hash or bundled name).
+    staged, bundled
+        The staged upload or the bundled dataset's name: where the verification run reads from.
+    drop, time_column
+        Columns the run leaves out (a time column is set aside under the published folds).
+    """
+    drop = [*drop, *([time_column] if time_column else [])]
+    with st.expander("Which encoder for my data? Advice from the published results, before running",
+                     expanded=True, icon=":material/recommend:"):
+        try:
+            features = _features(data_id, target, positive, tuple(categorical) if categorical else None,
+                                 tuple(drop), frame)
+        except ValueError as exc:
+            st.warning(f"No advice for this table: {common.md_text(exc)}")
+            return
+        c1, c2, c3 = st.columns(3)
+        models = list(vocab.STUDY_MODELS)
+        model = c1.selectbox("Model", models, index=models.index("LogReg"), key="advice-model")
+        scoring = c2.selectbox("Metric", list(vocab.METRICS), index=list(vocab.METRICS).index("AUC"),
+                               key="advice-metric")
+        tuning = c3.selectbox("Tuning", list(vocab.TUNINGS), key="advice-tuning")
+        db, version = common.data_key()
+        try:
+            result = _advice(db, version, features, model, scoring, tuning)
+        except ValueError as exc:
+            st.warning(common.md_text(exc))
+            return
+        n_reference = len(metafeatures.published_metafeatures(complete=True))
+        with st.container(key=f"advice-{result.use}"):
+            st.markdown(f"**Recommended: {', '.join(result.recommended)}** "
+                        f"({'from the similar datasets' if result.use == 'neighbours' else 'the global consensus'})")
+            (st.success if result.use == "neighbours" else st.info)(result.message)
+        names = ", ".join(common.md_text(n) for n in result.neighbours["name"].head(8))
+        more = f" and {result.k - 8} more" if result.k > 8 else ""
+        st.caption(f"The {result.k} similar datasets, nearest first: {names}{more}. "
+                   f"Similarity is by meta-features, known for {n_reference} of the 50 published datasets "
+                   f"(the others have no file here); the global consensus uses all of them.")
+        rankings, similar, yours, validation = st.tabs(["Rankings", "Similar datasets", "Your data", "Validation"])
+        with rankings:
+            left, right = st.columns(2)
+            left.markdown(f"R-M over the {result.k} similar datasets")
+            left.dataframe(_interval_table(result.local), hide_index=True, width="stretch")
+            right.markdown("Global R-M over every published dataset")
+            right.dataframe(_interval_table(result.overall), hide_index=True, width="stretch")
+            st.caption("Rank 1 is best; the interval is the central 95% of the ranks over 1,000 bootstrap "
+                       "resamples of the datasets.")
+        with similar:
+            st.dataframe(result.neighbours, hide_index=True, width="stretch")
+        with yours:
+            st.dataframe(metafeatures.comparison_table(features), hide_index=True, width="stretch")
+        with validation:
+            st.caption("Leave-one-dataset-out over the published datasets with meta-features: mean regret "
+                       "(the held-out dataset's best score minus the score of the encoder picked without "
+                       "it) of the advisor, the global R-M winner, OH and a random encoder; W/T/L counts "
+                       "the datasets where the advisor did better, as well, worse than the global winner; "
+                       f"the advisor is followed only where it is better at p < {advisor.ALPHA:g} "
+                       "(Wilcoxon). The row of this setting is marked.")
+            st.dataframe(_validation_table(tuning, model, scoring), hide_index=True, width="stretch")
+        encoders = list(dict.fromkeys([*result.recommended, advisor.BASELINE_ENCODER]))
+        if st.button(f"Verify on your data: run {', '.join(encoders)} with {model}", key="advice-verify",
+                     help=f"The published protocol ({tuning} tuning, 5 stratified folds, every metric) through "
+                          f"the run queue; then the recommended encoders' rank among those run."):
+            _queue_check(result, staged=staged, bundled=bundled, target=target, positive=positive,
+                         categorical=categorical, drop=[c for c in drop if c != time_column],
+                         time_column=time_column, data_id=data_id)
+        checks = [(run_id, c) for run_id, c in st.session_state.get(_CHECKS, {}).items() if c["data"] == data_id]
+        if checks:
+            _verdict(*checks[-1])

@@ -1,0 +1,88 @@
+"""AppTest of the Run page's advice (pages/run_advice.py): the recommendation shown is the
+library's, the verdict follows the validation, and the verify button queues the recommended
+encoders plus OH through the run queue, whose results then say whether the recommendation held."""
+from __future__ import annotations
+
+import pytest
+from pagetest import open_page, texts
+
+from encbench import metafeatures
+from encbench import recommend as advisor
+from encbench.data import read_table
+from encbench.data.bundled import find_bundled
+from encbench.engine.grid import Grid
+from encbench.engine.queue import RunQueue
+from encbench.store import Reader, Writer, queries
+
+
+
+def _bundled(at, name="tic-tac-toe"):
+    at.radio(key="source").set_value("Bundled dataset").run()
+    at.selectbox(key="bundled").set_value(name).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _expected(db, name, model, scoring, tuning="no"):
+    entry = find_bundled(name)
+    features = metafeatures.from_frame(read_table(entry.path), entry.target)
+    with Reader(db) as reader:
+        published = queries.load_scores(reader, origins=["published"], tunings=[tuning], splits=["cv"])
+    return advisor.recommend(features, published, model=model, scoring=scoring, tuning=tuning)
+
+
+@pytest.fixture()
+def quiet_worker(monkeypatch):
+    monkeypatch.setattr(RunQueue, "ensure_worker", lambda self, **kw: False)  # drained in engine tests
+
+
+def test_advice_shows_the_librarys_recommendation_and_verdict(private_db):
+    at = _bundled(open_page("run"))
+    expected = _expected(private_db, "tic-tac-toe", "LogReg", "AUC")
+    assert expected.use == "global"  # the shipped validation: the advisor does not beat it there
+    shown = texts(at)
+    assert f"**Recommended: {', '.join(expected.recommended)}** (the global consensus)" in shown
+    assert expected.message in shown and "did not beat" in expected.message
+    assert at.get("expander") and at.button(key="advice-verify").label == (
+        f"Verify on your data: run {', '.join(dict.fromkeys([*expected.recommended, 'OH']))} with LogReg")
+    validation = next(d.value for d in at.dataframe if "recommends" in d.value.columns)
+    assert len(validation) == 20 and validation["this"].sum() == 1   # the no-tuning slice, this row marked
+
+    at.selectbox(key="advice-model").set_value("SVM").run()
+    at.selectbox(key="advice-metric").set_value("F1").run()
+    assert not at.exception, at.exception
+    used = _expected(private_db, "tic-tac-toe", "SVM", "F1")
+    assert used.use == "neighbours"
+    assert used.message in [s.value for s in at.success]
+    assert f"**Recommended: {', '.join(used.recommended)}** (from the similar datasets)" in texts(at)
+
+
+def test_verify_queues_the_recommendation_and_says_whether_it_held(private_db, quiet_worker):
+    at = _bundled(open_page("run"))
+    at.selectbox(key="advice-model").set_value("DT").run()
+    expected = _expected(private_db, "tic-tac-toe", "DT", "AUC")
+    at.button(key="advice-verify").click().run()
+    assert not at.exception, at.exception
+    (request,) = RunQueue(private_db).pending()
+    grid = Grid(**request.payload["grid"])
+    encoders = list(dict.fromkeys([*expected.recommended, "OH"]))
+    assert grid.datasets == ("bundled:tic-tac-toe",) and set(grid.encoders) == set(encoders)
+    assert grid.models == ("DT",) and grid.tuning == "no" and set(grid.scorings) == {"BAcc", "F1", "Acc", "AUC"}
+    assert request.payload["owner"] == at.session_state["_encbench_owner"]
+    assert at.session_state["last_run"] == grid.run_id
+    assert f"0 of {len(encoders)} encoders have AUC results on your data so far" in texts(at)
+
+    # the worker's results: the first recommended encoder scores best by AUC on the data
+    scores = {e: 0.9 - 0.01 * i for i, e in enumerate(encoders)}
+    with Writer(private_db) as writer:
+        writer.ensure_run(grid.run_id, origin="local", status="done")
+        writer.write_results([dict(run_id=grid.run_id, dataset="50", encoder=e, model="DT", tuning="no",
+                                   scoring=s, fold=0, n_folds=1, cv_score=v, time=0.1, status="ok", error=None)
+                              for e, v in scores.items() for s in grid.scorings])
+    at.run()
+    assert not at.exception, at.exception
+    held = f"The recommendation held: {encoders[0]}, recommended first, ranks 1 of {len(encoders)}"
+    assert any(held in s.value for s in at.success), [s.value for s in at.success]
+    table = next(d.value for d in at.dataframe if "rank among those run" in d.value.columns)
+    assert table["encoder"].tolist() == encoders and table["rank among those run"].tolist() == [1, 2, 3, 4][
+        :len(encoders)]
