@@ -45,8 +45,8 @@ from encbench.engine import Grid, plan, run_grid
 from encbench.experiment import EXPERIMENT_KEY
 from encbench.reproduction import WARN_SHARE, Reproduction, compare_to_published
 from encbench.engine.runner import guard_memory, open_writer
-from encbench.engine.worker import delete_run, serve
-from encbench.runs import effective_status
+from encbench.engine.queue_worker import delete_run, serve
+from encbench.views.runs import effective_status
 from encbench.store import (
     ENCBENCH_RUN_ID, PUBLISHED_RUN_ID, Reader, SnapshotMissing, Writer, default_db_path, import_encbench,
     import_published, queries,

@@ -295,7 +295,7 @@ def test_control_agreement_warns_when_low():
 
 
 def test_resume_config_keeps_the_custom_encoder():
-    from encbench.engine.requests import grid_from_config
+    from encbench.engine.queue_requests import grid_from_config
 
     grid = Grid(datasets=["bundled:tic-tac-toe"], encoders=["OH"], custom_encoders=parse_encoders(FREQ)[1])
     assert grid_from_config({**grid.to_dict(), "run_id": grid.run_id}).run_id == grid.run_id

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from encbench.engine.queue import RunQueue, queue_dir, upload_dir
-from encbench.engine.worker import serve
+from encbench.engine.queue_worker import serve
 from encbench.store import Writer, queries
 
 REPO = Path(__file__).resolve().parents[1]

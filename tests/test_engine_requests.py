@@ -8,7 +8,7 @@ import pytest
 from encbench.engine import requests
 from encbench.engine.grid import Grid
 from encbench.engine.queue import RunQueue
-from encbench.engine.requests import (
+from encbench.engine.queue_requests import (
     DEFAULT_WORKERS, DeleteRequest, RunRequest, default_workers, evaluation_splits, grid_from_config,
 )
 

@@ -13,8 +13,8 @@ from streamlit.testing.v1 import AppTest
 
 from encbench.engine.grid import Grid
 from encbench.engine.queue import RunQueue
-from encbench.engine.requests import RunRequest, new_owner_token
-from encbench.engine.worker import serve
+from encbench.engine.queue_requests import RunRequest, new_owner_token
+from encbench.engine.queue_worker import serve
 from encbench.store import Reader, Writer
 
 REPO = Path(__file__).resolve().parents[1]

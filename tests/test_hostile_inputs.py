@@ -312,8 +312,8 @@ def test_memory_guard_skip_mode_records_the_reason_and_runs_the_rest(tmp_path):
 
 def test_the_worker_waits_for_a_busy_database_and_then_runs(private_db, tmp_path):
     """Issue 12.5: a run queued while a command-line run holds the database is not lost."""
-    from encbench.engine import worker
-    from encbench.runs import WAITING, progress_table
+    from encbench.engine import queue_worker as worker
+    from encbench.views.runs import WAITING, progress_table
     from encbench.store import Writer
 
     holder = subprocess.Popen(
@@ -351,7 +351,7 @@ def test_the_worker_waits_for_a_busy_database_and_then_runs(private_db, tmp_path
 
 
 def test_a_cancel_ends_the_wait_for_a_busy_database(tmp_path):
-    from encbench.engine import worker
+    from encbench.engine import queue_worker as worker
     from encbench.store.writer import DatabaseBusy
 
     queue = RunQueue(tmp_path / "e.duckdb")

@@ -13,8 +13,8 @@ from pagetest import texts
 from streamlit.testing.v1 import AppTest
 
 from encbench.engine.queue import RunQueue, upload_dir
-from encbench.engine.requests import new_owner_token
-from encbench.engine.worker import serve
+from encbench.engine.queue_requests import new_owner_token
+from encbench.engine.queue_worker import serve
 from encbench.store import Writer
 from pages.common import READ_ONLY_ENV, md_text
 

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from encbench.engine.queue import RunQueue
-from encbench.runs import (
+from encbench.views.runs import (
     HIDDEN_UPLOAD, expected_rows, format_duration, hide_upload_paths, progress_table, upload_paths,
 )
 
@@ -80,7 +80,7 @@ def test_a_running_run_whose_process_is_gone_is_interrupted():
     import subprocess
     import sys
 
-    from encbench.runs import STALE_AFTER_S, effective_status
+    from encbench.views.runs import STALE_AFTER_S, effective_status
 
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()

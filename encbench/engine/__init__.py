@@ -8,10 +8,12 @@
 >>> run_grid(grid, workers=2)      # or scheduler="tcp://host:8786" for a Dask cluster
 
 Modules: :mod:`~encbench.engine.grid` (Grid, Task, plan), :mod:`~encbench.engine.protocol`
-(DESIGN.md section 5), :mod:`~encbench.engine.executors` (in-process, local task processes,
-Dask), :mod:`~encbench.engine.runner` (run_grid), :mod:`~encbench.engine.queue`,
-:mod:`~encbench.engine.requests` (its typed requests) and :mod:`~encbench.engine.worker` (the
-app's queue). The ``run`` and ``runs`` commands are in :mod:`encbench.cli` with the others.
+(the published protocol, one task at a time), :mod:`~encbench.engine.executors` (in-process,
+local task processes, Dask), :mod:`~encbench.engine.runner` (run_grid: a grid into the store),
+and the app's run queue: :mod:`~encbench.engine.queue` (request files),
+:mod:`~encbench.engine.queue_requests` (what a request carries) and
+:mod:`~encbench.engine.queue_worker` (the one process that drains it). The ``run`` and ``runs``
+commands are in :mod:`encbench.cli` with the others.
 """
 from encbench.engine.grid import Grid, Plan, Task, plan
 from encbench.engine.runner import run_grid

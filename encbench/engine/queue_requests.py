@@ -1,0 +1,277 @@
+"""Typed requests of the run queue, built in one place.
+
+The app never writes the database: it asks the background worker (:mod:`encbench.engine.queue_worker`)
+through the file queue of :mod:`encbench.engine.queue`, one JSON request at a time. This module
+is the one place that knows what a request carries and how one is made from a user's choices;
+the pages and :func:`encbench.uploads.queue_upload_run` build their requests here and the worker
+reads them back here.
+
+- :class:`RunRequest`: run a :class:`~encbench.engine.grid.Grid` (re-queueing the same grid
+  resumes its run) with some task processes; :meth:`RunRequest.bundled` for a bundled dataset,
+  :meth:`RunRequest.resume` to queue a recorded run again as it was first queued.
+- :class:`DeleteRequest`: delete a run and its results.
+- :func:`evaluation_splits`: the grids' ``split`` and ``gap`` for an evaluation choice
+  (stratified folds, forward folds over a time column, or both).
+
+The number of folds is the grid's (:attr:`Grid.n_folds <encbench.engine.grid.Grid>`, the
+published protocol's 5 unless a grid says otherwise); nothing here restates it.
+
+Examples
+--------
+>>> from encbench.engine.grid import Grid
+>>> request = RunRequest(Grid(datasets=["bundled:tic-tac-toe"], encoders=["OH"], models=["LogReg"]),
+...                      workers=2)
+>>> sorted(request.payload())
+['grid', 'run_id', 'workers']
+>>> RunRequest.from_payload(request.payload()) == request
+True
+>>> evaluation_splits("both", "day", gap=3)
+[('cv:day', 0), ('time:day', 3)]
+"""
+from __future__ import annotations
+
+import os
+import re
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import ClassVar
+
+from encbench.engine.grid import Grid, plan
+from encbench.engine.queue import Request, RunQueue
+
+#: Task processes of a run when nobody chose (the Run page's default, and a resumed run's when
+#: the queue no longer holds the run's earlier request); at most one per core.
+DEFAULT_WORKERS = 2
+
+#: Evaluation choices of :func:`evaluation_splits`.
+SPLIT_MODES = ("cv", "time", "both")
+
+
+def default_workers() -> int:
+    """:data:`DEFAULT_WORKERS`, or fewer on a machine with fewer cores."""
+    return max(1, min(DEFAULT_WORKERS, os.cpu_count() or 1))
+
+
+def evaluation_splits(mode: str, time_column: str | None = None, *, gap: int = 0) -> list[tuple[str, int]]:
+    """``(split, gap)`` of each grid to queue for an evaluation choice.
+
+    Parameters
+    ----------
+    mode : {'cv', 'time', 'both'}
+        ``'cv'``: the published stratified folds; ``'time'``: forward folds over ``time_column``;
+        ``'both'``: one grid of each, to compare. Under ``'both'`` the cv grid sets the time
+        column aside too (``'cv:COLUMN'``), so the two see the same features.
+    time_column : str, optional
+        The column that orders the rows in time; required unless ``mode`` is ``'cv'``.
+    gap : int
+        Training rows left out before each test block; forward folds only (cv grids get 0).
+
+    Returns
+    -------
+    list of (str, int)
+        :class:`~encbench.engine.grid.Grid` ``split`` and ``gap`` values, cv first.
+    """
+    if mode not in SPLIT_MODES:
+        raise ValueError(f"evaluation must be one of {', '.join(SPLIT_MODES)}: got {mode!r}")
+    if mode == "cv":
+        return [("cv", 0)]
+    if not time_column:
+        raise ValueError(f"evaluation {mode!r} needs a time column: got {time_column!r}")
+    time_split = (f"time:{time_column}", gap)
+    return [time_split] if mode == "time" else [(f"cv:{time_column}", 0), time_split]
+
+
+def grid_from_config(config: Mapping) -> Grid:
+    """The grid of a run's recorded ``config`` (``runs.config``: the grid's fields and more).
+
+    Raises
+    ------
+    ValueError
+        If the config does not describe a grid (e.g. the published run).
+    """
+    names = {f.name for f in fields(Grid)}
+    kwargs = {k: v for k, v in config.items() if k in names}
+    if not kwargs.get("datasets"):
+        raise ValueError(f"run config does not describe a grid: got keys {sorted(config)!r}")
+    return Grid(**kwargs)
+
+
+def _check_workers(workers) -> int:
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+        raise ValueError(f"workers must be 0 (in the worker's process) or a positive number of "
+                         f"task processes: got {workers!r}")
+    return workers
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """Run (or resume) a grid: what the worker passes to :func:`~encbench.engine.runner.run_grid`.
+
+    Parameters
+    ----------
+    grid : Grid
+        What to run; its :attr:`~encbench.engine.grid.Grid.run_id` names the run.
+    workers : int
+        Task processes running folds in parallel (0: in the worker's own process). A request
+        written without one runs with 1, as the worker always did.
+    memory_budget : int or str, optional
+        As ``run_grid``'s; default the worker's (``$ENCBENCH_MEMORY_BUDGET`` or half the memory).
+    owner : str, optional
+        The token of the app session asking (see :func:`new_owner_token`): the run's owner when
+        this request creates it, the one session that may delete it from the app.
+    """
+
+    grid: Grid
+    workers: int = 1
+    memory_budget: int | str | None = None
+    owner: str | None = None
+
+    kind: ClassVar[str] = "run"
+
+    def __post_init__(self):
+        if not isinstance(self.grid, Grid):
+            raise ValueError(f"grid must be an encbench.engine.grid.Grid: got {self.grid!r}")
+        _check_workers(self.workers)
+        _check_owner(self.owner)
+
+    @property
+    def run_id(self) -> str:
+        return self.grid.run_id
+
+    # -- the queue's JSON ---------------------------------------------------------------------
+    def payload(self) -> dict:
+        """The request's JSON payload (the queue's file format)."""
+        payload = {"run_id": self.run_id, "grid": self.grid.to_dict(), "workers": self.workers}
+        if self.memory_budget is not None:
+            payload["memory_budget"] = self.memory_budget
+        if self.owner is not None:
+            payload["owner"] = self.owner
+        return payload
+
+    @classmethod
+    def from_payload(cls, payload: Mapping) -> RunRequest:
+        """Read a queued ``run`` request back (the inverse of :meth:`payload`)."""
+        return cls(Grid(**payload["grid"]), **_run_options(payload), owner=payload.get("owner"))
+
+    def checked(self) -> RunRequest:
+        """This request, once a grid with encoders of your own passes their pre-run check.
+
+        Each custom encoder is fitted and applied on a sample of the data
+        (:func:`~encbench.engine.grid.plan`), so one that cannot run is refused before anything
+        is queued, with the reason; a grid of the 32 only is returned as it is (no data loaded).
+
+        Raises
+        ------
+        encbench.data.DatasetError, ValueError
+            From :func:`~encbench.engine.grid.plan`.
+        """
+        if self.grid.custom_encoders:
+            plan(self.grid)
+        return self
+
+    def submit(self, queue: RunQueue) -> Request:
+        """Queue the request; the worker picks it up (start one with ``queue.ensure_worker()``)."""
+        return queue.submit(self.kind, self.payload())
+
+    # -- builders -----------------------------------------------------------------------------
+    @classmethod
+    def bundled(cls, name: str, *, encoders: Sequence[str], models: Sequence[str],
+                scorings: Sequence[str], tuning: str, timeout: float, custom_encoders=(),
+                workers: int | None = None, owner: str | None = None) -> RunRequest:
+        """A run on the bundled copy of a published dataset (``bundled:NAME``, also its label).
+
+        ``workers`` defaults to :func:`default_workers`; ``custom_encoders`` are installed
+        plugins (:func:`encbench.custom.plugins`) run besides ``encoders``, checked here
+        (:meth:`checked`); ``owner`` is the asking app session's token.
+
+        Raises
+        ------
+        encbench.data.DatasetError, ValueError
+            If a choice is invalid or a plugin fails its pre-run check.
+        """
+        spec = f"bundled:{name}"
+        grid = Grid(datasets=[spec], encoders=encoders, models=models, scorings=scorings, tuning=tuning,
+                    timeout=float(timeout), label=spec, custom_encoders=list(custom_encoders))
+        return cls(grid, workers=default_workers() if workers is None else workers, owner=owner).checked()
+
+    @classmethod
+    def resume(cls, config: Mapping, queue: RunQueue, *, workers: int | None = None) -> RunRequest:
+        """Queue a recorded run again: its unfinished experiments run, finished ones are kept.
+
+        The grid comes from the run's recorded ``config``; the worker count and memory budget
+        from the run's latest request still in ``queue`` (as the run was first queued), else
+        ``workers`` or :func:`default_workers`. An explicit ``workers`` wins.
+
+        Raises
+        ------
+        ValueError
+            If ``config`` does not describe a grid (e.g. the published run).
+        """
+        grid = grid_from_config(config)
+        options = _last_run_options(queue, grid.run_id) or {"workers": default_workers()}
+        if workers is not None:
+            options["workers"] = workers
+        return cls(grid, **options)
+
+
+@dataclass(frozen=True)
+class DeleteRequest:
+    """Delete a run: its result rows, then uploaded datasets no run uses any more.
+
+    ``owner`` is the token of the app session asking; the worker deletes only a run that
+    session launched (the command line deletes directly, with ``encbench runs --delete``).
+    """
+
+    run_id: str
+    owner: str
+
+    kind: ClassVar[str] = "delete"
+
+    def __post_init__(self):
+        if not isinstance(self.run_id, str) or not self.run_id:
+            raise ValueError(f"run_id must be a run's id: got {self.run_id!r}")
+        if self.owner is None:
+            raise ValueError(f"a delete request names the session asking: got owner {self.owner!r}")
+        _check_owner(self.owner)
+
+    def payload(self) -> dict:
+        return {"run_id": self.run_id, "owner": self.owner}
+
+    def submit(self, queue: RunQueue) -> Request:
+        """Cancel the run (a pending request is dropped, a running one stops) and queue the delete."""
+        queue.cancel(self.run_id)
+        return queue.submit(self.kind, self.payload())
+
+
+def new_owner_token() -> str:
+    """A fresh random token naming one app session as the owner of the runs it launches.
+
+    128 random bits (:func:`secrets.token_hex`): another session cannot guess it, and it is
+    never shown, so holding it is what makes a session the owner.
+    """
+    return secrets.token_hex(16)
+
+
+def _check_owner(owner) -> None:
+    if owner is not None and (not isinstance(owner, str) or not re.fullmatch(r"[0-9a-f]{32}", owner)):
+        raise ValueError(f"owner must be a session token of 32 hex digits (new_owner_token()) or None: "
+                         f"got {owner!r}")
+
+
+def _run_options(payload: Mapping) -> dict:
+    """How a ``run`` payload asks to run: ``workers`` (1 when absent) and ``memory_budget``."""
+    return {"workers": int(payload.get("workers", 1)), "memory_budget": payload.get("memory_budget")}
+
+
+def _last_run_options(queue: RunQueue, run_id: str) -> dict | None:
+    """:func:`_run_options` of the latest ``run`` request for ``run_id`` the queue holds
+    (pending, active or done), or None."""
+    requests = [r for r in queue.done() + queue.active() + queue.pending()
+                if r.kind == RunRequest.kind and r.run_id == run_id]
+    for request in sorted(requests, key=lambda r: r.created_at, reverse=True):
+        try:
+            return _run_options(request.payload)
+        except (TypeError, ValueError):  # a hand-edited request: look further back
+            continue
+    return None
