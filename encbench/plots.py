@@ -421,7 +421,7 @@ CD_ROW = -1.9  # y of the critical-difference bar in cd_diagram (the rank axis i
 
 def cd_diagram(mean_ranks: pd.Series, cd: float, significant: set[frozenset] | Sequence, *,
                title: str = "", subtitle: str | Sequence[str] | None = None,
-               highlight: Sequence[str] = ()) -> alt.LayerChart:
+               highlight: Sequence[str] = (), control: str | None = None) -> alt.LayerChart:
     """Critical-difference diagram (Demsar 2006, Fig. 1) of a Friedman-Nemenyi analysis.
 
     The rank axis runs best (1) to worst; each encoder hangs from its mean rank, the better half
@@ -448,11 +448,21 @@ def cd_diagram(mean_ranks: pd.Series, cd: float, significant: set[frozenset] | S
         (so that an exported figure states them).
     highlight : sequence of str, optional
         Encoders drawn in :data:`HIGHLIGHT` with a bold label (e.g. a new encoder among the 32).
+    control : str, optional
+        Comparison with a control (Demsar 2006, Fig. 2): ``cd`` is then the control test's
+        critical difference (Bonferroni-Dunn), the control is highlighted, and instead of the
+        groups one bar spans ``control's mean rank +- cd``: the encoders whose mean rank lies
+        outside it differ significantly from the control (``significant`` is not drawn).
     """
     if not isinstance(mean_ranks, pd.Series) or mean_ranks.empty:
         raise ValueError("cd_diagram needs a non-empty Series of mean ranks per encoder")
     sig = {frozenset(map(str, pair)) for pair in significant}
     marked = {str(h) for h in highlight}
+    if control is not None:
+        if str(control) not in set(mean_ranks.index.map(str)):
+            raise ValueError(f"cd_diagram: control {control!r} is not among the encoders: got "
+                             f"{sorted(mean_ranks.index.map(str))!r}")
+        marked.add(str(control))
     ranks = mean_ranks.astype(float).copy()
     ranks.index = ranks.index.map(str)
     ranks = ranks.sort_values(kind="stable")
@@ -465,9 +475,9 @@ def cd_diagram(mean_ranks: pd.Series, cd: float, significant: set[frozenset] | S
     has_cd = cd is not None and np.isfinite(cd) and cd > 0
     if has_cd:
         hi = float(max(hi, np.ceil(lo + cd)))
-    cliques = cd_cliques(ranks, sig)
+    cliques = cd_cliques(ranks, sig) if control is None else []
     clique_step = 0.35
-    label_top = 1.0 + clique_step * (len(cliques) + 1)
+    label_top = 1.0 + clique_step * (max(len(cliques), control is not None) + 1)
     half = (k + 1) // 2
     # The leader lines end at the plot's left and right edges, where two y axes write the labels.
     left_edge = lo - 0.05 * (hi - lo) - 0.3
@@ -534,6 +544,14 @@ def cd_diagram(mean_ranks: pd.Series, cd: float, significant: set[frozenset] | S
         ])
         layers.append(alt.Chart(bars).mark_rule(strokeWidth=4, color="#d62728").encode(
             x=x, x2=alt.X2("x2"), y=y, tooltip=alt.Tooltip("group:N", title="not significantly different")))
+    if control is not None and has_cd:
+        # Demsar's Fig. 2: the interval of mean ranks within CD of the control's (cut to the axis).
+        centre = float(ranks[str(control)])
+        reach = pd.DataFrame({"x": [max(lo, centre - float(cd))], "x2": [min(hi, centre + float(cd))],
+                              "y": [0.4], "group": [f"within CD = {float(cd):.2f} of {control}: not "
+                                                    f"significantly different from it"]})
+        layers.append(alt.Chart(reach).mark_rule(strokeWidth=4, color=HIGHLIGHT).encode(
+            x=x, x2=alt.X2("x2"), y=y, tooltip=alt.Tooltip("group:N", title="control")))
     if has_cd:
         cd_bar = pd.DataFrame({"x": [lo], "x2": [lo + float(cd)], "y": [CD_ROW]})
         label_axis = alt.Axis(orient="top", offset=-pixel(CD_ROW), values=[lo + float(cd)],

@@ -158,6 +158,55 @@ def cd_chart(db: str, version: tuple, load_key: tuple, combination: str, mode: s
     return chart.to_dict(validate=False), subtitle
 
 
+NO_CONTROL = "(none)"
+CONTROL_HELP = (
+    "Compare every encoder with this one only (Demsar 2006), e.g. a baseline: the k - 1 comparisons are "
+    "more powerful than Nemenyi's all pairs. Critical difference: from the same Friedman mean ranks, "
+    "the bar spans the control's mean rank +- the Bonferroni-Dunn critical difference (normal quantile "
+    "at alpha / (k - 1)); the table adds Holm's step-down. Pairwise tests: a Wilcoxon test of the "
+    "control against every other encoder, Holm-corrected over the k - 1. Both assume independent datasets.")
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def control_result(db: str, version: tuple, load_key: tuple, combination: str, mode: str, alpha: float,
+                   design: str, control: str) -> stats.ControlResult:
+    return stats.control_test(block_design(db, version, load_key, combination, mode, design).scores, control,
+                              alpha=alpha)
+
+
+def control_subtitle(result: stats.ControlResult, design: stats.BlockDesign) -> list[str]:
+    """What the diagram against a control shows and assumes, for its caption (and so its exports)."""
+    holm = result.differing("holm")
+    lines = [f"Bonferroni-Dunn against {result.control}, alpha = {result.alpha:g}, N = {result.n_datasets} "
+             f"datasets, k = {result.n_encoders} encoders, CD = {result.critical_difference:.2f} "
+             f"(q = {result.q_alpha:.3f})",
+             f"Holm finds {len(holm)} of {result.n_encoders - 1} different from {result.control}"
+             + (f": {', '.join(holm[:12])}{', ...' if len(holm) > 12 else ''}" if holm else ""),
+             f"Blocks: {design.description}"]
+    if design.design == "all" and not design.complete:
+        lines[-1] += " - encoders are ranked on different subsets; the test assumes complete blocks"
+    return lines
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def control_chart(db: str, version: tuple, load_key: tuple, combination: str, mode: str, alpha: float,
+                  design: str, control: str) -> tuple[dict, list[str]]:
+    """Spec of the CD diagram against a control and its caption lines."""
+    result = control_result(db, version, load_key, combination, mode, alpha, design, control)
+    subtitle = control_subtitle(result, block_design(db, version, load_key, combination, mode, design))
+    chart = plots.cd_diagram(result.mean_ranks, result.critical_difference, [], control=control,
+                             title=f"Against {control}: {combination}", subtitle=subtitle)
+    return chart.to_dict(validate=False), subtitle
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def control_wilcoxon(db: str, version: tuple, load_key: tuple, combination: str, mode: str, control: str,
+                     others: tuple, alpha: float) -> pd.DataFrame:
+    frame = common.scores(db, version, **dict(load_key))
+    subset = consensus.subset_for(frame, combination, mode)[["dataset", "encoder", "cv_score"]]
+    return stats.wilcoxon_pairs(subset, pairs=[(control, e) for e in others], alpha=alpha).table
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
 def intervals_chart(db: str, version: tuple, load_key: tuple, combination: str, mode: str,
                     strategy: str, B: int, params: tuple) -> dict:
@@ -287,6 +336,13 @@ def _combination(targets: list[str]) -> str:
                                  "tests are for one combination at a time (the same one in each tab).")
 
 
+def _control(encoders: list[str]) -> str | None:
+    """The control encoder select, shared by the CD and the pairwise tabs (``?control=OH``)."""
+    choice = common.selectbox("Control encoder", [NO_CONTROL, *sorted(encoders)], key="control",
+                              default=NO_CONTROL, help=CONTROL_HELP)
+    return None if choice in (None, NO_CONTROL) else choice
+
+
 def _rankings_section() -> None:
     # every strategy column holds consensus ranks (1 = best): LaTeX sets each column's best in bold
     common.show_table(view.wide, "rankings", prov, height=min(38 + 35 * len(view.wide), 700),
@@ -341,7 +397,7 @@ def _kemeny_section(kemeny_info: pd.DataFrame) -> None:
 @st.fragment
 @common.guarded
 def _cd_section(targets: list[str], mode_used: str, load_key: tuple, alpha: float, prov) -> None:
-    d1, d2 = st.columns(2)
+    d1, d2, d3 = st.columns(3)
     with d1:
         target = _combination(targets)
     with d2:
@@ -349,6 +405,9 @@ def _cd_section(targets: list[str], mode_used: str, load_key: tuple, alpha: floa
             "Incomplete datasets (Friedman/Nemenyi)", list(stats.BLOCK_DESIGNS), key="blocks", default="all",
             help="The Friedman test and the Nemenyi CD assume every dataset ranks every encoder. "
                  + "; ".join(f"{k}: {v}" for k, v in stats.BLOCK_DESIGNS.items()) + ".")
+    with d3:
+        control = _control(sorted(set(consensus.subset_for(common.scores(db, version, **dict(load_key)), target,
+                                                           mode_used)["encoder"].astype(str))))
     design = block_design(db, version, load_key, target, mode_used, design_name)
     with st.container(key="cd-completeness"):
         st.markdown(f"**{design.n_complete_datasets} of {design.n_datasets}** datasets have a result for "
@@ -363,11 +422,34 @@ def _cd_section(targets: list[str], mode_used: str, load_key: tuple, alpha: floa
     except ValueError as exc:
         st.info(f"No critical-difference diagram for {target}: {common.md_text(exc)}")
         return
+    if control is not None and control not in set(result.mean_ranks.index.astype(str)):
+        st.info(f"The control {common.md_code(control)} has no result in *{design_name}*: showing the "
+                "Nemenyi diagram of all pairs.")
+        control = None
+    if control is not None:
+        _control_diagram(target, mode_used, load_key, float(alpha), design_name, control, prov)
+        return
     spec, subtitle = cd_chart(db, version, load_key, target, mode_used, float(alpha), design_name)
     st.caption(" · ".join(subtitle) + ". Red bars join encoders not significantly different.")
     cd_prov = prov.with_filters(detail=target, blocks=design_name)
     common.show_chart(spec, "cd-diagram", cd_prov, width="content")
     common.table_exports(consensus.nemenyi_table(result), "nemenyi", cd_prov)
+
+
+def _control_diagram(target: str, mode_used: str, load_key: tuple, alpha: float, design_name: str,
+                     control: str, prov) -> None:
+    """The CD diagram against a control (Demsar's Fig. 2) and the table of the k - 1 tests."""
+    result = control_result(db, version, load_key, target, mode_used, alpha, design_name, control)
+    spec, subtitle = control_chart(db, version, load_key, target, mode_used, alpha, design_name, control)
+    st.caption(" · ".join(subtitle) + f". Encoders whose mean rank lies outside the orange bar differ "
+               f"significantly from {control} (Bonferroni-Dunn).")
+    cprov = prov.with_filters(detail=target, blocks=design_name, control=control)
+    common.show_chart(spec, "cd-control", cprov, width="content")
+    common.show_table(result.table, "control-test", cprov, best={"p_holm": "min"}, column_config={
+        c: st.column_config.NumberColumn(format="%.4g") for c in ("difference", "z", "p_value", "p_bonferroni",
+                                                                  "p_holm")})
+    st.caption(f"difference = mean rank - {control}'s (negative: better than {control}); significant_bd: "
+               f"|difference| > CD (Bonferroni-Dunn); significant_holm: Holm-adjusted p < alpha = {alpha:g}.")
 
 
 @st.fragment
@@ -432,6 +514,10 @@ def _pairwise_section(targets: list[str], mode_used: str, load_key: tuple, alpha
                f"pair is tested and the p-values are Holm-corrected (family-wise alpha = {alpha}).")
     scored = set(consensus.subset_for(common.scores(db, version, **dict(load_key)), target, mode_used)["encoder"])
     present = [e for e in view_encoders if e in scored]
+    control = _control(present)
+    if control is not None:
+        _control_pairs(target, mode_used, load_key, alpha, prov, control, [e for e in present if e != control])
+        return
     chosen = common.multiselect("Encoders to compare", present, key="wilcoxon", default=present[:2],
                                 help="A is the encoder listed first; a positive median difference "
                                      "means A scores higher.")
@@ -444,6 +530,29 @@ def _pairwise_section(targets: list[str], mode_used: str, load_key: tuple, alpha
         c: st.column_config.NumberColumn(format="%.4g") for c in ("median_difference", "p_value", "p_holm")}
         | _effect_columns())
     st.caption(EFFECT_HELP)
+
+
+def _control_pairs(target: str, mode_used: str, load_key: tuple, alpha: float, prov, control: str,
+                   others: list[str]) -> None:
+    """Wilcoxon tests of the control against every other encoder, Holm-corrected over them."""
+    if not others:
+        st.info(f"{target} has no encoder besides {common.md_code(control)} to compare with it.")
+        return
+    table = control_wilcoxon(db, version, load_key, target, mode_used, control, tuple(others), float(alpha))
+    differ = table[table["significant"]]
+    better = differ.loc[differ["rank_biserial"] < 0, "encoder_b"].tolist()
+    worse = differ.loc[differ["rank_biserial"] > 0, "encoder_b"].tolist()
+    with st.container(key="control-summary"):
+        st.markdown(f"Against **{control}** ({len(others)} Wilcoxon tests, Holm, alpha = {alpha:g}): "
+                    f"**{len(better)}** score higher ({', '.join(better) or 'none'}), **{len(worse)}** lower "
+                    f"({', '.join(worse) or 'none'}); the other {len(others) - len(differ)} do not differ "
+                    f"significantly.")
+    cprov = prov.with_filters(detail=target, control=control)
+    common.show_table(table, "wilcoxon-control", cprov, best={"p_holm": "min"}, column_config={
+        c: st.column_config.NumberColumn(format="%.4g") for c in ("median_difference", "p_value", "p_holm")}
+        | _effect_columns())
+    st.caption(f"A is the control, {control}: a negative median difference or rank-biserial means the other "
+               f"encoder scores higher. " + EFFECT_HELP)
 
 
 #: what the Bayesian test computes and assumes (the tab's help)

@@ -383,3 +383,52 @@ def test_elo_tab_shows_ratings_calibrated_to_the_reference_and_the_win_rates():
     assert shift.std() < 1e-6 and again.loc["OH", "elo"] == 1000.0      # the reference only shifts
     ranked = open_page("consensus", {"strategy": ["R-M", "Elo"]})
     assert "Elo" in _wide(ranked).columns and not ranked.error
+
+
+def _published_rows():
+    import os
+
+    from encbench.store import Reader, queries
+
+    reader = Reader(os.environ["ENCBENCH_DB"])
+    try:
+        return queries.load_scores(reader, models=["LogReg"], tunings=["no"], scorings=["AUC"], origins=["published"])
+    finally:
+        reader.close()
+
+
+def test_cd_diagram_against_a_control_with_bonferroni_dunn_and_holm():
+    """A control encoder (URL-bound, shared with the pairwise tab) turns the CD diagram into
+    Demsar's comparison with a control: Bonferroni-Dunn's CD around it, Holm in the table."""
+    from encbench.stats import control_test
+
+    at = _tab({"control": "OH", "alpha": "0.1"}, "Critical difference")
+    assert not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="control").value == "OH"
+    expected = control_test(_published_rows()[["dataset", "encoder", "cv_score"]], "OH", alpha=0.1)
+    table = next(d.value for d in at.dataframe if "significant_holm" in d.value.columns)
+    pd.testing.assert_frame_equal(table.reset_index(drop=True), expected.table, check_dtype=False)
+    shown = texts(at)
+    assert "Bonferroni-Dunn against OH, alpha = 0.1" in shown and f"CD = {expected.critical_difference:.2f}" in shown
+    assert f"Holm finds {len(expected.differing())} of 31 different from OH" in shown
+    assert len(charts(at)) == 1 and "Bonferroni-Dunn against OH" in charts(at)[0].proto.spec
+    keys = {b.key for b in at.download_button}
+    assert {"dl-chart-cd-control-png", "dl-table-control-test-csv"} <= keys
+    at.selectbox(key="control").set_value("(none)").run()
+    assert "Nemenyi, alpha = 0.1" in texts(at) and not any("significant_holm" in d.value.columns for d in at.dataframe)
+
+
+def test_pairwise_tab_against_a_control_tests_it_against_every_other_encoder():
+    from encbench.stats import wilcoxon_pairs
+
+    at = _tab({"control": "Drop"}, "Pairwise tests")
+    assert not at.error, [e.value for e in at.error]
+    table = _wilcoxon_table(at)
+    assert (table["encoder_a"] == "Drop").all() and len(table) == 31
+    rows = _published_rows()[["dataset", "encoder", "cv_score"]]
+    expected = wilcoxon_pairs(rows, pairs=[("Drop", e) for e in table["encoder_b"]])
+    pd.testing.assert_series_equal(table["p_holm"], expected.table["p_holm"], check_names=False)
+    higher = int((expected.table["significant"] & (expected.table["rank_biserial"] < 0)).sum())
+    assert f"Against **Drop** (31 Wilcoxon tests, Holm, alpha = 0.05): **{higher}** score higher" in texts(at)
+    assert "wilcoxon" not in _keys(at, "multiselect")                  # the control replaces the pair choice
+    assert "dl-table-wilcoxon-control-csv" in {b.key for b in at.download_button}

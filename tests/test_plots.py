@@ -288,6 +288,8 @@ def _all_charts(long_scores):
         "posterior_simplex": plots.posterior_simplex(_simplex_samples(), encoder_a="A", encoder_b="B",
                                                      probabilities=[0.2, 0.7, 0.1], rope=0.01, title="bayes",
                                                      caption=["assumptions"]),
+        "cd_control": plots.cd_diagram(pd.Series({"A": 1.5, "B": 2.0, "C": 3.2, "D": 3.3}), 1.0, [],
+                                       title="control", subtitle=["Bonferroni-Dunn"], control="B"),
         "elo_chart": plots.elo_chart(_elo_table(), reference="OH", title="elo", caption=["assumptions"]),
         "win_rate_heatmap": plots.win_rate_heatmap(_win_rates(), title="win rates"),
     }
@@ -463,3 +465,23 @@ def test_win_rate_heatmap_draws_every_cell_with_missing_pairs_grey():
     assert "<svg" in _render_svg(chart)
     with pytest.raises(ValueError, match="DataFrame"):
         plots.win_rate_heatmap([[0.5]])
+
+
+def test_cd_diagram_against_a_control_draws_its_interval_instead_of_the_groups():
+    ranks = pd.Series({"A": 1.4, "B": 2.0, "OH": 2.6, "D": 3.9})
+    spec = plots.cd_diagram(ranks, 1.0, [("A", "D")], control="OH").to_dict()
+    bars = [pd.DataFrame(spec["datasets"][v["data"]["name"]]) for v in _views(spec)
+            if isinstance(v.get("mark"), dict) and v["mark"].get("strokeWidth") == 4]
+    assert len(bars) == 1                                          # no group bars, one control interval
+    assert bars[0][["x", "x2"]].iloc[0].tolist() == pytest.approx([1.6, 3.6])   # 2.6 +- CD
+    coloured = [v for v in _views(spec)
+                if isinstance(v.get("mark"), dict) and v["mark"].get("color") == plots.HIGHLIGHT]
+    names = {r.get("encoder") for v in coloured for r in spec["datasets"][v["data"]["name"]]}
+    assert "OH" in names and not {"A", "B", "D"} & names             # the control is highlighted
+    near_edge = plots.cd_diagram(pd.Series({"OH": 1.2, "B": 2.5}), 1.0, [], control="OH").to_dict()
+    bar = next(pd.DataFrame(near_edge["datasets"][v["data"]["name"]]) for v in _views(near_edge)
+               if isinstance(v.get("mark"), dict) and v["mark"].get("strokeWidth") == 4)
+    assert bar["x"].iloc[0] == 1.0 and bar["x2"].iloc[0] == pytest.approx(2.2)   # cut at the axis
+    assert "OH (1.20)" in _render_svg(plots.cd_diagram(pd.Series({"OH": 1.2, "B": 2.5}), 1.0, [], control="OH"))
+    with pytest.raises(ValueError, match="control 'GLMM'"):
+        plots.cd_diagram(ranks, 1.0, [], control="GLMM")

@@ -34,6 +34,12 @@ Critical-difference diagrams
     ``better_counts`` (the R-Nem score), ``n_datasets``, ``n_encoders``, ``friedman_statistic``,
     ``friedman_pvalue``, ``alpha``.
 
+``control_test(scores, control, alpha=0.05) -> ControlResult``
+    Every encoder against one control (Demsar 2006, 3.2.2) from the same mean ranks:
+    ``critical_difference`` (Bonferroni-Dunn, ``q_alpha`` the normal quantile at
+    ``alpha / (k - 1)``), ``table`` (``encoder, mean_rank, difference, z, p_value, p_bonferroni,
+    p_holm, significant_bd, significant_holm, direction``), ``differing(method)``.
+
 ``block_design(scores, design="all") -> BlockDesign``
     Incomplete blocks made explicit: ``n_complete_datasets``, ``n_common_encoders``, and the
     rows of one design (``all``, ``complete-datasets``, ``common-encoders``, ``impute``) to pass
@@ -121,6 +127,7 @@ from encbench.stats.consensus import (
     strategy_parameters,
 )
 from encbench.stats.blocks import BLOCK_DESIGNS, BlockDesign, block_design
+from encbench.stats.control import ControlResult, control_test
 from encbench.stats.elo import EloResult, elo, win_rate_matrix
 from encbench.stats.impute import ImputationResult, impute_scores
 from encbench.stats.kemeny import KemenyResult, kemeny
@@ -134,6 +141,7 @@ __all__ = [
     "BLOCK_DESIGNS",
     "BayesianResult",
     "BlockDesign",
+    "ControlResult",
     "DEFAULT_BY",
     "HEURISTIC_STRATEGIES",
     "STRATEGIES",
@@ -149,6 +157,7 @@ __all__ = [
     "block_design",
     "consensus",
     "consensus_table",
+    "control_test",
     "dataset_ranks",
     "elo",
     "holm",
