@@ -18,6 +18,7 @@ module                                 what it computes
                                        agreement, critical-difference inputs
 :mod:`encbench.views.sensitivity`      Sensitivity: similarity as one factor varies
 :mod:`encbench.views.replicability`    Replicability: chart rows, sample sizes
+:mod:`encbench.views.runs`             Runs: each run's progress, status and ETA, what others see
 =====================================  ==========================================================
 
 Nothing is imported here: a page imports the view it draws (``from encbench.views import
