@@ -485,3 +485,33 @@ def test_cd_diagram_against_a_control_draws_its_interval_instead_of_the_groups()
     assert "OH (1.20)" in _render_svg(plots.cd_diagram(pd.Series({"OH": 1.2, "B": 2.5}), 1.0, [], control="OH"))
     with pytest.raises(ValueError, match="control 'GLMM'"):
         plots.cd_diagram(ranks, 1.0, [], control="GLMM")
+
+
+def test_the_statistics_charts_export_with_their_provenance():
+    """The simplex, the Elo and win-rate charts and the diagram against a control go through the
+    same exports as every chart: PNG with the provenance chunk, SVG with its metadata element."""
+    import xml.etree.ElementTree as ET
+
+    from encbench import export
+
+    prov = export.Provenance(view="consensus", filters={"detail": "LogReg | no | AUC", "control": "OH"},
+                             origins=("published",), snapshot="1-2-3")
+    charts = [_all_charts_statistics()[name] for name in ("posterior_simplex", "elo_chart", "win_rate_heatmap",
+                                                          "cd_control")]
+    for chart in charts:
+        png = export.chart_bytes(chart, "png", prov)
+        meta = json.loads(export.read_png_text(png)[export.METADATA_KEY])
+        assert meta["view"] == "consensus" and meta["filters"]["control"] == "OH"
+        root = ET.fromstring(export.chart_bytes(chart, "svg", prov))
+        assert json.loads(root.find("{http://www.w3.org/2000/svg}metadata").text)["snapshot"] == "1-2-3"
+
+
+def _all_charts_statistics():
+    return {
+        "posterior_simplex": plots.posterior_simplex(_simplex_samples(), encoder_a="A", encoder_b="B",
+                                                     probabilities=[0.2, 0.7, 0.1], rope=0.01, caption=["c"]),
+        "elo_chart": plots.elo_chart(_elo_table(), reference="OH", caption=["c"]),
+        "win_rate_heatmap": plots.win_rate_heatmap(_win_rates()),
+        "cd_control": plots.cd_diagram(pd.Series({"A": 1.5, "B": 2.0, "C": 3.2}), 1.0, [], control="B",
+                                       subtitle=["c"]),
+    }
