@@ -72,12 +72,12 @@ class StagedUpload:
             return pd.DataFrame(columns=["column", "type", "distinct", "missing"])
         categorical, numerical, _ = infer_column_types(self.frame)
         kinds = {c: "categorical" for c in categorical} | {c: "numerical" for c in numerical}
-        return pd.DataFrame({
+        return pd.DataFrame({  # whole-frame counts: one call, not one per column (wide files)
             "column": [str(c) for c in self.frame.columns],
             "type": [kinds.get(c, "other") for c in self.frame.columns],
             "dtype": [str(t) for t in self.frame.dtypes],
-            "distinct": [int(self.frame[c].nunique()) for c in self.frame.columns],
-            "missing": [int(self.frame[c].isna().sum()) for c in self.frame.columns],
+            "distinct": self.frame.nunique().to_numpy(dtype=int),
+            "missing": self.frame.isna().sum().to_numpy(dtype=int),
         })
 
 

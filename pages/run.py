@@ -15,7 +15,7 @@ from encbench.encoders import FAMILIES, REGISTRY
 from encbench.engine.grid import Grid
 from encbench.engine.requests import SPLIT_MODES, RunRequest, default_workers, evaluation_splits
 from encbench.engine.splits import late_level_warnings, time_column_candidates
-from encbench.uploads import check_upload, queue_upload_run, stage_upload
+from encbench.uploads import queue_upload_run, stage_upload
 from pages import common, run_advice, run_views
 
 common.ensure_routed()
@@ -39,6 +39,79 @@ def _bundled_frame(name: str) -> pd.DataFrame:
 def _recognise(sha256: str, _frame: pd.DataFrame):
     """The published dataset an upload is a copy of, and its target column (by content hash)."""
     return recognise(_frame)
+
+
+# The checks of an upload, cached by its content hash (and the choices they depend on): a widget
+# change elsewhere on the page reruns the script, not the checks (seconds on a wide file).
+@st.cache_data(show_spinner="Checking the columns ...", max_entries=32)
+def _check(sha256: str, filename: str, target: str, positive, categorical: tuple | None, drop: tuple,
+           time_column: str | None, _staged):
+    """The validation report of an upload for these choices (see ``uploads.check_upload``); the
+    file name is part of the key because the messages name it."""
+    frame = _staged.frame.drop(columns=[*drop, *([time_column] if time_column else [])])
+    return prepare(frame, target, positive, list(categorical) if categorical else None, N_FOLDS,
+                   source=_staged.filename).report
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _column_types(sha256: str, _staged) -> pd.DataFrame:
+    return _staged.column_types()
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _time_candidates(sha256: str, target: str, _frame: pd.DataFrame) -> list[str]:
+    return time_column_candidates(_frame, exclude=[target])
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _published_copy(sha256: str, target: str, drop: tuple, _frame: pd.DataFrame):
+    return match_published(_frame, target)
+
+
+#: beyond this many feature columns, one filterable table of checkboxes replaces the two chip lists
+COMPACT_PICKER = 50
+
+
+def _column_picker(types: pd.DataFrame, features: list[str], suspects: list[str], key: str) -> list[str]:
+    """Columns to leave out and categorical columns of a wide file, from a filterable table.
+
+    The choices live in the session (so a filter change keeps them); the table shows the columns
+    whose name contains the filter text, each with two checkboxes. Returns the columns left out;
+    the categorical ones are in ``st.session_state[key + "-choice"]["categorical"]``.
+    """
+    inferred = set(types.loc[types["type"] == "categorical", "column"])
+    choice = st.session_state.setdefault(f"{key}-choice", {
+        "drop": set(suspects), "categorical": {c for c in features if c in inferred}})
+    text = st.text_input("Filter columns", key=f"{key}-filter", placeholder="part of a column name",
+                         help="Shows the columns whose name contains this text; the choices of the "
+                              "others are kept.")
+    shown = [c for c in features if text.strip().lower() in c.lower()]
+    info = types.set_index("column")
+    table = pd.DataFrame({
+        "column": shown,
+        "leave out": [c in choice["drop"] for c in shown],
+        "categorical": [c in choice["categorical"] for c in shown],
+        "type": info["type"].reindex(shown).tolist(),
+        "distinct": info["distinct"].reindex(shown).tolist(),
+        "missing": info["missing"].reindex(shown).tolist(),
+    })
+    edited = st.data_editor(
+        table, key=f"{key}-table-{text.strip()}", hide_index=True, width="stretch", height=350,
+        disabled=["column", "type", "distinct", "missing"],
+        column_config={"leave out": st.column_config.CheckboxColumn(
+                           help="Not a feature of the run (pre-checked: columns that look like IDs or "
+                                "leak the target)."),
+                       "categorical": st.column_config.CheckboxColumn(
+                           help="Encoded by the encoders (inferred: text columns); other columns are "
+                                "numbers.")})
+    for name, out, cat in zip(edited["column"], edited["leave out"], edited["categorical"]):
+        (choice["drop"].add if out else choice["drop"].discard)(name)
+        (choice["categorical"].add if cat else choice["categorical"].discard)(name)
+    n_drop = sum(c in choice["drop"] for c in features)
+    n_cat = sum(c in choice["categorical"] and c not in choice["drop"] for c in features)
+    st.caption(f"{len(features):,} feature columns: {n_drop:,} left out, {n_cat:,} categorical; "
+               f"{len(shown):,} shown.")
+    return [c for c in features if c in choice["drop"]]
 
 
 def _select_all_encoders(on: bool) -> None:
@@ -115,11 +188,11 @@ else:
         positive = st.selectbox("Positive class", classes, index=min(1, len(classes) - 1), key="positive",
                                 help="Default: the second class in sorted order (label encoding, as published). "
                                      "Matters for F1 only.")
-    types = staged.column_types()
+    types = _column_types(staged.sha256, staged)
     with st.expander("Column types", expanded=False):
         st.dataframe(types, hide_index=True, width="stretch")
     # A column that orders the rows in time: propose a time split (issue 15).
-    candidates = time_column_candidates(staged.frame, exclude=[target])
+    candidates = _time_candidates(staged.sha256, target, staged.frame)
     if candidates:
         with st.container(border=True, key="time-split"):
             st.markdown(f"**Evaluation split.** This file has a column that orders its rows in time "
@@ -138,20 +211,28 @@ else:
                                           help="Training rows left out between each training part "
                                                "and its test block."))
     # ID-like and leaking columns are proposed for dropping (the first check names them).
-    suspects = [c for c in check_upload(staged, target, positive).suspect_columns if c != time_column]
+    first = _check(staged.sha256, staged.filename, target, positive, None, (), None, staged)
+    suspects = [c for c in first.suspect_columns if c != time_column]
     features = [c for c in columns if c not in (target, time_column)]
-    drop = st.multiselect("Columns to leave out", features, default=suspects,
-                          key=f"drop-{target}" + (f"-{time_column}" if time_column else ""),
-                          help="Pre-selected: columns that look like IDs or leak the target.")
+    picker_key = f"{target}" + (f"-{time_column}" if time_column else "")
+    if len(features) > COMPACT_PICKER:
+        drop = _column_picker(types, features, suspects, key=f"columns-{picker_key}")
+    else:
+        drop = st.multiselect("Columns to leave out", features, default=suspects, key=f"drop-{picker_key}",
+                              help="Pre-selected: columns that look like IDs or leak the target.")
     inferred = types.loc[(types["type"] == "categorical") & types["column"].isin(features)
                          & ~types["column"].isin(drop), "column"].tolist()
-    categorical = st.multiselect("Categorical columns (encoded)", [c for c in features if c not in drop],
-                                 default=inferred, key=f"categorical-{target}-{len(drop)}",
-                                 help="Inferred from the column types; numbers stored as text are "
-                                      "categorical. Add integer codes here to encode them.")
+    if len(features) > COMPACT_PICKER:
+        chosen_cat = st.session_state[f"columns-{picker_key}-choice"]["categorical"]
+        categorical = [c for c in features if c in chosen_cat and c not in drop]
+    else:
+        categorical = st.multiselect("Categorical columns (encoded)", [c for c in features if c not in drop],
+                                     default=inferred, key=f"categorical-{target}-{len(drop)}",
+                                     help="Inferred from the column types; numbers stored as text are "
+                                          "categorical. Add integer codes here to encode them.")
     frame_kept = staged.frame.drop(columns=drop)
-    features_kept = frame_kept.drop(columns=[time_column]) if time_column else frame_kept
-    report = prepare(features_kept, target, positive, categorical or None, N_FOLDS, source=staged.filename).report
+    report = _check(staged.sha256, staged.filename, target, positive, tuple(categorical) if categorical else None,
+                    tuple(drop), time_column, staged)
     for error in report.errors:
         st.error(common.md_text(error))
     for warning in report.warnings:
@@ -161,7 +242,7 @@ else:
             st.warning(common.md_text(warning), icon=":material/schedule:")
     if report.errors:
         st.stop()
-    copy_of = match_published(frame_kept, target)
+    copy_of = _published_copy(staged.sha256, target, tuple(drop), frame_kept)
     if copy_of is not None and (positive is None or str(positive) == list(report.classes)[1]):
         with st.container(key="published-copy"):
             st.info(f"This file is the published dataset OpenML {copy_of.openml_id} ({copy_of.name}). "

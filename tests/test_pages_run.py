@@ -321,6 +321,77 @@ def test_a_cv_and_time_launch_counts_and_names_each_of_its_two_runs(app_db, monk
     assert [table.loc[r.run_id, "rows"] for r in requests] == ["0 / 40", "0 / 40"]   # as announced
 
 
+def test_a_wide_upload_gets_a_compact_column_picker_and_cached_checks(app_db, monkeypatch):
+    """Beyond 50 feature columns: one filterable table of checkboxes, choices kept across filters;
+    the checks run once per file and choice, not on every rerun."""
+    import numpy as np
+    import pandas as pd
+
+    import encbench.data
+
+    monkeypatch.setattr(RunQueue, "ensure_worker", lambda self, **kw: False)
+    rng = np.random.default_rng(8)
+    n = 60
+    frame = pd.DataFrame({f"c{j:02d}": rng.choice(["a", "b", "c"], n) for j in range(60)})
+    frame["num"] = rng.normal(size=n)
+    frame["id"] = [f"u{i}" for i in range(n)]
+    frame["label"] = np.tile(["no", "yes"], n // 2)
+
+    class Upload:
+        name = "wide.csv"
+
+        def getvalue(self):
+            return frame.to_csv(index=False).encode()
+
+    calls = []
+    real_prepare = encbench.data.prepare
+
+    def counting_prepare(*args, **kwargs):
+        calls.append(args[1])
+        return real_prepare(*args, **kwargs)
+
+    monkeypatch.setattr("streamlit.file_uploader", lambda *a, **k: Upload())
+    monkeypatch.setattr(encbench.data, "prepare", counting_prepare)
+    at = _run_page()
+    assert not [m for m in at.multiselect if m.key.startswith(("drop-", "categorical-"))]  # no 62-chip lists
+    table = at.data_editor(key="columns-label-table-").value
+    assert len(table) == 62 and table.columns.tolist() == ["column", "leave out", "categorical", "type",
+                                                           "distinct", "missing"]
+    assert table.loc[table["leave out"], "column"].tolist() == ["id"]              # the ID column, pre-checked
+    assert table.loc[table["categorical"], "column"].tolist() == [f"c{j:02d}" for j in range(60)] + ["id"]
+    assert any("62 feature columns: 1 left out, 60 categorical; 62 shown" in c.value for c in at.caption)
+    assert len(calls) == 2                                                         # suspects + the choice
+    at.selectbox(key="tuning").set_value("model").run()
+    assert len(calls) == 2                                                         # cached by file hash
+
+    at.text_input(key="columns-label-filter").input("c0").run()                    # c00 .. c09
+    shown = at.data_editor(key="columns-label-table-c0").value
+    assert shown["column"].tolist() == [f"c{j:02d}" for j in range(10)]
+    at.session_state["columns-label-table-c0"] = {"edited_rows": {3: {"leave out": True}}, "added_rows": [],
+                                                   "deleted_rows": []}
+    at.run()
+    assert not at.exception, at.exception
+    assert any("62 feature columns: 2 left out, 59 categorical; 10 shown" in c.value for c in at.caption)
+    at.text_input(key="columns-label-filter").input("num").run()                   # integer-like codes: encode
+    at.session_state["columns-label-table-num"] = {"edited_rows": {0: {"categorical": True}}, "added_rows": [],
+                                                    "deleted_rows": []}
+    at.run()
+    assert any("62 feature columns: 2 left out, 60 categorical; 1 shown" in c.value for c in at.caption)
+    at.text_input(key="columns-label-filter").input("").run()                      # choices kept
+    table = at.data_editor(key="columns-label-table-").value
+    assert table.loc[table["leave out"], "column"].tolist() == ["c03", "id"]
+    assert table.set_index("column").loc["num", "categorical"]
+
+    at.multiselect(key="metrics").set_value(["AUC"]).run()
+    at.button(key="launch").click().run()
+    assert not at.exception, at.exception
+    (request,) = RunQueue(app_db).pending()
+    grid = Grid(**request.payload["grid"])
+    assert grid.label == "wide.csv: label (without c03, id)"
+    (options,) = grid.dataset_options.values()
+    assert "num" in options["categorical"] and "c03" not in options["categorical"]
+
+
 def test_a_target_of_another_task_type_gets_no_class_picker_and_says_what_it_is(app_db, monkeypatch):
     import numpy as np
     import pandas as pd

@@ -153,3 +153,18 @@ def test_a_stored_upload_is_readable_by_this_user_only(tmp_path):
     assert store_upload(staged, db) == stored
     assert stat.S_IMODE(stored.stat().st_mode) == 0o600
     assert stat.S_IMODE(upload_dir(db).stat().st_mode) == 0o700
+
+
+def test_column_types_count_distinct_and_missing_values_per_column(tmp_path):
+    frame = _good()
+    frame.loc[[1, 4, 9], "colour"] = np.nan
+    frame.loc[[2], "size"] = np.nan
+    staged = stage_upload(_csv(frame), "types.csv", db_path=tmp_path / "e.duckdb")
+    types = staged.column_types()
+    assert types["column"].tolist() == ["colour", "size", "label"]
+    assert types["type"].tolist() == ["categorical", "numerical", "categorical"]
+    # naive reference: Python sets of the present values, and the missing cells counted one by one
+    for row, name in zip(types.itertuples(), frame.columns):
+        present = [v for v in frame[name] if not pd.isna(v)]
+        assert row.distinct == len(set(present)) and row.missing == len(frame) - len(present)
+    assert types.loc[0, "missing"] == 3 and types.loc[1, "missing"] == 1 and types.loc[2, "distinct"] == 2

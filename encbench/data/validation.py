@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import difflib
 import logging
+import warnings
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
+from encbench.data import readers
 from encbench.data.readers import MISSING_MARKS_ATTR
 
 logger = logging.getLogger(__name__)
@@ -91,11 +93,12 @@ def infer_column_types(frame: pd.DataFrame, exclude: Sequence[Hashable] = ()) ->
     """
     categorical, numerical, other = [], [], []
     seen = set()
-    for i, name in enumerate(frame.columns):
-        if name in exclude or name in seen:
+    excluded = set(exclude)
+    dtypes = frame.dtypes.tolist()  # one lookup: per-column access costs ~0.2 ms each
+    for name, dtype in zip(frame.columns, dtypes):
+        if name in excluded or name in seen:
             continue
         seen.add(name)
-        dtype = frame.iloc[:, i].dtype
         if is_text_dtype(dtype):
             categorical.append(name)
         elif pd.api.types.is_numeric_dtype(dtype):  # includes bool
@@ -105,53 +108,237 @@ def infer_column_types(frame: pd.DataFrame, exclude: Sequence[Hashable] = ()) ->
     return categorical, numerical, other
 
 
-#: a single feature with at least this AUC (either direction) is flagged as likely leakage (issue 15)
+#: a single feature with at least this AUC (either direction) is flagged as likely leakage
 LEAK_AUC = 0.99
-#: rows used to estimate a single-feature AUC (a seeded sample beyond this)
+#: rows used to estimate a single-feature AUC (a seeded sample beyond this) ...
 LEAK_SAMPLE = 20_000
+#: ... and at most this many cells (sampled rows x columns) in all: a wide table is checked on
+#: fewer rows (never under :data:`LEAK_MIN_ROWS`), so the check stays within about a second
+LEAK_CELLS = 4_000_000
+LEAK_MIN_ROWS = 500
+#: columns scored at once (bounds the memory of the rank matrices)
+_LEAK_BLOCK = 256
+
+
+def rank_auc(scores: np.ndarray, positive: np.ndarray) -> np.ndarray:
+    """ROC AUC of each column of ``scores`` for the labels ``positive``, from ranks.
+
+    The Mann-Whitney statistic of the positives' average ranks (ties count one half), which is
+    the area under the ROC curve that :func:`sklearn.metrics.roc_auc_score` computes, for every
+    column at once.
+
+    Parameters
+    ----------
+    scores : array of shape (n_rows,) or (n_rows, n_columns)
+        Higher means more likely positive; no NaN.
+    positive : bool array of shape (n_rows,)
+        Both classes present.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_columns,)
+    """
+    scores = np.asarray(scores, dtype=float)
+    if scores.ndim == 1:
+        scores = scores[:, None]
+    positive = np.asarray(positive, dtype=bool)
+    n, k = scores.shape
+    n_pos = int(positive.sum())
+    n_neg = n - n_pos
+    if n_pos == 0 or n_neg == 0:
+        raise ValueError(f"rank_auc needs both classes, got {n_pos} positive and {n_neg} negative rows")
+    order = np.argsort(scores, axis=0, kind="stable")
+    ordered = np.take_along_axis(scores, order, axis=0)
+    # tied values form a group; every member of a group gets the group's average rank
+    starts = np.ones((n, k), dtype=bool)
+    starts[1:] = ordered[1:] != ordered[:-1]
+    group = np.cumsum(starts, axis=0) - 1 + np.arange(k) * n      # distinct ids across columns
+    position = np.broadcast_to(np.arange(1, n + 1, dtype=float)[:, None], (n, k))
+    size = np.bincount(group.ravel(), minlength=n * k)
+    average = np.bincount(group.ravel(), weights=position.ravel(), minlength=n * k) / np.maximum(size, 1)
+    positive_rank_sum = np.where(positive[order], average[group], 0.0).sum(axis=0)
+    return (positive_rank_sum - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
+
+
+def _leak_rows(n_rows: int, n_columns: int) -> np.ndarray | None:
+    """The seeded rows the single-feature AUCs use (None: all of them)."""
+    limit = min(LEAK_SAMPLE, max(LEAK_MIN_ROWS, LEAK_CELLS // max(n_columns, 1)))
+    if n_rows <= limit:
+        return None
+    return np.sort(np.random.default_rng(0).choice(n_rows, limit, replace=False))
+
+
+def _numeric_aucs(frame: pd.DataFrame, positive: np.ndarray) -> np.ndarray:
+    """max(AUC, 1 - AUC) of each column as its own score (missing at the median); NaN where a
+    column is all missing or constant."""
+    values = np.column_stack([pd.to_numeric(frame.iloc[:, i], errors="coerce").to_numpy(dtype=float)
+                              for i in range(frame.shape[1])])
+    out = np.full(values.shape[1], np.nan)
+    missing = np.isnan(values)
+    usable = ~missing.all(axis=0)
+    if not usable.any():
+        return out
+    values = values[:, usable]
+    with warnings.catch_warnings():  # an all-missing column was left out above
+        warnings.simplefilter("ignore", RuntimeWarning)
+        medians = np.nanmedian(values, axis=0)
+    values = np.where(np.isnan(values), medians, values)
+    varies = (values != values[0]).any(axis=0)
+    auc = np.full(values.shape[1], np.nan)
+    if varies.any():
+        auc[varies] = rank_auc(values[:, varies], positive)
+    out[usable] = np.maximum(auc, 1.0 - auc)
+    return out
+
+
+_STR_DTYPE = pd.Series([], dtype="str").dtype
+
+
+def _is_plain_str(dtype) -> bool:
+    """The ``str`` dtype the readers give text columns (already as :func:`as_category_text`
+    spells it)."""
+    return isinstance(dtype, pd.StringDtype) and dtype == _STR_DTYPE
+
+
+def _level_codes(frame: pd.DataFrame, *, spelled: bool = True) -> np.ndarray:
+    """Integer codes of each column's levels (rows x columns), missing values one more level.
+
+    ``spelled``: levels as :func:`as_category_text` spells them (1.0 and 1 are one level), else
+    the raw values (as ``nunique`` counts them). ``str`` columns are converted in one block:
+    column by column, pandas' per-call cost dominates on a wide table.
+    """
+    dtypes = frame.dtypes.tolist()
+    codes = np.empty(frame.shape, dtype=np.int64)
+    plain = [i for i, d in enumerate(dtypes) if _is_plain_str(d)]
+    if plain:
+        block = frame.iloc[:, plain].to_numpy(dtype=object)
+        for j, i in enumerate(plain):
+            codes[:, i] = pd.factorize(block[:, j], use_na_sentinel=False)[0]
+    for i, dtype in enumerate(dtypes):
+        if not _is_plain_str(dtype):
+            column = frame.iloc[:, i]
+            codes[:, i] = pd.factorize(as_category_text(column) if spelled else column,
+                                       use_na_sentinel=False)[0]
+    return codes
+
+
+def _distinct_counts(frame: pd.DataFrame, *, dropna: bool) -> pd.Series:
+    """``frame.nunique(dropna=dropna)``, computed on numpy blocks (numbers sorted, text coded)."""
+    n, k = frame.shape
+    counts = np.zeros(k, dtype=np.int64)
+    groups: dict[np.dtype, list[int]] = {}
+    rest = []
+    for i, dtype in enumerate(frame.dtypes.tolist()):
+        if isinstance(dtype, np.dtype) and dtype.kind in "biuf":
+            groups.setdefault(dtype, []).append(i)
+        else:
+            rest.append(i)
+    for dtype, positions in groups.items():
+        if n == 0:
+            continue
+        values = np.sort(frame.iloc[:, positions].to_numpy(dtype=dtype), axis=0)
+        if dtype.kind == "f":  # NaN sorts last and is one value (or none)
+            present = ~np.isnan(values)
+            found = present[0].astype(np.int64) + ((values[1:] != values[:-1]) & present[1:]).sum(axis=0)
+            if not dropna:
+                found += (~present).any(axis=0)
+        else:
+            found = 1 + (values[1:] != values[:-1]).sum(axis=0)
+        counts[positions] = found
+    if rest and n:
+        sub = frame.iloc[:, rest]
+        codes = _level_codes(sub, spelled=False)
+        found = codes.max(axis=0) + 1
+        if dropna:
+            found -= sub.isna().any().to_numpy()
+        counts[rest] = found
+    return pd.Series(counts, index=frame.columns)
+
+
+def _categorical_aucs(frame: pd.DataFrame, positive: np.ndarray) -> np.ndarray:
+    """max(AUC, 1 - AUC) of each column scored by its levels' positive rate on the other half.
+
+    Seeded random halves (the same for every column); a level unseen in the other half gets
+    that half's rate; the AUC is computed within each half and the two are averaged. NaN where
+    no half has both classes.
+    """
+    n = len(positive)
+    half = np.random.default_rng(1).permutation(n) % 2 == 0
+    codes = _level_codes(frame)
+    # one bincount over every column: column j's levels are numbered from offsets[j]
+    offsets = np.concatenate([[0], np.cumsum(codes.max(axis=0) + 1)[:-1]])
+    flat = codes + offsets
+    n_levels = int(flat.max()) + 1
+    aucs = []
+    for part in (half, ~half):
+        other = ~part
+        if not other.any() or positive[part].all() or not positive[part].any():
+            continue
+        seen = np.bincount(flat[other].ravel(), minlength=n_levels)
+        hits = np.bincount(flat[other].ravel(),
+                           weights=np.repeat(positive[other], flat.shape[1]).astype(float),
+                           minlength=n_levels)
+        rates = np.where(seen > 0, hits / np.maximum(seen, 1), positive[other].mean())
+        score = rates[flat[part]]
+        varies = (score != score[0]).any(axis=0)
+        auc = np.full(flat.shape[1], 0.5)
+        if varies.any():
+            auc[varies] = rank_auc(score[:, varies], positive[part])
+        aucs.append(auc)
+    if not aucs:
+        return np.full(frame.shape[1], np.nan)
+    auc = np.mean(aucs, axis=0)
+    return np.maximum(auc, 1.0 - auc)
+
+
+def single_feature_aucs(frame: pd.DataFrame, positive: np.ndarray,
+                        categorical: Sequence[str] = ()) -> pd.Series:
+    """How well each column alone ranks the positive class: max(AUC, 1 - AUC), NaN if unknown.
+
+    A numeric column is its own score (missing values at the median). A categorical column
+    (those named in ``categorical``) is scored by its level's positive rate estimated on the
+    *other* half of the rows (seeded random halves; a level unseen there gets that half's rate),
+    so a column with many rare levels does not look predictive just because each level
+    memorises its own rows; the AUC is computed within each half and averaged.
+
+    Vectorised over columns (:func:`rank_auc`, in blocks of columns) and bounded: beyond
+    :data:`LEAK_SAMPLE` rows, or :data:`LEAK_CELLS` cells, a seeded sample of the rows is used.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The feature columns (unique names).
+    positive : bool array of shape (len(frame),)
+    categorical : sequence of str
+        Columns scored as categorical.
+
+    Returns
+    -------
+    pandas.Series
+        Indexed by column, in ``frame``'s order.
+    """
+    positive = np.asarray(positive, dtype=bool)
+    result = pd.Series(np.nan, index=frame.columns, dtype=float)
+    keep = _leak_rows(len(positive), frame.shape[1])
+    if keep is not None:
+        frame, positive = frame.iloc[keep], positive[keep]
+    if frame.shape[1] == 0 or positive.all() or not positive.any():
+        return result
+    cat_set = set(categorical)
+    for kind, scorer in ((True, _categorical_aucs), (False, _numeric_aucs)):
+        names = [c for c in frame.columns if (c in cat_set) == kind]
+        for start in range(0, len(names), _LEAK_BLOCK):
+            block = names[start:start + _LEAK_BLOCK]
+            result[block] = scorer(frame[block], positive)
+    return result
 
 
 def single_feature_auc(column: pd.Series, positive: np.ndarray, *, categorical: bool) -> float | None:
-    """How well one column alone ranks the positive class: max(AUC, 1 - AUC), or None.
-
-    A numeric column is its own score (missing values at the median). A categorical column is
-    scored by its level's positive rate estimated on the *other* half of the rows (seeded random
-    halves; a level unseen there gets that half's rate), so a column with many rare levels does
-    not look predictive just because each level memorises its own rows; the AUC is computed
-    within each half and averaged (each half's scores come from one estimate).
-    """
-    from sklearn.metrics import roc_auc_score
-
-    positive = np.asarray(positive, dtype=bool)
-    if len(positive) > LEAK_SAMPLE:
-        keep = np.sort(np.random.default_rng(0).choice(len(positive), LEAK_SAMPLE, replace=False))
-        column, positive = column.iloc[keep], positive[keep]
-    if positive.all() or not positive.any():
-        return None
-    if categorical:
-        text = as_category_text(column).fillna("<missing>").to_numpy(dtype=object)
-        half = np.random.default_rng(1).permutation(len(text)) % 2 == 0
-        aucs = []
-        for part in (half, ~half):
-            other = ~part
-            if not other.any() or positive[part].all() or not positive[part].any():
-                continue
-            rates = pd.Series(positive[other]).groupby(text[other]).mean()
-            score = pd.Series(text[part]).map(rates).fillna(positive[other].mean()).to_numpy(dtype=float)
-            aucs.append(float(roc_auc_score(positive[part], score)) if np.ptp(score) > 0 else 0.5)
-        if not aucs:
-            return None
-        auc = float(np.mean(aucs))
-        return max(auc, 1.0 - auc)
-    else:
-        values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
-        if np.isnan(values).all():
-            return None
-        score = np.where(np.isnan(values), np.nanmedian(values), values)
-    if np.all(score == score[0]):
-        return None
-    auc = float(roc_auc_score(positive, score))
-    return max(auc, 1.0 - auc)
+    """:func:`single_feature_aucs` of one column: max(AUC, 1 - AUC), or None when unknown."""
+    name = column.name if column.name is not None else 0
+    auc = single_feature_aucs(column.to_frame(name), positive, [name] if categorical else ())
+    value = float(auc.iloc[0])
+    return None if np.isnan(value) else value
 
 
 def label_text(value) -> str:
@@ -260,6 +447,8 @@ def _where(source: str | None) -> str:
 
 def as_category_text(column: pd.Series) -> pd.Series:
     """A column as ``str`` dtype with NaN for missing; integral floats as '1' not '1.0'."""
+    if _is_plain_str(column.dtype):
+        return column
     if is_text_dtype(column.dtype):
         if isinstance(column.dtype, pd.CategoricalDtype):
             column = column.astype(object)
@@ -299,6 +488,10 @@ def prepare(frame: pd.DataFrame, target: str | None, positive_class=None,
     errors: list[str] = []
     warnings: list[str] = []
     where = _where(source)
+    if frame.shape[1] > readers.MAX_COLUMNS:  # refused before any per-column work
+        errors.append(f"{where} has {frame.shape[1]:,} columns, over the limit of "
+                      f"{readers.MAX_COLUMNS:,} columns; keep the columns you need")
+        return Prepared(_finish(errors, warnings, [], [], target=target), None, None, None)
     _report_missing_marks(frame, where, warnings)
     frame, columns = _unique_columns(frame, where, errors)
     if frame.shape[0] == 0 or frame.shape[1] == 0:
@@ -331,14 +524,14 @@ def prepare(frame: pd.DataFrame, target: str | None, positive_class=None,
                      dropped_columns=dropped_columns, suspect_columns=suspects)
     if errors:
         return Prepared(report, None, None, None)
-    out = {}
     cat_set = set(cat_cols)
-    for c in features:
-        if c in cat_set:
-            out[c] = as_category_text(frame[c])
-        else:
-            out[c] = converted.get(c, frame[c])
-    X = pd.DataFrame(out, index=pd.RangeIndex(n_rows))
+    X = frame[features]  # converted in place where needed: a per-column rebuild is slow when wide
+    for i, (c, dtype) in enumerate(zip(features, X.dtypes.tolist())):
+        if c in cat_set and not _is_plain_str(dtype):
+            X.isetitem(i, as_category_text(X.iloc[:, i]))
+        elif c in converted:
+            X.isetitem(i, converted[c])
+    X.index = pd.RangeIndex(n_rows)
     y = (y_text.to_numpy(dtype=object) == positive_text).astype(np.int64)
     negative = next(k for k in classes if k != positive_text)
     return Prepared(report, X, y, (negative, positive_text))
@@ -361,6 +554,7 @@ def _unique_columns(frame: pd.DataFrame, where: str, errors: list[str]) -> tuple
     columns = [str(c) for c in frame.columns]
     frame = frame.copy()
     frame.columns = columns
+    frame.attrs = {}  # the load report is read; pandas would deep-copy it on every column access
     positions: dict[str, list[int]] = {}
     for i, name in enumerate(columns, start=1):
         positions.setdefault(name, []).append(i)
@@ -409,7 +603,10 @@ def _drop_empty(frame: pd.DataFrame, columns: list[str], target: str | None, tar
             frame = frame.loc[~missing_target]
             warnings.append(f"dropped {n_missing} rows whose target {target!r} is missing")
     features = [c for c in columns if c != target]
-    empty_cols = [c for c in features if frame[c].isna().all()] if len(frame) else []
+    empty_cols = []
+    if len(frame) and features:
+        all_missing = frame[features].isna().all()
+        empty_cols = [c for c in features if all_missing[c]]
     if empty_cols:
         dropped_columns = empty_cols
         features = [c for c in features if c not in set(empty_cols)]
@@ -525,15 +722,17 @@ def _id_like_columns(frame: pd.DataFrame, features: list[str], cat_cols: list[st
     categorical column with mostly distinct values."""
     n_rows = len(frame)
     suspects = []
+    cat_set = set(cat_cols)
+    dtypes = dict(zip(frame.columns, frame.dtypes.tolist()))
+    counted = [c for c in features if c in cat_set or pd.api.types.is_integer_dtype(dtypes[c])]
+    n_distinct = _distinct_counts(frame[counted], dropna=True)
     for c in features:
-        column = frame[c]
-        integer = pd.api.types.is_integer_dtype(column.dtype)
-        distinct = column.nunique(dropna=True) if (c in cat_cols or integer) else 0
+        distinct = int(n_distinct[c]) if c in n_distinct.index else 0
         if distinct == n_rows:
             warnings.append(f"column {c!r} looks like an ID: all {n_rows} values are "
                             f"unique, so encoders cannot learn from it; consider dropping it")
             suspects.append(c)
-        elif c in cat_cols and n_rows >= ID_MIN_ROWS and distinct >= ID_SHARE * n_rows:
+        elif c in cat_set and n_rows >= ID_MIN_ROWS and distinct >= ID_SHARE * n_rows:
             # OpenML marks such columns (row ids, timestamps) as ignored attributes and its
             # loader drops them; a local copy keeps them, so they are flagged instead.
             warnings.append(
@@ -550,11 +749,11 @@ def _leaking_columns(frame: pd.DataFrame, features: list[str], cat_cols: list[st
     """Add to ``suspects`` (and warn about) the columns that likely leak the target: one-to-one
     with it, or predicting it alone almost perfectly (:data:`LEAK_AUC`)."""
     y_values = y_text.to_numpy(dtype=object)
+    two_values = _distinct_counts(frame[features], dropna=False) == 2
     for c in features:
-        column = frame[c]
-        if column.nunique(dropna=False) != 2:
+        if not two_values[c]:
             continue
-        text = as_category_text(column).fillna("<missing>").to_numpy(dtype=object)
+        text = as_category_text(frame[c]).fillna("<missing>").to_numpy(dtype=object)
         pairs = set(zip(text, y_values))
         if len(pairs) != 2:
             continue
@@ -566,12 +765,16 @@ def _leaking_columns(frame: pd.DataFrame, features: list[str], cat_cols: list[st
             shown = ", ".join(f"{a!r} -> {b!r}" for a, b in sorted(pairs, key=str))
             warnings.append(f"column {c!r} maps one-to-one onto the target {target!r} "
                             f"({shown}): it leaks the answer; drop it")
-    positive = y_values == positive_text if positive_text is not None else None
-    for c in features:
-        if c in suspects or positive is None:
-            continue
-        auc = single_feature_auc(frame[c], positive, categorical=c in cat_cols)
-        if auc is not None and auc >= LEAK_AUC:
+    if positive_text is None:
+        return
+    flagged = set(suspects)
+    rest = [c for c in features if c not in flagged]
+    cat_set = set(cat_cols)
+    aucs = single_feature_aucs(frame[rest], y_values == positive_text,
+                               [c for c in rest if c in cat_set])
+    for c in rest:
+        auc = float(aucs[c])
+        if auc >= LEAK_AUC:  # NaN (unknown) compares False
             suspects.append(c)
             warnings.append(
                 f"column {c!r} alone predicts the target {target!r} almost perfectly "
