@@ -81,3 +81,77 @@ def origin_banner(choice: str, mix: OriginMix, prefer: str) -> str | None:
         text += (f" {mix.both:,} experiments have both a published and a local score: "
                  f"the {prefer} score counts.")
     return text
+
+
+# --------------------------------------------------------------------------- beyond the study
+
+#: the origin of encbench's own results (the encoders beyond the study and their controls)
+BEYOND_ORIGIN = "encbench"
+BEYOND_HELP = ("Adds the encoders practitioners use today (scikit-learn's TargetEncoder, skrub's "
+               "String and Gap encoders, category_encoders' James-Stein, LOO, Quantile, Summary, "
+               "Helmert, backward difference, hashing, and Native: no encoding) from encbench's own "
+               "runs of the published protocol. Rankings are then computed on the datasets those runs "
+               "cover, with the published scores for the study's 32.")
+
+
+def with_beyond(origins: tuple[str, ...], beyond: bool) -> tuple[str, ...]:
+    """``origins`` plus encbench's own results when ``beyond`` is chosen."""
+    if not beyond or BEYOND_ORIGIN in origins:
+        return tuple(origins)
+    return (*origins, BEYOND_ORIGIN)
+
+
+@dataclass(frozen=True)
+class BeyondView:
+    """Scores with the encoders beyond the study ranked among the 32.
+
+    Attributes
+    ----------
+    scores : pandas.DataFrame
+        The rows of the datasets encbench's own runs cover (every origin), one score per
+        experiment as given.
+    datasets : tuple of str
+        Those datasets.
+    encoders : tuple of str
+        The encoders beyond the study present.
+    controls : Reproduction or None
+        encbench's own control scores (OH, MT) paired with the published cells of the same
+        experiments (None when there are none).
+    """
+
+    scores: pd.DataFrame
+    datasets: tuple[str, ...]
+    encoders: tuple[str, ...]
+    controls: object | None
+
+    @property
+    def banner(self) -> str:
+        """The sentence that announces them."""
+        text = (f"Encoders beyond the study are added ({len(self.encoders)}: "
+                f"{', '.join(self.encoders)}), from encbench's own runs: the ranking is computed on the "
+                f"{len(self.datasets)} dataset(s) they cover, with the published scores for the 32.")
+        if self.controls is not None and self.controls.n_cells:
+            text += (f" Their controls agree with the published cells: {self.controls.n_within} of "
+                     f"{self.controls.n_cells} within {self.controls.tolerance:g}.")
+        return text
+
+
+def beyond_view(raw: pd.DataFrame) -> BeyondView:
+    """Restrict ``raw`` score rows (every origin, before one score per experiment is kept) to
+    the datasets encbench's own runs cover, and pair its control rows with the published ones.
+
+    Returns the rows unchanged (and no datasets) when there is no encbench row.
+    """
+    from encbench import vocab
+    from encbench.reproduction import compare_to_published
+
+    ours = raw[raw["origin"] == BEYOND_ORIGIN] if "origin" in raw.columns else raw.iloc[:0]
+    if ours.empty:
+        return BeyondView(raw, (), (), None)
+    datasets = tuple(sorted(set(ours["dataset"].astype(str))))
+    scores = raw[raw["dataset"].astype(str).isin(datasets)]
+    encoders = tuple(e for e in vocab.BEYOND_ENCODERS if e in set(ours["encoder"]))
+    published = scores[scores["origin"] == "published"]
+    controls = ours[ours["encoder"].isin(vocab.ENCODERS)]
+    pairs = compare_to_published(controls, published) if len(controls) and len(published) else None
+    return BeyondView(scores, datasets, encoders, pairs)
