@@ -5,10 +5,14 @@ the data came from (origins, run ids, snapshot, encbench version). It is written
 
 - into the **file name** (view, item and a readable slug of the filter state, shortened with a
   hash of the full state when long), and
-- into the file's **metadata**: ``#`` comment lines heading a CSV (``pandas.read_csv(...,
-  comment="#")`` skips them), ``%`` comment lines heading LaTeX, the Parquet schema metadata key
-  ``encbench.provenance``, a PNG ``iTXt`` chunk of the same key, and an SVG ``<metadata>``
-  element. All hold the same JSON document (:meth:`Provenance.to_json`).
+- into the file's **metadata** where the format has room for it: ``%`` comment lines heading
+  LaTeX, the Parquet schema metadata key ``encbench.provenance``, a PNG ``iTXt`` chunk of the
+  same key, and an SVG ``<metadata>`` element; or
+- for CSV, which has none, into a **sidecar** ``<name>.provenance.json`` (format
+  ``"provenance"``, :func:`table_provenance`) offered beside it: the CSV itself stays plain, so
+  ``pandas.read_csv(path)`` or any spreadsheet reads it as it is.
+
+All hold the same JSON document (:meth:`Provenance.to_json`).
 """
 from __future__ import annotations
 
@@ -16,10 +20,11 @@ import datetime as _dt
 import hashlib
 import io
 import json
+import math
 import re
 import struct
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from xml.sax.saxutils import escape as _xml_escape
 
@@ -28,16 +33,24 @@ import pandas as pd
 from encbench import __version__
 
 METADATA_KEY = "encbench.provenance"
-TABLE_FORMATS: tuple[str, ...] = ("csv", "parquet", "latex")
+#: table formats, in the order the app offers them; "provenance" is the JSON sidecar of the others
+TABLE_FORMATS: tuple[str, ...] = ("csv", "parquet", "latex", "provenance")
 CHART_FORMATS: tuple[str, ...] = ("png", "svg")
 MIME = {
     "csv": "text/csv",
     "parquet": "application/vnd.apache.parquet",
     "latex": "application/x-tex",
+    "provenance": "application/json",
     "png": "image/png",
     "svg": "image/svg+xml",
 }
-EXTENSION = {"csv": "csv", "parquet": "parquet", "latex": "tex", "png": "png", "svg": "svg"}
+EXTENSION = {"csv": "csv", "parquet": "parquet", "latex": "tex", "provenance": "provenance.json",
+             "png": "png", "svg": "svg"}
+#: button labels of the formats
+FORMAT_LABELS = {"csv": "CSV", "parquet": "Parquet", "latex": "LaTeX", "provenance": "Provenance",
+                 "png": "PNG", "svg": "SVG"}
+#: what a LaTeX export needs in the preamble (also written as its first comment line)
+LATEX_PREAMBLE = r"\usepackage{booktabs}"
 _MAX_SLUG = 100
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+=-]+")
 
@@ -191,10 +204,29 @@ def _check_frame(frame: object) -> pd.DataFrame:
 
 
 def table_to_csv(frame: pd.DataFrame, provenance: Provenance) -> bytes:
-    """UTF-8 CSV headed by ``# `` provenance lines (read back with ``comment="#"``)."""
+    """Plain UTF-8 CSV: a header row, then the rows (``pandas.read_csv`` reads it as it is).
+
+    The provenance is not in the file (CSV has no place for metadata that every reader skips):
+    it is in the sidecar of :func:`table_provenance`, named by
+    ``provenance.file_name(item, "provenance")``.
+    """
     frame = _check_frame(frame)
-    head = "".join(f"# {line}\n" for line in provenance.header_lines())
-    return (head + frame.to_csv(index=False, lineterminator="\n")).encode("utf-8")
+    return frame.to_csv(index=False, lineterminator="\n").encode("utf-8")
+
+
+def table_provenance(frame: pd.DataFrame, provenance: Provenance, *, item: str | None = None) -> bytes:
+    """The JSON sidecar of a table's exports: the provenance and what the table holds.
+
+    ``{"encbench.provenance": {...}, "table": {"columns": [...], "rows": n, "files": [...]}}``,
+    where ``files`` are the names of the table's CSV, Parquet and LaTeX exports (when ``item``
+    is given) that this sidecar describes.
+    """
+    frame = _check_frame(frame)
+    table: dict[str, object] = {"columns": [str(c) for c in frame.columns], "rows": int(len(frame))}
+    if item is not None:
+        table["files"] = [provenance.file_name(item, fmt) for fmt in TABLE_FORMATS if fmt != "provenance"]
+    document = {METADATA_KEY: provenance.as_dict(), "table": table}
+    return (json.dumps(document, indent=2, sort_keys=True, ensure_ascii=True) + "\n").encode("utf-8")
 
 
 def table_to_parquet(frame: pd.DataFrame, provenance: Provenance) -> bytes:
@@ -212,9 +244,11 @@ def table_to_parquet(frame: pd.DataFrame, provenance: Provenance) -> bytes:
     return sink.getvalue()
 
 
+# |, < and > print as an em dash and inverted marks in LaTeX's default (OT1) font encoding.
 _LATEX_SPECIAL = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
                   "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-                  "\\": r"\textbackslash{}"}
+                  "\\": r"\textbackslash{}", "|": r"\textbar{}", "<": r"\textless{}",
+                  ">": r"\textgreater{}"}
 _LATEX_RE = re.compile("|".join(re.escape(k) for k in _LATEX_SPECIAL))
 #: directions accepted by ``best`` in :func:`table_to_latex`
 BEST_DIRECTIONS = ("min", "max")
@@ -234,32 +268,95 @@ def default_caption(provenance: Provenance, item: str | None = None) -> str:
     return f"encbench {what}" + (f" ({filters})" if filters else "") + "."
 
 
+def latex_label(provenance: Provenance, item: str | None = None) -> str:
+    """``tab:<view>-<item>-<filters>``: a label naming the table and its filter state.
+
+    Two exports of different views, items or filter states get different labels (the filter
+    part is :meth:`Provenance.filter_slug`, which ends with a hash of the full state when long),
+    so several tables exported into one paper do not collide.
+    """
+    parts = [provenance.view, item or "", provenance.filter_slug()]
+    text = "-".join(p for p in parts if p)
+    return "tab:" + re.sub(r"[^A-Za-z0-9.:+-]+", "-", text.replace("=", "-")).strip("-")
+
+
+def _decimals(values: pd.Series) -> int:
+    """Decimals giving the column's largest magnitude 4 significant digits (0 to 4)."""
+    top = float(values.abs().max()) if len(values) else 0.0
+    if not top or not math.isfinite(top):
+        return 4
+    return max(0, min(4, 3 - math.floor(math.log10(top))))
+
+
+def _number_cells(values: pd.Series, decimals: int | None) -> list[str]:
+    """One column's numbers: whole columns as integers, others with one number of decimals."""
+    present = values.dropna()
+    whole = bool(len(present)) and all(float(v).is_integer() and abs(v) < 1e15 for v in present)
+    if whole and decimals is None:
+        return ["--" if pd.isna(v) else f"{int(v)}" for v in values]
+    places = _decimals(present) if decimals is None else int(decimals)
+    cells = []
+    for v in values:
+        if pd.isna(v):
+            cells.append("--")
+        elif v != 0 and abs(v) < 0.5 * 10 ** -places:       # would print as 0.00: keep its digits
+            mantissa, exponent = f"{v:.2e}".split("e")
+            cells.append(rf"${mantissa}\times 10^{{{int(exponent)}}}$")
+        else:
+            cells.append(f"{v:.{places}f}")
+    return cells
+
+
 def table_to_latex(frame: pd.DataFrame, provenance: Provenance, *, caption: str | None = None,
                    label: str | None = None, best: Mapping[str, str] | None = None,
-                   item: str | None = None) -> bytes:
-    """A booktabs ``table`` with caption and label, headed by ``%`` provenance lines.
+                   best_within: Sequence[str] | None = None, drop: Sequence[str] = (),
+                   decimals: Mapping[str, int] | None = None, item: str | None = None) -> bytes:
+    r"""A booktabs ``table`` with caption and label, headed by ``%`` provenance lines.
+
+    The first line says what the preamble needs (``\usepackage{booktabs}``, for ``\toprule``,
+    ``\midrule`` and ``\bottomrule``).
 
     Parameters
     ----------
     frame : pandas.DataFrame
-        The table; text is LaTeX-escaped, numbers are written with 4 significant digits and
-        missing values as ``--``.
+        The table; text is LaTeX-escaped (``|``, ``<`` and ``>`` too), missing values are
+        ``--``. A numeric column of whole numbers is written as integers; any other numeric
+        column with one number of decimals for all its rows (``decimals``, else as many as give
+        its largest value 4 significant digits), so a column's numbers line up; a nonzero value
+        that would print as zero keeps 3 significant digits (``1.23\times 10^{-8}``).
     provenance : Provenance
     caption, label : str, optional
-        Defaults: :func:`default_caption` and ``tab:<view>-<item>``.
+        Defaults: :func:`default_caption` and :func:`latex_label` (unique per view, item and
+        filter state).
     best : mapping of column -> ``"min"`` or ``"max"``, optional
         Columns whose best value (lowest or highest) is set in bold, in every row holding it
         (ties are all bold). E.g. ``{"R-M": "min"}`` for a rank, ``{"cv_score": "max"}``.
+    best_within : sequence of str, optional
+        Columns grouping the rows: the best of each group is bold (e.g. the best encoder of each
+        dataset and metric in a long table of scores). Default: the whole column.
+    drop : sequence of str
+        Columns left out of the LaTeX table (internal ids such as ``run_id``). Columns without
+        any value are left out too.
+    decimals : mapping of column -> int, optional
+        Decimals of those columns (others: see ``frame``).
     item : str, optional
         The table's name in its view (used by the default caption and label).
 
     Raises
     ------
     ValueError
-        If ``best`` names a column the frame lacks, a non-numeric column or another direction.
+        If ``best``, ``best_within``, ``drop`` or ``decimals`` names a column the frame lacks,
+        ``best`` a non-numeric column or another direction.
     """
     frame = _check_frame(frame)
     best = dict(best or {})
+    decimals = dict(decimals or {})
+    within = list(best_within or [])
+    for what, names in (("drop", list(drop)), ("best_within", within), ("decimals", list(decimals))):
+        unknown = [c for c in names if c not in frame.columns]
+        if unknown:
+            raise ValueError(f"{what} names columns the table lacks: got {unknown!r}; "
+                             f"columns: {list(frame.columns)!r}")
     for column, direction in best.items():
         if column not in frame.columns:
             raise ValueError(f"best names a column the table lacks: got {column!r}; columns: {list(frame.columns)!r}")
@@ -267,26 +364,29 @@ def table_to_latex(frame: pd.DataFrame, provenance: Provenance, *, caption: str 
             raise ValueError(f"best direction for {column!r} must be 'min' or 'max': got {direction!r}")
         if not pd.api.types.is_numeric_dtype(frame[column]):
             raise ValueError(f"best needs a numeric column: got {column!r} of dtype {frame[column].dtype}")
+    kept = [c for c in frame.columns if c not in set(drop) and frame[c].notna().any()]
     cells = pd.DataFrame(index=frame.index)
-    for column in frame.columns:
+    for column in kept:
         values = frame[column]
         if pd.api.types.is_bool_dtype(values) or not pd.api.types.is_numeric_dtype(values):
             cells[column] = ["--" if _missing(v) else latex_escape(v) for v in values]
             continue
-        text = ["--" if pd.isna(v) else (f"{int(v)}" if float(v).is_integer() and abs(v) < 1e15 else f"{v:.4g}")
-                for v in values]
+        text = _number_cells(values, decimals.get(column))
         if column in best and values.notna().any():
-            target = values.min() if best[column] == "min" else values.max()
-            text = [rf"\textbf{{{t}}}" if pd.notna(v) and v == target else t for v, t in zip(values, text)]
+            how = "min" if best[column] == "min" else "max"
+            target = (values.groupby([frame[c] for c in within], sort=False, dropna=False).transform(how)
+                      if within else pd.Series(getattr(values, how)(), index=values.index))
+            text = [rf"\textbf{{{t}}}" if pd.notna(v) and v == g else t for v, g, t in zip(values, target, text)]
         cells[column] = text
-    cells.columns = [latex_escape(c) for c in frame.columns]
-    head = "".join(f"% {line}\n" for line in provenance.header_lines())
-    label = label or "tab:" + _UNSAFE.sub("-", f"{provenance.view}-{item}" if item else provenance.view).strip("-")
+    cells.columns = [latex_escape(c) for c in kept]
+    head = f"% Needs {LATEX_PREAMBLE} in the preamble (for \\toprule, \\midrule, \\bottomrule).\n"
+    head += "".join(f"% {line}\n" for line in provenance.header_lines())
+    label = label or latex_label(provenance, item)
     body = cells.to_latex(index=False, escape=False, caption=latex_escape(caption or default_caption(provenance, item)),
                           label=label, position="htbp",
                           column_format="".join("r" if pd.api.types.is_numeric_dtype(frame[c])
                                                 and not pd.api.types.is_bool_dtype(frame[c]) else "l"
-                                                for c in frame.columns))
+                                                for c in kept))
     return (head + body).encode("utf-8")
 
 
@@ -298,14 +398,19 @@ def _missing(value: object) -> bool:
 
 
 def table_bytes(frame: pd.DataFrame, fmt: str, provenance: Provenance, *,
-                best: Mapping[str, str] | None = None, item: str | None = None) -> bytes:
-    """Dispatch on ``fmt`` in :data:`TABLE_FORMATS` (``best`` and ``item``: LaTeX only)."""
+                best: Mapping[str, str] | None = None, item: str | None = None, **latex) -> bytes:
+    """Dispatch on ``fmt`` in :data:`TABLE_FORMATS`.
+
+    ``best`` and the other keywords of :func:`table_to_latex` (``best_within``, ``drop``,
+    ``decimals``) apply to LaTeX only; ``item`` names the table in LaTeX and in the sidecar."""
     if fmt == "csv":
         return table_to_csv(frame, provenance)
     if fmt == "parquet":
         return table_to_parquet(frame, provenance)
     if fmt == "latex":
-        return table_to_latex(frame, provenance, best=best, item=item)
+        return table_to_latex(frame, provenance, best=best, item=item, **latex)
+    if fmt == "provenance":
+        return table_provenance(frame, provenance, item=item)
     raise ValueError(f"unknown table format: got {fmt!r}, expected one of {TABLE_FORMATS!r}")
 
 

@@ -440,10 +440,11 @@ def export_tables(placement: Placement) -> dict[str, pd.DataFrame]:
             "controls": placement.agreement.cells, "encoders": encoders}
 
 
-def export_files(placement: Placement, *, alpha: float = 0.05, formats=("csv", "latex"),
+def export_files(placement: Placement, *, alpha: float = 0.05, formats=("csv", "latex", "provenance"),
                  chart_format: str = "svg") -> dict[str, bytes]:
     """File name -> bytes of every export, each carrying the provenance (run, import path,
-    package version and parameters of each custom encoder)."""
+    package version and parameters of each custom encoder): in the file, or for a CSV in the
+    ``.provenance.json`` sidecar beside it."""
     from encbench.export import chart_bytes, table_bytes
 
     provenance = placement.provenance()
@@ -452,7 +453,7 @@ def export_files(placement: Placement, *, alpha: float = 0.05, formats=("csv", "
         if frame is None or frame.empty:
             continue
         for fmt in formats:
-            files[provenance.file_name(item, fmt)] = table_bytes(frame, fmt, provenance)
+            files[provenance.file_name(item, fmt)] = table_bytes(frame, fmt, provenance, item=item)
     if not placement.ranks.empty:
         chart, _, _ = cd_diagram(placement, POOLED, POOLED, alpha=alpha)
         files[provenance.file_name("cd-pooled", chart_format)] = chart_bytes(

@@ -482,14 +482,18 @@ def _download_row(key: str, items: list[tuple[str, str, Callable[[], bytes], str
 
 
 def table_exports(frame: pd.DataFrame, item: str, provenance: export.Provenance, *,
-                  best: dict[str, str] | None = None) -> None:
-    """CSV / Parquet / LaTeX download buttons for ``frame`` (generated when clicked).
+                  best: dict[str, str] | None = None, latex: dict | None = None) -> None:
+    """CSV / Parquet / LaTeX / provenance download buttons for ``frame`` (generated when clicked).
 
-    ``best`` (column -> ``"min"``/``"max"``) sets each column's best value in bold in LaTeX."""
+    The CSV is plain; its provenance is the JSON sidecar beside it (``<name>.provenance.json``).
+    ``best`` (column -> ``"min"``/``"max"``) sets each column's best value in bold in LaTeX;
+    ``latex`` holds further keywords of :func:`encbench.export.table_to_latex` (``best_within``,
+    ``drop``, ``decimals``)."""
     _download_row(f"table-{item}", [
-        (fmt.upper() if fmt != "latex" else "LaTeX",
+        (export.FORMAT_LABELS[fmt],
          provenance.file_name(item, fmt),
-         (lambda fmt=fmt: export.table_bytes(frame, fmt, provenance, best=best, item=item)),
+         (lambda fmt=fmt: export.table_bytes(frame, fmt, provenance, best=best, item=item,
+                                             **(latex or {}) if fmt == "latex" else {})),
          export.MIME[fmt])
         for fmt in export.TABLE_FORMATS
     ])
@@ -498,17 +502,17 @@ def table_exports(frame: pd.DataFrame, item: str, provenance: export.Provenance,
 def chart_exports(chart, item: str, provenance: export.Provenance) -> None:
     """PNG / SVG download buttons for an Altair chart or a Vega-Lite spec (rendered by vl-convert when clicked)."""
     _download_row(f"chart-{item}", [
-        (fmt.upper(), provenance.file_name(item, fmt),
+        (export.FORMAT_LABELS[fmt], provenance.file_name(item, fmt),
          (lambda fmt=fmt: export.chart_bytes(chart, fmt, provenance)), export.MIME[fmt])
         for fmt in export.CHART_FORMATS
     ])
 
 
 def show_table(frame: pd.DataFrame, item: str, provenance: export.Provenance, *,
-               best: dict[str, str] | None = None, **kwargs) -> None:
-    """A dataframe with its export buttons underneath (``best``: see :func:`table_exports`)."""
+               best: dict[str, str] | None = None, latex: dict | None = None, **kwargs) -> None:
+    """A dataframe with its export buttons underneath (``best``, ``latex``: see :func:`table_exports`)."""
     st.dataframe(frame, hide_index=True, width="stretch", **kwargs)
-    table_exports(frame, item, provenance, best=best)
+    table_exports(frame, item, provenance, best=best, latex=latex)
 
 
 def show_chart(chart, item: str, provenance: export.Provenance, *, width: str = "stretch") -> None:

@@ -150,8 +150,15 @@ if scores_tab.open:
         columns = ["dataset", "name", "model", "tuning", "scoring", "encoder", "family", "cv_score", "cv_std",
                    "rank", "encode_time", "origin", "run_id"]
         columns = [c for c in columns if c in table.columns]
+        listed = table[columns].rename(columns={"scoring": "metric"})
+        # LaTeX, for a paper: without the run ids (the provenance names them) or a one-valued
+        # origin; the best score and rank of each dataset and setting in bold.
+        internal = ["run_id"] + (["origin"] if "origin" in listed and listed["origin"].nunique() <= 1 else [])
         common.show_table(
-            table[columns].rename(columns={"scoring": "metric"}), "scores", prov, height=320,
+            listed, "scores", prov, height=320,
+            best={c: d for c, d in (("cv_score", "max"), ("rank", "min")) if c in listed},
+            latex={"best_within": [c for c in ("dataset", "model", "tuning", "metric") if c in listed],
+                   "drop": [c for c in internal if c in listed]},
             column_config={
                 "cv_score": st.column_config.NumberColumn("score", format="%.4f"),
                 "cv_std": st.column_config.NumberColumn(

@@ -1,12 +1,14 @@
 """End to end in a real browser: ``streamlit run`` + Debian chromium driven by Playwright.
 
 Opens the Consensus page, changes the model through the UI, waits for the ranking to change,
-downloads the rankings CSV and checks its content, and saves a screenshot under the test's tmp
-dir. Skipped only outside CI when ``/usr/bin/chromium`` is absent; with ``CI=true`` it must run.
+downloads the rankings CSV and its provenance sidecar and checks their content, and saves a
+screenshot under the test's tmp dir. Skipped only outside CI when ``/usr/bin/chromium`` is
+absent; with ``CI=true`` it must run.
 """
 from __future__ import annotations
 
 import io
+import json
 import re
 from pathlib import Path
 
@@ -54,13 +56,17 @@ def test_consensus_model_change_download_and_screenshot(server, tmp_path):
         download = info.value
         assert download.suggested_filename.startswith("encbench_consensus_rankings_model=DT_")
         data = Path(download.path()).read_bytes()
+        with page.expect_download() as info:                   # the CSV's provenance, its sidecar
+            page.locator(".st-key-dl-table-rankings-provenance button").click()
+        sidecar = info.value
+        provenance = json.loads(Path(sidecar.path()).read_text())
         page.screenshot(path=str(tmp_path / "consensus.png"), full_page=True)
 
-    text = data.decode("utf-8")
-    header = [line for line in text.splitlines() if line.startswith("#")]
-    assert any(line == '# filter model: ["DT"]' for line in header)
-    assert any(line.startswith("# run_ids: published-") for line in header)
-    table = pd.read_csv(io.BytesIO(data), comment="#")
+    assert sidecar.suggested_filename == download.suggested_filename.removesuffix(".csv") + ".provenance.json"
+    assert provenance["encbench.provenance"]["filters"]["model"] == ["DT"]
+    assert provenance["encbench.provenance"]["run_ids"][0].startswith("published-")
+    assert download.suggested_filename in provenance["table"]["files"]
+    table = pd.read_csv(io.BytesIO(data))                      # a plain CSV
     assert list(table.columns) == ["encoder", "family", "R-M", "Q-M", "R-Nem (alpha=0.05)"]
     assert len(table) == 32 and table.loc[0, "encoder"] == "WoE" and table.loc[0, "R-M"] == 1
     assert (tmp_path / "consensus.png").stat().st_size > 10_000

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -59,16 +60,35 @@ def test_long_filter_state_is_cut_with_a_distinguishing_hash():
     assert a.file_name("t", "csv") != b.file_name("t", "csv")
 
 
-def test_csv_has_comment_header_and_round_trips(prov, table):
+def test_csv_is_plain_and_round_trips(prov, table):
+    """Issue 22: CSVs started with '#' provenance lines, so a plain pd.read_csv failed."""
     data = export.table_bytes(table, "csv", prov)
     text = data.decode("utf-8")
-    assert text.startswith("# encbench ")
-    assert "# filter model: [\"LogReg\", \"DT\"]" in text
-    meta_line = next(line for line in text.splitlines() if line.startswith(f"# {export.METADATA_KEY}: "))
-    meta = _payload(meta_line.split(": ", 1)[1])
-    assert meta["run_ids"] == ["published-x", "run-1"] and meta["filters"]["theta"] == 0.95
-    back = pd.read_csv(io.BytesIO(data), comment="#")
-    pd.testing.assert_frame_equal(back, table)
+    assert text.splitlines()[0] == "encoder,rank,R-M" and "#" not in text.replace("50%_&", "")
+    pd.testing.assert_frame_equal(pd.read_csv(io.BytesIO(data)), table)
+
+
+def test_csv_of_awkward_text_reads_back_plainly(prov):
+    """Cells starting with '#', holding commas, quotes and newlines: a plain reader keeps them."""
+    rng = np.random.default_rng(7)
+    awkward = ["# not a comment", "a,b", 'say "hi"', "two\nlines", "", "%", "ü"]
+    frame = pd.DataFrame({"text": rng.choice(awkward, 40), "score": rng.uniform(0, 1, 40).round(6),
+                          "n": rng.integers(0, 100, 40)})
+    frame.loc[frame["text"] == "", "text"] = "x"               # read_csv reads an empty cell as NaN
+    back = pd.read_csv(io.BytesIO(export.table_to_csv(frame, prov)))
+    pd.testing.assert_frame_equal(back, frame)
+
+
+def test_provenance_sidecar_describes_the_table_exports(prov, table):
+    data = export.table_bytes(table, "provenance", prov, item="rankings")
+    doc = _payload(data.decode())
+    assert doc[export.METADATA_KEY] == prov.as_dict()
+    assert doc["table"] == {"columns": ["encoder", "rank", "R-M"], "rows": 3,
+                            "files": [prov.file_name("rankings", f) for f in ("csv", "parquet", "latex")]}
+    name = prov.file_name("rankings", "provenance")
+    assert name == prov.file_name("rankings", "csv").removesuffix(".csv") + ".provenance.json"
+    assert export.MIME["provenance"] == "application/json" and "provenance" in export.TABLE_FORMATS
+    assert set(export.FORMAT_LABELS) == set(export.TABLE_FORMATS) | set(export.CHART_FORMATS)
 
 
 def test_parquet_metadata_and_round_trip(prov, table):
@@ -81,9 +101,68 @@ def test_parquet_metadata_and_round_trip(prov, table):
 
 def test_latex_is_escaped_with_provenance_comments(prov, table):
     text = export.table_bytes(table, "latex", prov).decode()
-    assert text.startswith("% encbench ")
+    lines = text.splitlines()
+    assert lines[0] == r"% Needs \usepackage{booktabs} in the preamble (for \toprule, \midrule, \bottomrule)."
+    assert lines[1].startswith("% encbench ")
     assert r"ME\_0.1" in text and r"50\%\_\&" in text and "--" in text
     assert r"\begin{tabular}" in text and r"\toprule" in text
+
+
+def test_latex_escapes_what_the_default_font_encoding_misprints(prov):
+    """'|' prints as an em dash in OT1 (the consensus headers had 'LogReg/no/AUC | R-M')."""
+    table = pd.DataFrame({"LogReg/no/AUC | R-M": [1], "a<b>c": ["x|y"]})
+    body = export.table_to_latex(table, prov).decode().split(r"\begin{tabular}")[1]
+    assert "|" not in body and "<" not in body and ">" not in body
+    assert r"LogReg/no/AUC \textbar{} R-M" in body and r"a\textless{}b\textgreater{}c" in body
+    assert r"x\textbar{}y" in body
+
+
+def test_latex_labels_differ_by_view_item_and_filter_state(prov):
+    table = pd.DataFrame({"encoder": ["OH"], "R-M": [1]})
+    other = export.Provenance(view="consensus", filters={"model": ["SVM"], "metric": ["AUC"]})
+    long_a = export.Provenance("consensus", {"dataset": [str(i) for i in range(60)]})
+    long_b = export.Provenance("consensus", {"dataset": [str(i) for i in range(61)]})
+
+    def label(p, item="rankings"):
+        return next(line for line in export.table_to_latex(table, p, item=item).decode().splitlines()
+                    if line.startswith(r"\label{"))
+
+    labels = [label(prov), label(other), label(prov, "nemenyi"), label(long_a), label(long_b)]
+    assert len(set(labels)) == len(labels)
+    assert labels[1] == r"\label{tab:consensus-rankings-model-SVM-metric-AUC}"
+    assert all(re.fullmatch(r"\\label\{tab:[A-Za-z0-9.:+-]+\}", lab) for lab in labels), labels
+
+
+def test_latex_numbers_have_one_number_of_decimals_per_column(prov):
+    """Mean ranks printed 8.146 next to 10.21 (4 significant digits each)."""
+    table = pd.DataFrame({"encoder": ["WoE", "OH", "Sum"], "mean_rank": [8.146, 10.2083, 9.05],
+                          "score": [0.91234, 0.5, 0.0], "p": [0.03, 2.5e-9, 0.5], "rank": [1.0, 2.0, 3.0]})
+    rows = [line.removesuffix(r" \\").split(" & ") for line in
+            export.table_to_latex(table, prov).decode().splitlines() if line.startswith(("WoE", "OH", "Sum"))]
+    assert [r[1] for r in rows] == ["8.15", "10.21", "9.05"]           # largest: 4 significant digits
+    assert [r[2] for r in rows] == ["0.9123", "0.5000", "0.0000"]
+    assert rows[1][3] == r"$2.50\times 10^{-9}$" and rows[0][3] == "0.0300"   # not printed as zero
+    assert [r[4] for r in rows] == ["1", "2", "3"]                      # whole numbers stay whole
+    fixed = export.table_to_latex(table, prov, decimals={"mean_rank": 1}).decode()
+    assert "& 10.2 &" in fixed
+
+
+def test_latex_drops_internal_and_empty_columns_and_bolds_the_best_per_group(prov):
+    """The explorer's LaTeX had 13 columns (run_id, an empty fold sd) and no bold best."""
+    table = pd.DataFrame({"dataset": ["1", "1", "2", "2"], "metric": "AUC", "encoder": ["OH", "MT"] * 2,
+                          "cv_score": [0.9, 0.8, 0.7, 0.75], "cv_std": np.nan, "rank": [1, 2, 2, 1],
+                          "run_id": "published-x"})
+    text = export.table_to_latex(table, prov, best={"cv_score": "max", "rank": "min"},
+                                 best_within=["dataset", "metric"], drop=["run_id"]).decode()
+    header = next(line for line in text.splitlines() if line.startswith("dataset & "))
+    assert header == r"dataset & metric & encoder & cv\_score & rank \\"
+    rows = [line for line in text.splitlines() if line[:1] in "12" and " & " in line]
+    assert rows == [r"1 & AUC & OH & \textbf{0.9000} & \textbf{1} \\", r"1 & AUC & MT & 0.8000 & 2 \\",
+                    r"2 & AUC & OH & 0.7000 & 2 \\", r"2 & AUC & MT & \textbf{0.7500} & \textbf{1} \\"]
+    with pytest.raises(ValueError, match="'nope'"):
+        export.table_to_latex(table, prov, drop=["nope"])
+    with pytest.raises(ValueError, match="'grp'"):
+        export.table_to_latex(table, prov, best={"rank": "min"}, best_within=["grp"])
 
 
 def test_png_is_valid_and_carries_provenance(prov):
@@ -147,12 +226,12 @@ def test_latex_has_caption_label_and_the_best_value_per_column_in_bold(prov):
     text = export.table_bytes(table, "latex", prov, best={"R-M": "min", "Q-M": "max"},
                               item="rankings").decode()
     assert r"\begin{table}[htbp]" in text and r"\end{table}" in text
-    assert r"\label{tab:consensus-rankings}" in text
+    assert r"\label{tab:consensus-rankings-model-LogReg+DT-metric-AUC-tuning-all-theta-0.95}" in text
     caption = next(line for line in text.splitlines() if line.startswith(r"\caption{"))
     assert "consensus rankings" in caption
     rows = {line.split(" & ")[0]: line for line in text.splitlines() if " & " in line}
-    assert r"\textbf{1.5}" in rows[r"ME\_0.1"] and r"\textbf{1.5}" in rows["MT"]   # ties: both bold
-    assert r"\textbf{0.91}" in rows["OH"] and r"\textbf{2}" not in rows["OH"]
+    assert r"\textbf{1.500}" in rows[r"ME\_0.1"] and r"\textbf{1.500}" in rows["MT"]   # ties: both bold
+    assert r"\textbf{0.9100}" in rows["OH"] and r"\textbf{2" not in rows["OH"]
     assert rows["MT"].removesuffix(r" \\").endswith("--")
     custom = export.table_to_latex(table, prov, caption="My 50% table", label="tab:mine").decode()
     assert r"\caption{My 50\% table}" in custom and r"\label{tab:mine}" in custom

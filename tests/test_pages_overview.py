@@ -27,7 +27,7 @@ def test_overview_shows_contents_and_headline(published_env):
     headline = at.dataframe[0].value
     assert len(headline) == 32 and headline["rank"].iloc[0] == 1
     labels = {b.proto.label for b in at.download_button}
-    assert {"CSV", "PARQUET", "LaTeX", "PNG", "SVG"} <= labels
+    assert {"CSV", "Parquet", "LaTeX", "Provenance", "PNG", "SVG"} <= labels
 
 
 def test_empty_database_gets_a_message_and_caches_do_not_leak(published_env, tmp_path, monkeypatch):

@@ -1,0 +1,64 @@
+"""Exports as a visitor downloads them: plain CSVs with a provenance sidecar, paper-ready LaTeX."""
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from browsertest import browser_page, needs_chromium, streamlit_server
+
+pytestmark = [pytest.mark.browser, needs_chromium]
+
+
+def _download(page, key: str):
+    with page.expect_download() as info:
+        page.locator(f".st-key-{key} button").click()
+    download = info.value
+    return download.suggested_filename, Path(download.path()).read_bytes()
+
+
+def test_every_csv_reads_plainly_and_the_latex_is_paper_ready(published_db, tmp_path):
+    from playwright.sync_api import expect
+
+    with streamlit_server(published_db, tmp_path, ENCBENCH_WORKER_IDLE_EXIT="0") as url, \
+            browser_page(height=1800, timeout_ms=90_000, downloads=True) as page:
+        csvs, latex = {}, {}
+        for path, ready in (("/", "Best overall"), ("/consensus", "Best by R-M"),
+                            ("/explorer", "encoder x dataset cells")):
+            page.goto(url + path)
+            expect(page.get_by_text(ready).first).to_be_visible(timeout=120_000)
+            rows = page.locator("[class*='st-key-exports-table-']")
+            expect(rows.first).to_be_visible()
+            # the export rows of what is shown (a closed tab's panel is inert)
+            shown = rows.evaluate_all("els => els.filter(e => !e.closest('[inert]')).map(e => e.className)")
+            keys = [re.search(r"st-key-exports-table-(\S+)", c).group(1) for c in shown]
+            assert keys, path
+            for item in keys:
+                csvs[(path, item)] = (_download(page, f"dl-table-{item}-csv"),
+                                      _download(page, f"dl-table-{item}-provenance"))
+            if path != "/":
+                item = "rankings" if path == "/consensus" else "scores"
+                latex[path] = _download(page, f"dl-table-{item}-latex")[1].decode()
+
+    assert len(csvs) >= 3
+    for (path, item), ((name, data), (sidecar_name, sidecar)) in csvs.items():
+        table = pd.read_csv(io.BytesIO(data))                            # no comment= needed
+        doc = json.loads(sidecar)
+        assert list(table.columns) == doc["table"]["columns"], (path, item)
+        assert len(table) == doc["table"]["rows"] and name in doc["table"]["files"]
+        assert sidecar_name == name.removesuffix(".csv") + ".provenance.json"
+        assert doc["encbench.provenance"]["origins"] == ["published"]
+
+    labels = {path: re.search(r"\\label\{([^}]*)\}", text).group(1) for path, text in latex.items()}
+    assert len(set(labels.values())) == len(labels)
+    scores = latex["/explorer"]
+    assert scores.startswith(r"% Needs \usepackage{booktabs}")
+    header = next(line for line in scores.splitlines() if line.startswith("dataset & "))
+    assert "run" not in header and "origin" not in header and "sd" not in header   # internal, one-valued, empty
+    assert len(header.split(" & ")) <= 10
+    assert r"\textbf{" in scores
+    assert "|" not in latex["/consensus"].split(r"\begin{tabular}")[1]
