@@ -515,12 +515,22 @@ def show_table(frame: pd.DataFrame, item: str, provenance: export.Provenance, *,
     table_exports(frame, item, provenance, best=best, latex=latex)
 
 
-def show_chart(chart, item: str, provenance: export.Provenance, *, width: str = "stretch") -> None:
-    """An Altair chart, or its Vega-Lite spec (a dict, e.g. cached), with its export buttons underneath."""
+def show_chart(chart, item: str, provenance: export.Provenance, *, width: str = "stretch",
+               scroll: bool = False) -> None:
+    """An Altair chart, or its Vega-Lite spec (a dict, e.g. cached), with its export buttons underneath.
+
+    ``scroll=True`` (for a chart of fixed width, ``width="content"``, such as the CD diagram):
+    on a screen narrower than the chart, the chart scrolls sideways inside its own row instead of
+    widening the page."""
     # The spec without Altair's JSON-schema validation (st.altair_chart validates on every rerun,
     # about half of a chart's cost: 400 of 800 ms per Consensus rerun). Chart builders are
     # validated by tests/test_plots.py, and exports of a chart still validate when clicked.
-    st.vega_lite_chart(chart if isinstance(chart, dict) else chart.to_dict(validate=False), width=width)
+    spec = chart if isinstance(chart, dict) else chart.to_dict(validate=False)
+    if scroll:
+        with st.container(horizontal=True, wrap=False, key=f"scroll-{item}"):
+            st.vega_lite_chart(spec, width=width)
+    else:
+        st.vega_lite_chart(spec, width=width)
     chart_exports(chart, item, provenance)
 
 

@@ -432,7 +432,7 @@ def _cd_section(targets: list[str], mode_used: str, load_key: tuple, alpha: floa
     spec, subtitle = cd_chart(db, version, load_key, target, mode_used, float(alpha), design_name)
     st.caption(" · ".join(subtitle) + ". Red bars join encoders not significantly different.")
     cd_prov = prov.with_filters(detail=target, blocks=design_name)
-    common.show_chart(spec, "cd-diagram", cd_prov, width="content")
+    common.show_chart(spec, "cd-diagram", cd_prov, width="content", scroll=True)
     common.table_exports(consensus.nemenyi_table(result), "nemenyi", cd_prov)
 
 

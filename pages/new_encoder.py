@@ -132,7 +132,7 @@ def main() -> None:
         st.caption(f"{description.rstrip('.')}. The new encoder is drawn in orange, its label in bold.")
         # at its own width: stretched, the right-hand labels (where a weak new encoder hangs) ran off
         common.show_chart(chart, "cd", prov.with_filters(combination=names[combo], design=design),
-                          width="content")
+                          width="content", scroll=True)
 
     st.subheader("4. Against the best published encoder")
     st.caption("Wilcoxon signed-rank test over datasets (pooled: over dataset x model x metric, which are "

@@ -67,3 +67,32 @@ def test_cd_diagram_text_reads_on_the_theme_background(server, tmp_path, scheme)
     poor = [(t, fill, round(_contrast(_rgb(fill), background), 2)) for t, fill in texts
             if _contrast(_rgb(fill), background) < 3.0]
     assert not poor, f"text below 3:1 on {background}: {poor[:8]}"
+
+
+OVERFLOW = """() => {
+  const main = document.querySelector("[data-testid='stMain']");
+  const box = document.querySelector(".st-key-scroll-cd-diagram");
+  return {page: [document.documentElement.scrollWidth, document.documentElement.clientWidth],
+          main: [main.scrollWidth, main.clientWidth],
+          box: [box.scrollWidth, box.clientWidth, getComputedStyle(box).overflowX],
+          chart: document.querySelector(".st-key-scroll-cd-diagram [data-testid='stVegaLiteChart']")
+                   .getBoundingClientRect().width};
+}"""
+
+
+def test_cd_diagram_scrolls_inside_its_row_on_a_400_px_screen(server, tmp_path):
+    """Issue 22: at 400 px the CD diagram (about 740 px wide) widened the page."""
+    from playwright.sync_api import expect
+
+    with browser_page(height=1400, width=400, timeout_ms=90_000) as page:
+        page.goto(f"{server}/consensus?section=Critical+difference")
+        chart = page.locator(".st-key-scroll-cd-diagram [data-testid='stVegaLiteChart']")
+        expect(chart).to_contain_text("CD =", timeout=120_000)
+        sizes = page.evaluate(OVERFLOW)
+        chart.scroll_into_view_if_needed()
+        page.screenshot(path=str(tmp_path / "cd-400px.png"))
+
+    assert sizes["page"][0] <= sizes["page"][1], sizes                  # no sideways scroll of the page
+    assert sizes["main"][0] <= sizes["main"][1], sizes
+    width, visible, overflow = sizes["box"]
+    assert sizes["chart"] > 400 and width >= sizes["chart"] > visible and overflow in ("auto", "scroll"), sizes
