@@ -17,6 +17,7 @@ Examples::
     .venv/bin/python benchmarks/bench_fidelity.py --max-rows 0          # every covered dataset
     .venv/bin/python benchmarks/bench_fidelity.py --tuning model --datasets 50,333
     .venv/bin/python benchmarks/bench_fidelity.py --report benchmarks/out/fidelity_no.csv
+    .venv/bin/python benchmarks/bench_fidelity.py --datasets 56 --target-alignment study   # vote, as the study
 """
 from __future__ import annotations
 
@@ -96,25 +97,25 @@ def local_copies() -> pd.DataFrame:
 _PAYLOADS: dict = {}
 
 
-def _payload(dataset: str, path: str, target: str):
+def _payload(dataset: str, path: str, target: str, alignment: str = "row"):
     from encbench.data import load_dataset
     from encbench.engine.protocol import Payload
 
-    if dataset not in _PAYLOADS:
+    if (dataset, alignment) not in _PAYLOADS:
         roles = OPENML_COLUMN_ROLES.get(dataset, {})
-        loaded = load_dataset(f"{path}:{target}")
+        loaded = load_dataset(f"{path}:{target}", target_alignment=alignment)
         if roles:   # reload with OpenML's categorical columns, then leave out its ignored ones
             categorical = [*loaded.categorical, *roles.get("categorical", ())]
             loaded = load_dataset(f"{path}:{target}", categorical=categorical)
         drop = list(roles.get("drop", ()))
         X = loaded.X.drop(columns=drop)
         categorical = tuple(c for c in loaded.categorical if c not in drop)
-        _PAYLOADS[dataset] = Payload(dataset, loaded.sha256, X, np.asarray(loaded.y), categorical)
-    return _PAYLOADS[dataset]
+        _PAYLOADS[(dataset, alignment)] = Payload(dataset, loaded.sha256, X, np.asarray(loaded.y), categorical)
+    return _PAYLOADS[(dataset, alignment)]
 
 
 def run_cell_group(dataset: str, path: str, target: str, encoder: str, models: tuple,
-                   scorings: tuple, tuning: str, n_folds: int = 5) -> list[dict]:
+                   scorings: tuple, tuning: str, n_folds: int = 5, alignment: str = "row") -> list[dict]:
     """All folds of one (dataset, encoder): rows averaged over folds, one per (model, scoring)."""
     import warnings
 
@@ -122,7 +123,7 @@ def run_cell_group(dataset: str, path: str, target: str, encoder: str, models: t
     from encbench.engine.protocol import run_task
 
     warnings.simplefilter("ignore")
-    data = _payload(dataset, path, target)
+    data = _payload(dataset, path, target, alignment)
     per_cell: dict[tuple, list] = {}
     errors: dict[tuple, str] = {}
     for fold in range(n_folds):
@@ -219,6 +220,9 @@ def main(argv=None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", default=None)
     parser.add_argument("--report", default=None, help="print the tables of a saved CSV and stop")
+    parser.add_argument("--target-alignment", default="row", choices=("row", "study"),
+                        help="study: labels paired with rows as the study's no/model-tuning scripts "
+                             "did (load_dataset(target_alignment=...)); changes only vote (56)")
     parser.add_argument("--resume", action="store_true",
                         help="keep the cells already in --out and run only the missing pairs")
     args = parser.parse_args(argv)
@@ -275,7 +279,8 @@ def main(argv=None) -> int:
     start = time.perf_counter()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     with ProcessPoolExecutor(max_workers=args.workers) as pool:
-        futures = [pool.submit(run_cell_group, *job, models, scorings, args.tuning) for job in jobs]
+        futures = [pool.submit(run_cell_group, *job, models, scorings, args.tuning, 5, args.target_alignment)
+                   for job in jobs]
         for done, future in enumerate(as_completed(futures), 1):
             pd.DataFrame(future.result(), columns=columns).to_csv(
                 out_path, mode="a", header=False, index=False, quoting=csv.QUOTE_MINIMAL)

@@ -8,7 +8,7 @@ import pandas as pd
 
 from encbench import vocab
 from encbench.experiment import DEFAULT_SPLIT, SETTING, group_settings, with_key
-from encbench.reproduction import compare_to_published
+from encbench.reproduction import TOLERANCE, WARN_SHARE, Reproduction, compare_to_published
 from encbench.stats import consensus, jaccard_best, spearman
 from encbench.vocab import FACTORS
 
@@ -262,4 +262,75 @@ def vocab_sorted(encoders) -> list[str]:
     encoders = list(encoders)
     order = {e: i for i, e in enumerate(vocab.ENCODERS)}
     return sorted(encoders, key=lambda e: (order.get(e, len(order)), e))
+
+
+@dataclass(frozen=True)
+class DatasetAgreement:
+    """How the local scores of one published dataset agree with its published scores.
+
+    Attributes
+    ----------
+    dataset : str
+        Dataset key (the OpenML id as text).
+    pairs : Reproduction
+        Its local experiments paired with the published ones
+        (:func:`encbench.reproduction.compare_to_published`).
+    threshold : float
+        Agreement is *low* below this share of cells within the tolerance: the threshold the
+        controls of ``encbench place`` are held to (:data:`encbench.reproduction.WARN_SHARE`).
+    """
+
+    dataset: str
+    pairs: Reproduction
+    threshold: float = WARN_SHARE
+
+    @property
+    def cells(self) -> int:
+        return self.pairs.n_cells
+
+    @property
+    def within(self) -> int:
+        return self.pairs.n_within
+
+    @property
+    def share(self) -> float:
+        return float(self.pairs.share)
+
+    @property
+    def tolerance(self) -> float:
+        return self.pairs.tolerance
+
+    @property
+    def low(self) -> bool:
+        return self.share < self.threshold
+
+    def message(self, name: str) -> str:
+        """The banner: how many cells agree, the known reasons for the others, what follows."""
+        text = (f"Your scores on {name} disagree with the published ones: {self.within} of "
+                f"{self.cells} experiments ({self.share:.0%}) are within {self.tolerance:g} of their "
+                f"published score, below the {self.threshold:.0%} that `encbench place` asks of its "
+                f"control encoders.")
+        if self.pairs.known_text():
+            text += f" {self.pairs.known_text()}."
+        return text + (" These local scores are not interchangeable with the published ones (README, "
+                       "'Differences from the published study').")
+
+
+def published_agreement(local: pd.DataFrame, published: pd.DataFrame, *, tolerance: float = TOLERANCE,
+                        threshold: float = WARN_SHARE) -> dict[str, DatasetAgreement]:
+    """Per published dataset of ``local``: how its local scores agree with the published ones,
+    by :func:`encbench.reproduction.compare_to_published` (so a ``time`` score, which has no
+    published counterpart, is not compared).
+
+    Returns
+    -------
+    dict
+        Dataset key -> :class:`DatasetAgreement`, for the datasets with at least one pair.
+    """
+    if local.empty or published.empty:
+        return {}
+    pairs = compare_to_published(local, published[published["dataset"].isin(set(local["dataset"]))],
+                                 tolerance=tolerance)
+    return {str(dataset): DatasetAgreement(str(dataset), Reproduction(cells, tolerance), threshold)
+            for dataset, cells in pairs.cells.groupby("dataset", sort=False, observed=True)}
 

@@ -444,6 +444,31 @@ def _other_split_rows(db: str, version: tuple, filters: tuple) -> dict[str, int]
     return {str(split): int(n) for split, n in counts.items()}
 
 
+@st.cache_data(show_spinner=False, max_entries=32)
+def _disagreeing(db: str, version: tuple, filters: tuple, prefer: str) -> list[tuple[str, str, int]]:
+    """Published datasets whose local scores agree poorly with the published ones
+    (:func:`encbench.compare.published_agreement`): ``(name, agreement text, local scores of
+    it that count in a view that prefers ``prefer``)``."""
+    from encbench.compare import published_agreement
+
+    raw = raw_scores(db, version, **dict(filters), origins=("published", "local"))
+    local, published = raw[raw["origin"] == "local"], raw[raw["origin"] == "published"]
+    names = datasets_table(db, version).set_index("dataset")["name"]
+    cell = ["dataset", "model", "tuning", "scoring", "encoder"]
+    out = []
+    for dataset, agreement in published_agreement(local, published).items():
+        if not agreement.low:
+            continue
+        mine = local.loc[local["dataset"] == dataset, cell].drop_duplicates()
+        if prefer != "local":  # only the local experiments the published benchmark lacks count
+            mine = mine.merge(published[cell].drop_duplicates(), on=cell, how="left", indicator=True)
+            mine = mine[mine["_merge"] == "left_only"]
+        out.append((str(names.get(dataset, dataset)),
+                    f"{agreement.within} of {agreement.cells} experiments within {agreement.tolerance:g}",
+                    len(mine)))
+    return out
+
+
 def origin_banner(choice: str, prefer: str, **filters) -> None:
     """Announce local results in a view, or say that local results exist but are left out.
 
@@ -469,6 +494,18 @@ def origin_banner(choice: str, prefer: str, **filters) -> None:
                                           "*Evaluation split*."))
     with st.container(key="origin-banner"):
         st.warning(text, icon=":material/merge_type:")
+    if choice == "both":  # never mix silently scores that disagree with the published ones
+        for name, agreement, counted in _disagreeing(db, version, key, prefer):
+            with st.container(key=f"origin-disagreement-{name}"):
+                st.warning(
+                    f"Local scores on {name} disagree with its published scores ({agreement}; README, "
+                    f"'Differences from the published study'): "
+                    + (f"{counted:,} of this view's scores on {name} come from those local runs"
+                       + (", each replacing the published score of the same experiment." if prefer == "local"
+                          else ", experiments the published benchmark lacks.")
+                       if counted else
+                       "none of them enters this view, the published scores count where both exist."),
+                    icon=":material/rule:")
 
 
 # --------------------------------------------------------------------------- exports

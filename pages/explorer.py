@@ -3,6 +3,7 @@ import pandas as pd
 import streamlit as st
 
 from encbench import dashboard, plots
+from encbench.compare import published_agreement
 from encbench.store import published, queries
 from pages import common
 
@@ -122,6 +123,13 @@ def side_by_side(db: str, version: tuple, key: tuple):
     return dashboard.published_vs_local(both)
 
 
+@st.cache_data(show_spinner=False, max_entries=16)
+def agreements(db: str, version: tuple, key: tuple):
+    """Per published dataset with local scores: how they agree with the published ones."""
+    both = common.raw_scores(db, version, **dict(key), origins=("published", "local"))
+    return published_agreement(both[both["origin"] == "local"], both[both["origin"] == "published"])
+
+
 filter_key = tuple(filter_args.items())
 load_key = (*filter_key, ("origins", origins), ("prefer", prefer))
 table = ranked(db, version, load_key)
@@ -195,6 +203,10 @@ if not pairs.empty:
         f"views above is chosen with *Results* (now: "
         f"{'the ' + prefer + ' score' if choice == 'both' else dashboard.ORIGIN_LABELS[choice]})."
     )
+    for dataset, agreement in agreements(db, version, filter_key).items():
+        if agreement.low:
+            with st.container(key=f"agreement-{dataset}"):
+                st.warning(agreement.message(names.get(dataset, dataset)), icon=":material/rule:")
     diff = pairs["difference"]
     st.markdown(f"Mean difference **{diff.mean():+.4f}**, mean absolute difference "
                 f"**{diff.abs().mean():.4f}**, largest **{diff.abs().max():.4f}** "
@@ -204,8 +216,8 @@ if not pairs.empty:
         kept = diff[~earlier]
         kinds = pairs.loc[earlier, "note"].map(published.NOTE_SUMMARIES).value_counts()
         st.info(
-            f"{earlier.sum():,} of these published scores were not produced by the study's final code, "
-            f"which encbench runs: " + "; ".join(f"{n:,} {kind}" for kind, n in kinds.items())
+            f"{earlier.sum():,} of these published scores were not produced the way encbench runs the "
+            f"study's final code: " + "; ".join(f"{n:,} {kind}" for kind, n in kinds.items())
             + ". No local run reproduces them (README, 'Differences from the published study'); their "
             "*note* column says why. Leaving them out: "
             + (f"mean absolute difference **{kept.abs().mean():.4f}**, largest **{kept.abs().max():.4f}**."

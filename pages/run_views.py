@@ -6,7 +6,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from encbench.compare import MIN_SHARED, compare_splits, compare_with_published, split_headline
+from encbench.compare import MIN_SHARED, compare_splits, compare_with_published, published_agreement, split_headline
 from encbench.engine.queue import RunQueue
 from encbench.runs import format_duration, progress_table
 from encbench.store import queries
@@ -71,6 +71,7 @@ def show_result(run_id: str, *, strategy: str = "R-M") -> None:
     for dataset, rows in local.groupby("dataset"):
         st.subheader(f"Dataset {common.md_text(names.get(dataset, dataset))}")
         show_split_change(dataset)
+        show_agreement(dataset, rows, published, str(names.get(dataset, dataset)))
         if set(rows["split"]) == {"time"}:
             st.caption("This run used forward folds in time (split *time*); the published consensus "
                        "beside it comes from stratified folds (*cv*).")
@@ -114,6 +115,20 @@ def show_split_change(dataset: str) -> None:
         st.markdown(f"**cv or time?** {split_headline(comparisons)}")
         for comp in comparisons:
             st.markdown(f"- {comp.summary}")
+
+
+def show_agreement(dataset: str, local: pd.DataFrame, published: pd.DataFrame, name: str) -> None:
+    """On a published dataset: how the run's scores agree with the published cells, as a
+    warning when the agreement is low (:func:`encbench.compare.published_agreement`)."""
+    agreement = published_agreement(local, published).get(str(dataset))
+    if agreement is None:
+        return
+    with st.container(key=f"agreement-{dataset}"):
+        if agreement.low:
+            st.warning(agreement.message(name), icon=":material/rule:")
+        else:
+            st.caption(f"Published dataset: {agreement.within} of {agreement.cells} experiments "
+                       f"({agreement.share:.0%}) are within {agreement.tolerance:g} of their published score.")
 
 
 def run_config(row: pd.Series) -> dict:

@@ -78,3 +78,36 @@ def test_one_comparison_per_factor_combination_and_errors():
         compare_with_published(local.assign(dataset=["a", "b", "a", "b"]), _published())
     with pytest.raises(ValueError, match="cv_score"):
         compare_with_published(local.drop(columns="cv_score"), _published())
+
+
+def test_published_agreement_counts_cells_within_the_tolerance_per_dataset():
+    """Hand-made cells: vote (56) agrees in 1 of 4 (low, its DT cells carry the shifted-label
+    note), credit-g (31) in 2 of 2; time-split rows and unpublished datasets are not compared,
+    two runs of one experiment are averaged."""
+    from encbench.compare import published_agreement
+
+    def row(dataset, model, encoder, score, split="cv", scoring="AUC"):
+        return {"dataset": dataset, "model": model, "tuning": "no", "scoring": scoring,
+                "encoder": encoder, "cv_score": score, "split": split}
+
+    published = pd.DataFrame([row("56", "DT", "OH", 0.75), row("56", "DT", "MT", 0.74),
+                              row("56", "LGBM", "OH", 0.98), row("56", "LGBM", "MT", 0.98, scoring="Acc"),
+                              row("31", "DT", "OH", 0.70), row("31", "DT", "MT", 0.72)])
+    local = pd.DataFrame([row("56", "DT", "OH", 0.95), row("56", "DT", "MT", 0.94),
+                          row("56", "LGBM", "OH", 0.982),                    # within 0.005
+                          row("56", "LGBM", "MT", 0.96, scoring="Acc"),      # an earlier-run cell
+                          row("56", "DT", "OH", 0.75, split="time"),         # not a cv result
+                          row("31", "DT", "OH", 0.698), row("31", "DT", "MT", 0.719),
+                          row("31", "DT", "MT", 0.725),                      # mean 0.722: within
+                          row("file:ab", "DT", "OH", 0.5)])
+    agreement = published_agreement(local, published)
+    assert set(agreement) == {"56", "31"}
+    vote, credit = agreement["56"], agreement["31"]
+    assert (vote.cells, vote.within, vote.share, vote.low) == (4, 1, 0.25, True)
+    assert (credit.cells, credit.within, credit.share, credit.low) == (2, 2, 1.0, False)
+    known = vote.pairs.known()
+    assert sum(known.values()) == 3 and len(known) == 2             # 2 shifted labels, 1 LightGBM
+    text = vote.message("vote")
+    assert "1 of 4 experiments (25%) are within 0.005" in text and "below the 90%" in text and "encbench place" in text
+    assert "3 of the 3 cells off are published cells known not to be reproducible" in text
+    assert published_agreement(local.iloc[:0], published) == {}
