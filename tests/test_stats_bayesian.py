@@ -34,8 +34,15 @@ def _naive(diff: np.ndarray, rope: float, prior: float, weights: np.ndarray) -> 
 ])
 def test_posterior_equals_the_naive_double_sum_on_the_same_draws(diff, rope):
     got = signed_rank_posterior(diff, rope, prior=0.5, n_samples=400, seed=11)
-    alpha = np.concatenate([[0.5], np.ones(diff.size)])
-    weights = np.random.default_rng(11).dirichlet(alpha, size=400)  # the draws the function makes
+    # The weights the function draws: Exp(1) per value in sorted order, Gamma(1/2) for z_0 = 0,
+    # normalised: Dirichlet(1/2, 1, ..., 1) on (z_0, z_1, ..., z_n).
+    rng = np.random.default_rng(11)
+    values = np.concatenate([[0.0], diff])
+    order = np.argsort(values, kind="stable")
+    raw = rng.standard_exponential(size=(400, values.size))
+    raw[:, np.flatnonzero(order == 0)[0]] = rng.standard_gamma(0.5, size=400)
+    weights = np.empty_like(raw)
+    weights[:, order] = raw / raw.sum(axis=1, keepdims=True)
     np.testing.assert_allclose(got, _naive(diff, rope, 0.5, weights), atol=1e-12)
     np.testing.assert_allclose(got.sum(axis=1), 1.0)
 

@@ -159,9 +159,9 @@ def signed_rank_posterior(diff: np.ndarray, rope: float = 0.0, *, prior: float =
         raise ValueError(f"diff needs at least one finite difference: got {z.tolist()!r}")
     rng = np.random.default_rng(seed)
     values = np.concatenate([[0.0], z])              # z_0 = 0, the prior's pseudo-observation
-    alpha = np.concatenate([[prior], np.ones(z.size)])
     order = np.argsort(values, kind="stable")
     zs = values[order]
+    prior_at = int(np.flatnonzero(order == 0)[0])     # where z_0 sits among the sorted values
     # theta_A: pairs with z_i + z_j > 2r, i.e. z_j > 2r - z_i: the suffix from a_strict (from
     # a_edge with the edge z_j = 2r - z_i). theta_B: z_j < -2r - z_i, the prefix up to b_strict.
     # "On the edge" allows for rounding (EDGE_TOLERANCE): scores given to a few decimals put
@@ -171,17 +171,24 @@ def signed_rank_posterior(diff: np.ndarray, rope: float = 0.0, *, prior: float =
     a_edge = np.searchsorted(zs, 2.0 * rope - zs - tol, side="left")
     b_strict = np.searchsorted(zs, -2.0 * rope - zs - tol, side="left")
     b_edge = np.searchsorted(zs, -2.0 * rope - zs + tol, side="right")
+    same_a, same_b = bool(np.array_equal(a_strict, a_edge)), bool(np.array_equal(b_strict, b_edge))
     out = np.empty((n_samples, 3))
     chunk = max(1, _CHUNK_CELLS // values.size)
     for start in range(0, n_samples, chunk):
         stop = min(n_samples, start + chunk)
-        w = rng.dirichlet(alpha, size=stop - start)[:, order]   # weights in sorted order
+        # Dirichlet(s, 1, ..., 1) as normalised Gamma(s) and Exp(1) = Gamma(1) variates, drawn
+        # straight in sorted order (exponentials are several times cheaper than gamma draws).
+        w = rng.standard_exponential(size=(stop - start, values.size))
+        w[:, prior_at] = rng.standard_gamma(prior, size=stop - start)
+        w /= w.sum(axis=1, keepdims=True)
         # lower[:, k] = sum of w_j for j < k (k = 0 .. n + 1); the suffix sums are 1 - lower.
         lower = np.zeros((w.shape[0], w.shape[1] + 1))
         np.cumsum(w, axis=1, out=lower[:, 1:])
-        # A Walsh average on the ROPE's edge counts half.
-        right = 1.0 - 0.5 * (np.take(lower, a_strict, axis=1) + np.take(lower, a_edge, axis=1))
-        left = 0.5 * (np.take(lower, b_strict, axis=1) + np.take(lower, b_edge, axis=1))
+        # A Walsh average on the ROPE's edge counts half (without any edge, one gather suffices).
+        right = 1.0 - (np.take(lower, a_strict, axis=1) if same_a else
+                       0.5 * (np.take(lower, a_strict, axis=1) + np.take(lower, a_edge, axis=1)))
+        left = (np.take(lower, b_strict, axis=1) if same_b else
+                0.5 * (np.take(lower, b_strict, axis=1) + np.take(lower, b_edge, axis=1)))
         theta_a = np.einsum("si,si->s", w, right)
         theta_b = np.einsum("si,si->s", w, left)
         out[start:stop, 0] = theta_a
