@@ -338,6 +338,67 @@ def _custom_import_path(customs) -> None:
         os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [cwd, *paths]))
 
 
+#: at most this many local task processes per core: tasks are CPU-bound, and each process costs
+#: about 225 MB before its task, which the memory budget does not count
+MAX_WORKERS_PER_CORE = 4
+
+
+def max_workers() -> int:
+    """The largest ``--workers``: :data:`MAX_WORKERS_PER_CORE` per core of this machine."""
+    return MAX_WORKERS_PER_CORE * (os.cpu_count() or 1)
+
+
+_TCP_SCHEMES = ("tcp", "tls", "ws", "wss")
+
+
+def check_scheduler(address: str, *, timeout: float = 5.0) -> None:
+    """Refuse a malformed or unreachable ``--scheduler`` within seconds, before anything is created.
+
+    The address must read as ``[tcp://]host:port`` (or tls, ws, wss; inproc and ucx addresses are
+    not probed), a TCP connection to it must open within ``timeout`` seconds and, but for TLS
+    (which needs the cluster's certificates), a Dask handshake must complete on it: a port that
+    accepts connections without a scheduler behind it is refused too.
+    """
+    import asyncio
+    import socket
+
+    from distributed.comm import connect, parse_address
+    from distributed.comm.addressing import parse_host_port
+
+    example = "e.g. tcp://10.0.0.5:8786 (the address `dask scheduler` prints)"
+    text = str(address).strip()
+    try:
+        scheme, location = parse_address(text)
+        if scheme in ("inproc", "ucx"):
+            return
+        if scheme not in _TCP_SCHEMES:
+            raise ValueError(f"unknown scheme {scheme!r}")
+        host, port = parse_host_port(location)
+        if not host or any(c.isspace() for c in host) or not 0 < int(port) < 65536:
+            raise ValueError(f"no host, or a port outside 1-65535 in {location!r}")
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"--scheduler is not a Dask scheduler address ({exc}), {example}: got {address!r}") from None
+    hint = f"start it with `dask scheduler` and workers with `dask worker {text}`, or check the address"
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout):
+            pass
+    except OSError as exc:
+        reason = f"no answer within {timeout:g} s" if isinstance(exc, TimeoutError) else exc
+        raise ValueError(f"cannot reach the Dask scheduler {address!r} ({host}:{port}): {reason}; {hint}") from None
+    if scheme == "tls":
+        return
+
+    async def handshake():
+        comm = await connect(text if "://" in text else f"tcp://{text}", timeout=timeout)
+        await comm.close()
+
+    try:
+        asyncio.run(asyncio.wait_for(handshake(), timeout + 1))
+    except Exception as exc:  # noqa: BLE001 - whatever answered, it was not a Dask scheduler
+        raise ValueError(f"{host}:{port} accepts connections but no Dask scheduler answered there "
+                         f"({type(exc).__name__}); {hint}") from None
+
+
 def cmd_run(args) -> int:
     if "suite:" in (args.datasets or "").lower():
         args.datasets, selections = expand(args.datasets)
@@ -345,6 +406,12 @@ def cmd_run(args) -> int:
             print(selection.message(), file=sys.stderr)
     if args.workers < 0:
         raise ValueError(f"--workers must be 0 (in this process) or a positive number: got {args.workers}")
+    if args.workers > max_workers():
+        raise ValueError(f"--workers {args.workers} is more than {max_workers()} ({MAX_WORKERS_PER_CORE} per core "
+                         f"of this machine's {os.cpu_count() or 1}): each worker is a process of about 225 MB "
+                         f"before its task; use at most {max_workers()}, or a Dask cluster (--scheduler) for more")
+    if args.scheduler:
+        check_scheduler(args.scheduler)  # fails fast, before any database is created
     if args.workers == 0 and args.timeout != 6000.0:
         log.warning("--workers 0 runs tasks in this process, where --timeout cannot be enforced")
     db_path = _db_path(args)
@@ -574,7 +641,8 @@ def _add_engine_commands(sub) -> None:
     run.add_argument("--gap", type=int, default=0,
                      help="time split: training rows left out between each training part and its test block")
     run.add_argument("--workers", type=int, default=1,
-                     help="local task processes (0: in this process, no timeout)")
+                     help=f"local task processes (0: in this process, no timeout; at most {MAX_WORKERS_PER_CORE} "
+                          f"per core)")
     run.add_argument("--timeout", type=float, default=6000.0,
                      help="seconds one task (dataset, encoder, fold) may run before it is killed")
     run.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786 (instead of local workers)")

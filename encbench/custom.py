@@ -229,11 +229,43 @@ def find_plugin(name: str) -> CustomEncoder | None:
 
 
 # -- parsing the command line ------------------------------------------------------------------
+#: deepest nesting of ``--encoder-params`` (a table per encoder, of values and lists); deeper is
+#: refused with a message instead of Python's RecursionError while parsing or hashing it
+PARAMS_MAX_DEPTH = 32
+
+
+def _nesting_depth(value, limit: int) -> int:
+    """Levels of tables and lists in ``value`` (iteratively, stopping past ``limit``)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, Mapping) else \
+            item if isinstance(item, (list, tuple)) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            break
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _too_deep(where: str) -> ValueError:
+    return ValueError(f"--encoder-params {where} is nested more than {PARAMS_MAX_DEPTH} levels deep; "
+                      f"encoder parameters are one table per encoder of plain values and short lists, "
+                      f"e.g. '{{\"FancyEncoder\": {{\"alpha\": 2}}}}'")
+
+
 def load_params(value: str | Path | Mapping | None) -> dict[str, dict]:
     """``--encoder-params``: a JSON object, or a ``.json`` / ``.toml`` file, mapping an encoder
-    (its name, attribute or import path) to its keyword parameters."""
+    (its name, attribute or import path) to its keyword parameters.
+
+    Nesting deeper than :data:`PARAMS_MAX_DEPTH` is refused with a ValueError (also when the
+    parser itself gives up on it with a RecursionError).
+    """
     if value is None or (isinstance(value, str) and not value.strip()):
         return {}
+    where = "(the JSON given)"
     if isinstance(value, Mapping):
         data = value
     else:
@@ -243,11 +275,14 @@ def load_params(value: str | Path | Mapping | None) -> dict[str, dict]:
                 data = json.loads(text)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"--encoder-params is not valid JSON ({exc}): got {text[:80]!r}") from None
+            except RecursionError:
+                raise _too_deep(where) from None
         else:
             path = Path(text)
             if not path.is_file():
                 raise ValueError(f"--encoder-params is neither a JSON object nor a file: got {text!r}")
             suffix = path.suffix.lower()
+            where = f"file {path.name!r}"
             try:
                 if suffix == ".toml":
                     import tomllib
@@ -261,6 +296,10 @@ def load_params(value: str | Path | Mapping | None) -> dict[str, dict]:
                 if isinstance(exc, ValueError) and "ends in" in str(exc):
                     raise
                 raise ValueError(f"cannot read encoder parameters from {path.name!r}: {exc}") from None
+            except RecursionError:
+                raise _too_deep(where) from None
+    if _nesting_depth(data, PARAMS_MAX_DEPTH) > PARAMS_MAX_DEPTH:
+        raise _too_deep(where)
     if not isinstance(data, Mapping) or not all(isinstance(v, Mapping) for v in data.values()):
         raise ValueError(f"encoder parameters map each encoder to a table of parameters, e.g. "
                          f"'{{\"FancyEncoder\": {{\"alpha\": 2}}}}': got {data!r}")

@@ -360,3 +360,48 @@ def test_a_cached_unbounded_read_does_not_bypass_a_limit(tmp_path):
     _frame(40).to_csv(path, index=False)
     assert read_table(path, max_cells=None).shape == (40, 4)
     assert "over the limit of 100 cells" in str(_error(path, max_cells=100))
+
+
+# ------------------------------------------------------------------------------ odd encodings
+
+
+@pytest.mark.parametrize("bom, codec", [(b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"),
+                                        (b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be")])
+def test_utf16_and_utf32_with_a_byte_order_mark_read_like_utf8(tmp_path, bom, codec):
+    frame = _frame().assign(color=lambda f: f["color"].replace({"red": "röd", "blue": "blå"}))
+    text = frame.to_csv(index=False)
+    (tmp_path / "utf8.csv").write_text(text, encoding="utf-8")
+    (tmp_path / "wide.csv").write_bytes(bom + text.encode(codec))
+    pd.testing.assert_frame_equal(read_table(tmp_path / "wide.csv"), read_table(tmp_path / "utf8.csv"))
+    (tmp_path / "wide.arff").write_bytes(bom + ARFF.encode(codec))
+    (tmp_path / "utf8.arff").write_text(ARFF, encoding="utf-8")
+    pd.testing.assert_frame_equal(read_table(tmp_path / "wide.arff"), read_table(tmp_path / "utf8.arff"))
+    # a NUL character inside such text is binary data all the same, on the line it is on
+    (tmp_path / "nul.csv").write_bytes(bom + "a,label\nx,1\ny\x00,0\n".encode(codec))
+    err = _error(tmp_path / "nul.csv")
+    assert "gave up at line 3: binary data (a NUL byte)" in str(err) and err.line == 3
+
+
+def test_a_nul_byte_anywhere_is_binary_data(tmp_path):
+    body = "".join(f"{i},{'ab'[i % 2]}\n" for i in range(200_000)).encode()
+    assert len(body) > 1 << 20
+    (tmp_path / "late.csv").write_bytes(b"n,label\n" + body + b"7\x00,a\n")
+    err = _error(tmp_path / "late.csv")
+    assert str(err).startswith("cannot parse CSV file 'late.csv': gave up at line 200002: binary data (a NUL byte)")
+    (tmp_path / "be.csv").write_bytes("n,label\n1,a\n".encode("utf-16-be"))
+    assert "looks like UTF-16BE text without a byte-order mark: save it as UTF-8 (e.g. iconv -f UTF-16BE -t " \
+           "UTF-8 in.csv > out.csv)" in str(_error(tmp_path / "be.csv"))
+
+
+def test_names_differing_only_in_spaces_are_refused_in_every_format(tmp_path):
+    (tmp_path / "s.csv").write_text("colour,colour ,label\nred,x,no\n")
+    assert "duplicate column names: 'colour' (columns 1 and 2)" in str(_error(tmp_path / "s.csv"))
+    pq.write_table(pa.table({"colour": ["r"], " colour": ["x"], "a": [1], "a ": [2]}), tmp_path / "s.parquet")
+    assert str(_error(tmp_path / "s.parquet")) == (
+        "file 's.parquet' has column names that differ only in leading or trailing spaces: 'colour' (column 1) "
+        "and ' colour' (column 2); 'a' (column 3) and 'a ' (column 4); rename them so that each name is unique "
+        "without its spaces")
+    (tmp_path / "s.arff").write_text("@relation r\n@attribute 'colour' {r,g}\n@attribute 'colour ' {x,y}\n"
+                                     "@data\nr,x\n")
+    assert "'s.arff' has column names that differ only in leading or trailing spaces: 'colour' (column 1) and " \
+           "'colour ' (column 2)" in str(_error(tmp_path / "s.arff"))

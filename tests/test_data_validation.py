@@ -410,3 +410,15 @@ def test_distinct_counts_equal_nunique_for_every_dtype():
         text = as_category_text(frame[name]).fillna("<missing>")
         assert pd.Series(codes[:, j]).groupby(text.to_numpy()).nunique().eq(1).all()
         assert codes[:, j].max() + 1 == text.nunique()
+
+
+def test_target_classes_differing_only_in_spaces_are_refused_naming_both():
+    frame = _frame()
+    frame["label"] = pd.Series(np.where(frame["label"] == "no", " yes", "yes"), dtype="str")  # two classes
+    report = validate(frame, target="label", source="f.csv")
+    assert report.errors == [
+        "target column 'label' has classes that differ only in leading or trailing spaces: ' yes' (20 rows) and "
+        "'yes' (20 rows); they are most likely one class: strip the spaces in the file (or rename one class if "
+        "they truly differ)"]
+    frame.loc[frame["label"] == " yes", "label"] = "no"
+    assert validate(frame, target="label").ok

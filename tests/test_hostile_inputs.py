@@ -138,6 +138,26 @@ def _sparse_arff_bomb() -> bytes:  # 5,000 attributes x 5,000 sparse rows of one
     return (header + "@data\n" + "{0 1}\n" * 5000).encode()
 
 
+def _late_nul() -> bytes:  # a NUL byte in a numeric column of line 80,002, past the first MiB
+    head = _csv(pd.DataFrame({"colour": ["red", "blue"] * 40_000, "size": np.arange(80_000),
+                              "label": ["no", "yes"] * 40_000}))
+    assert len(head) > 1 << 20
+    return head + b"red,1\x002,yes\n"
+
+
+def _spaced_parquet() -> bytes:  # 'colour' and 'colour ': one name once stripped, as CSV reads headers
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({"colour": ["red", "blue"] * 20, "colour ": ["x", "y"] * 20, "label": ["no", "yes"] * 20})
+    out = io.BytesIO()
+    pq.write_table(table, out)
+    return out.getvalue()
+
+
+DEEP_PARAMS = '{"X": {"a": ' + "[" * 100_000 + "]" * 100_000 + "}}"
+
+
 ARFF_NO_RELATION = b"@attribute a {x,y}\n@data\nx\n"
 ARFF_LATIN1 = ("@relation r\n@attribute a {K\u00f6ln,Bonn}\n@attribute label {no,yes}\n@data\n"
                "K\u00f6ln,no\n").encode("latin-1")
@@ -195,6 +215,31 @@ CASES = [
     Case("sparse arff bomb", "sparse.arff", _sparse_arff_bomb,
          r"file 'sparse\.arff' holds 5,000 data lines x 5,000 columns = 25,000,000 cells, over the limit of "
          r"20,000,000 cells"),
+    # odd data and options
+    Case("NUL byte after the first MiB", "late_nul.csv", _late_nul,
+         r"cannot parse CSV file 'late_nul\.csv': gave up at line 80002: binary data \(a NUL byte\)"),
+    Case("UTF-16 without a byte-order mark", "utf16.csv", lambda: _csv(_good_frame()).decode().encode("utf-16-le"),
+         r"'utf16\.csv': gave up at line 1: binary data \(a NUL byte\), this is not a CSV text file; it looks like "
+         r"UTF-16LE text without a byte-order mark: save it as UTF-8 \(e\.g\. iconv -f UTF-16LE -t UTF-8"),
+    Case("target classes differing in spaces", "spaced_target.csv",
+         lambda: _csv(_good_frame()).replace(b",yes\n", b", yes\n", 7),
+         r"target column 'label' has classes that differ only in leading or trailing spaces: ' yes' \(7 rows\) and "
+         r"'yes' \(23 rows\); they are most likely one class", upload=False),
+    Case("parquet names differing in spaces", "spaced.parquet", _spaced_parquet,
+         r"file 'spaced\.parquet' has column names that differ only in leading or trailing spaces: 'colour' "
+         r"\(column 1\) and 'colour ' \(column 2\)"),
+    Case("deeply nested encoder parameters", "good.csv", lambda: _csv(_good_frame()),
+         r"--encoder-params \(the JSON given\) is nested more than 32 levels deep",
+         args=("--encoder-params", DEEP_PARAMS), upload=False),
+    Case("a thousand workers", "good.csv", lambda: _csv(_good_frame()),
+         r"--workers 1000 is more than \d+ \(4 per core of this machine's \d+\): each worker is a process of about "
+         r"225 MB", args=("--workers", "1000"), upload=False),
+    Case("unreachable scheduler", "good.csv", lambda: _csv(_good_frame()),
+         r"cannot reach the Dask scheduler 'tcp://127\.0\.0\.1:1' \(127\.0\.0\.1:1\): \[Errno 111\] Connection "
+         r"refused; start it with `dask scheduler`", args=("--scheduler", "tcp://127.0.0.1:1"), upload=False),
+    Case("malformed scheduler", "good.csv", lambda: _csv(_good_frame()),
+         r"--scheduler is not a Dask scheduler address \(invalid literal for int\(\) with base 10: 'abc'\), e\.g\. "
+         r"tcp://10\.0\.0\.5:8786 .*: got 'tcp://host:abc'", args=("--scheduler", "tcp://host:abc"), upload=False),
     # the earlier bad inputs (handled before; kept so they stay handled)
     Case("NUL bytes", "nul.csv", b"a,b,label\n1,\x00,2\n", r"binary data \(a NUL byte\)"),
     Case("empty file", "empty.csv", b"", r"'empty\.csv' is empty", upload_message=r"'empty\.csv' is empty"),
@@ -567,3 +612,33 @@ def test_peak_memory_of_the_parquet_decoded_size_bombs(tmp_path):
         assert peak < 1000, (name, peak)   # measured about 220 MB (the dictionary bomb) and 120 MB
         sys.stderr.write(f"\npeak RSS: {name} {peak:.0f} MB\n")
     assert not (tmp_path / "new").exists()
+
+
+def test_a_deeply_nested_encoder_parameter_file_is_refused_with_a_message(tmp_path, capsys):
+    source = tmp_path / "good.csv"
+    source.write_bytes(_csv(_good_frame()))
+    db = tmp_path / "new" / "encbench.duckdb"
+    for name, text in (("deep.json", DEEP_PARAMS), ("deep.toml", "[X]\na = " + "[" * 50_000 + "]" * 50_000 + "\n"),
+                       ("forty.json", '{"X": {"a": ' + "[" * 40 + "]" * 40 + "}}")):
+        (tmp_path / name).write_text(text)
+        code = main(["run", "--datasets", f"{source}:label", "--encoders", "OH", "--models", "LogReg",
+                     "--encoder-params", str(tmp_path / name), "--db", str(db)])
+        err = capsys.readouterr().err
+        assert code == 2 and "Traceback" not in err, err
+        assert f"--encoder-params file '{name}' is nested more than 32 levels deep" in err, err
+        assert not db.parent.exists()
+
+
+def test_utf16_and_utf32_uploads_with_a_byte_order_mark_are_read(tmp_path):
+    frame = _good_frame()
+    text = frame.to_csv(index=False)
+    for codec in ("utf-16", "utf-32"):
+        staged = stage_upload(text.encode(codec), f"{codec}.csv", db_path=tmp_path / "db" / "e.duckdb")
+        assert staged.ok, staged.errors
+        pd.testing.assert_frame_equal(staged.frame, _utf8_frame(text, tmp_path))
+
+
+def _utf8_frame(text: str, tmp_path: Path) -> pd.DataFrame:
+    path = tmp_path / "utf8.csv"
+    path.write_text(text, encoding="utf-8")
+    return read_table(path)

@@ -161,7 +161,7 @@ def _format_from_name(name: str) -> tuple[str | None, bool]:
 def _format_from_content(data: bytes) -> str:
     if data[:4] == _PARQUET_MAGIC:
         return "parquet"
-    head = data[:65536].decode("utf-8", errors="replace")
+    head = data[:65536].decode(_unicode_bom(data) or "utf-8", errors="replace")
     for line in head.splitlines():
         stripped = line.strip()
         if not stripped or stripped.startswith("%"):
@@ -175,14 +175,58 @@ def _line_of_offset(data: bytes, offset: int) -> int:
     return data.count(b"\n", 0, offset) + 1
 
 
+_BOMS = ((b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"), (b"\xff\xfe", "utf-16"),
+         (b"\xfe\xff", "utf-16"))
+
+
+def _unicode_bom(data: bytes) -> str | None:
+    """'utf-16' or 'utf-32' when ``data`` starts with that encoding's byte-order mark, else None.
+
+    UTF-32 first: its little-endian mark begins with UTF-16's.
+    """
+    return next((codec for bom, codec in _BOMS if data.startswith(bom)), None)
+
+
+def _wide_text_hint(data: bytes) -> str:
+    """A conversion hint when NUL bytes look like UTF-16 text without a byte-order mark."""
+    head = data[:4096]
+    odd, even = head[1::2], head[0::2]
+    for name, nuls, chars in (("UTF-16LE", odd, even), ("UTF-16BE", even, odd)):
+        if len(head) >= 8 and nuls.count(0) >= 0.9 * len(nuls) and chars.count(0) < 0.1 * len(chars):
+            return (f"; it looks like {name} text without a byte-order mark: save it as UTF-8 (e.g. "
+                    f"iconv -f {name} -t UTF-8 in.csv > out.csv)")
+    return ""
+
+
+def _refuse_nul(label: str, kind: str, line: int, hint: str = "") -> DatasetError:
+    return DatasetError(
+        f"cannot parse {kind} file {label!r}: gave up at line {line}: binary data (a NUL byte), "
+        f"this is not a {kind} text file{hint}", line=line)
+
+
 def _decode_text(data: bytes, label: str, kind: str, *, allow_legacy: bool) -> str:
-    """Decode a text file; binary content is an error naming the line where it shows up."""
-    nul = data.find(b"\x00", 0, 1 << 20)
+    """Decode a text file; binary content is an error naming the line where it shows up.
+
+    UTF-8 (with or without its byte-order mark), UTF-16 and UTF-32 with a byte-order mark, and
+    for CSV also Windows-1252/latin-1. A NUL byte anywhere (not only in the first MiB) means
+    binary data: pandas would otherwise read the column holding it as text.
+    """
+    wide = _unicode_bom(data)
+    if wide is not None:
+        try:
+            text = data.decode(wide)  # the codec reads the byte order from the mark and drops it
+        except UnicodeDecodeError as exc:
+            raise DatasetError(
+                f"cannot parse {kind} file {label!r}: it starts with a {wide.upper()} byte-order mark "
+                f"but byte {exc.start:,} is not {wide.upper()} text; save it as UTF-8") from None
+        nul = text.find("\x00")
+        if nul >= 0:
+            raise _refuse_nul(label, kind, text.count("\n", 0, nul) + 1)
+        logger.info("%s is %s text (byte-order mark); read as such", label, wide.upper())
+        return text
+    nul = data.find(b"\x00")
     if nul >= 0:
-        line = _line_of_offset(data, nul)
-        raise DatasetError(
-            f"cannot parse {kind} file {label!r}: gave up at line {line}: binary data "
-            f"(a NUL byte), this is not a {kind} text file", line=line)
+        raise _refuse_nul(label, kind, _line_of_offset(data, nul), _wide_text_hint(data))
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -206,6 +250,24 @@ def _physical_line(text: str, line: int) -> str:
     lines = text.splitlines()
     snippet = lines[line - 1] if 0 < line <= len(lines) else ""
     return snippet if len(snippet) <= 120 else snippet[:117] + "..."
+
+
+def _spaced_names_message(names: list[str], label: str) -> str | None:
+    """Column names that differ only in leading or trailing spaces ('colour' and 'colour ').
+
+    A CSV header is read stripped, so such names are duplicates there; Parquet and ARFF keep
+    them, and they are refused the same way (a name with a trailing space can hardly be told
+    apart, nor named on the command line).
+    """
+    groups: dict[str, list[tuple[int, str]]] = {}
+    for i, name in enumerate(names, start=1):
+        groups.setdefault(str(name).strip(), []).append((i, str(name)))
+    clashes = [group for group in groups.values() if len({n for _, n in group}) > 1]
+    if not clashes:
+        return None
+    parts = "; ".join(" and ".join(f"{n!r} (column {i})" for i, n in group) for group in clashes)
+    return (f"file {label!r} has column names that differ only in leading or trailing spaces: "
+            f"{parts}; rename them so that each name is unique without its spaces")
 
 
 def _duplicates_message(names: list[str], label: str) -> str | None:
@@ -278,6 +340,11 @@ def _csv_diagnose(text: str, sep: str, n_cols: int, eof_in_quotes: bool) -> tupl
     return None
 
 
+def _text_head(data: bytes, text: str) -> bytes:
+    """The bytes the binary check looks at: the file's, or for UTF-16/32 its text as UTF-8."""
+    return data if _unicode_bom(data) is None else text[:65536].encode("utf-8")
+
+
 def _check_not_binary(data: bytes, label: str, kind: str) -> None:
     """Refuse binary content that has no NUL byte (e.g. an image or random bytes).
 
@@ -317,7 +384,7 @@ def _missing_marks(frame: pd.DataFrame, raw: pd.DataFrame) -> dict[str, int]:
 def _read_csv(data: bytes, label: str, sep: str | None,
               max_cells: int | None = DEFAULT_MAX_CELLS) -> pd.DataFrame:
     text = _decode_text(data, label, "CSV", allow_legacy=True)  # NUL bytes: refused here
-    _check_not_binary(data, label, "CSV")
+    _check_not_binary(_text_head(data, text), label, "CSV")
     text = _normalise_newlines(text)
     if not re.search(r"\S", text):
         raise DatasetError(f"file {label!r} is empty (only blank lines)")
@@ -529,7 +596,8 @@ def _read_parquet(data: bytes, label: str, max_bytes: int | None = None,
         raise DatasetError(f"cannot read Parquet file {label!r}: {exc}") from None
     n_rows, n_cols = int(meta.num_rows), len(schema.names)
     _check_shape(label, n_rows, n_cols, max_cells)
-    message = _duplicates_message(list(schema.names), label)
+    message = _duplicates_message(list(schema.names), label) or _spaced_names_message(
+        list(schema.names), label)
     nested = _nested_columns(schema)
     if nested:
         # pandas would turn each list into one text level per distinct list: refuse instead
@@ -600,7 +668,7 @@ def _read_arff(data: bytes, label: str, max_cells: int | None = DEFAULT_MAX_CELL
     import arff  # liac-arff
 
     text = _decode_text(data, label, "ARFF", allow_legacy=False)
-    _check_not_binary(data, label, "ARFF")
+    _check_not_binary(_text_head(data, text), label, "ARFF")
     text = _normalise_newlines(text)
     if not re.search(r"\S", text):
         raise DatasetError(f"file {label!r} is empty (only blank lines)")
@@ -638,6 +706,9 @@ def _read_arff(data: bytes, label: str, max_cells: int | None = DEFAULT_MAX_CELL
     names = [name for name, _ in attributes]
     if not names:
         raise DatasetError(f"file {label!r} declares no @attribute")
+    message = _spaced_names_message(names, label)
+    if message:
+        raise DatasetError(message)
     rows = parsed["data"]
     if not rows:
         raise DatasetError(f"file {label!r} has a header but no data rows")

@@ -621,6 +621,15 @@ def _drop_empty(frame: pd.DataFrame, columns: list[str], target: str | None, tar
     return frame.reset_index(drop=True), features, dropped_rows, dropped_columns
 
 
+def _spaced_classes(classes: dict[str, int]) -> str:
+    """The classes that are equal once stripped of spaces, with their rows ('' when none)."""
+    groups: dict[str, list[str]] = {}
+    for name in classes:
+        groups.setdefault(name.strip(), []).append(name)
+    return "; ".join(" and ".join(f"{n!r} ({classes[n]} rows)" for n in group)
+                     for group in groups.values() if len(group) > 1)
+
+
 def _target_classes(values: pd.Series, target: str, positive_class, n_folds: int, where: str,
                     errors: list[str]) -> tuple[dict[str, int], str | None, pd.Series | None]:
     """The target's classes in LabelEncoder order (sorted values), checked for the protocol.
@@ -639,6 +648,11 @@ def _target_classes(values: pd.Series, target: str, positive_class, n_folds: int
     counts = y_text.value_counts()
     classes = {t: int(counts.get(t, 0)) for t in dict.fromkeys(texts)}
     positive_text: str | None = None
+    spaced = _spaced_classes(classes)
+    if spaced:  # 'yes' and ' yes' are one class typed twice, not two classes
+        errors.append(f"target column {target!r} has classes that differ only in leading or "
+                      f"trailing spaces: {spaced}; they are most likely one class: strip the "
+                      f"spaces in the file (or rename one class if they truly differ)")
     if len(classes) != 2:
         errors.append(_not_binary(values, target, classes))
         return classes, None, y_text
