@@ -1,6 +1,7 @@
 """Run on your data: upload (or pick a bundled dataset), validate, choose the grid, queue, watch."""
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import pandas as pd
@@ -10,12 +11,11 @@ from encbench import custom, vocab
 from encbench.data import BUNDLED_DIR, DEFAULT_MAX_BYTES, DatasetError, list_bundled, prepare, read_table
 from encbench.data.bundled import find_bundled
 from encbench.data.fingerprint import match_published, recognise
-from encbench.data.validation import class_order
 from encbench.encoders import FAMILIES, REGISTRY
 from encbench.engine.grid import Grid
-from encbench.engine.requests import SPLIT_MODES, RunRequest, default_workers, evaluation_splits
+from encbench.engine.queue_requests import SPLIT_MODES, RunForm, default_workers, positive_class_choice
 from encbench.engine.splits import late_level_warnings, time_column_candidates
-from encbench.uploads import queue_upload_run, stage_upload
+from encbench.uploads import stage_upload
 from pages import common, run_advice, run_views
 
 common.ensure_routed()
@@ -182,10 +182,10 @@ else:
     if recognised and target == str(recognised[1]):
         st.caption(f"Target {target!r}: the published target of OpenML {recognised[0].openml_id} "
                    f"({recognised[0].name}), which this file is a copy of.")
-    classes = class_order(frame[target])
+    choice = positive_class_choice(frame[target])
     positive = None
-    if len(classes) == 2:  # any other target is refused below, with what it is and what to do
-        positive = st.selectbox("Positive class", classes, index=min(1, len(classes) - 1), key="positive",
+    if choice is not None:  # any other target is refused below, with what it is and what to do
+        positive = st.selectbox("Positive class", choice[0], index=choice[1], key="positive",
                                 help="Default: the second class in sorted order (label encoding, as published). "
                                      "Matters for F1 only.")
     types = _column_types(staged.sha256, staged)
@@ -300,16 +300,16 @@ workers = cols[1].number_input("Parallel task processes", min_value=1, max_value
                                key="workers", help=f"Fold tasks run in parallel, one per process; "
                                                    f"this machine has {cores} cores.")
 
-missing = [label for label, chosen in (("encoders", encoders + chosen_plugins), ("models", models),
-                                       ("metrics", scorings))
-           if not chosen]
-if missing:
-    st.warning(f"Choose at least one of: {', '.join(missing)}.")
+# The page's choices as one form: the library counts what it queues and queues it.
+dataset = ({"bundled": bundled_name} if bundled_name is not None else
+           {"upload": staged, "target": target, "positive_class": positive, "categorical": categorical,
+            "drop": drop, "evaluation": split_mode, "time_column": time_column, "gap": gap})
+form = RunForm(encoders=encoders, models=models, scorings=scorings, tuning=tuning, timeout=float(timeout),
+               workers=int(workers), custom_encoders=chosen_plugins, **dataset)
+if form.missing():
+    st.warning(f"Choose at least one of: {', '.join(form.missing())}.")
     st.stop()
-n_encoders = len(encoders) + len(chosen_plugins)
-n_experiments = n_encoders * len(models) * len(scorings)
-splits = evaluation_splits(split_mode, time_column, gap=gap)  # (split, gap) of each grid to queue
-n_splits = len(splits)
+n_encoders, n_experiments, n_splits = form.n_encoders, form.n_experiments, form.n_runs
 folds_text = {"cv": f"each {N_FOLDS}-fold cross-validated",
               "time": f"each on {N_FOLDS} forward folds over {time_column}",
               "both": f"each {N_FOLDS}-fold cross-validated and on {N_FOLDS} forward folds over {time_column}"
@@ -317,33 +317,18 @@ folds_text = {"cv": f"each {N_FOLDS}-fold cross-validated",
 grid_text = (f"{n_experiments:,} experiments ({_count(n_encoders, 'encoder')} x {_count(len(models), 'model')} x "
              f"{_count(len(scorings), 'metric')}, {tuning} tuning)")
 if n_splits == 1:
-    st.info(f"{grid_text}, {folds_text}: {n_encoders * N_FOLDS} fold tasks, "
-            f"{n_experiments * N_FOLDS:,} result rows.")
+    st.info(f"{grid_text}, {folds_text}: {form.fold_tasks} fold tasks, {form.result_rows:,} result rows.")
 else:  # one run per split: say what each run holds, as the Runs page counts it
     st.info(f"{n_splits} runs, one per split (cv: {N_FOLDS} stratified folds; time: {N_FOLDS} forward folds "
-            f"over {time_column}), each of {grid_text}: {n_encoders * N_FOLDS} fold tasks and "
-            f"{n_experiments * N_FOLDS:,} result rows per run, {n_experiments * N_FOLDS * n_splits:,} "
+            f"over {time_column}), each of {grid_text}: {form.fold_tasks} fold tasks and "
+            f"{form.result_rows:,} result rows per run, {form.result_rows * n_splits:,} "
             f"result rows in all.")
 
 if st.button("Launch run", type="primary", key="launch"):
     try:
-        if bundled_name is not None:
-            # a plugin that fails on a sample of the data is refused here, with the reason
-            request = RunRequest.bundled(bundled_name, encoders=encoders, models=models, scorings=scorings,
-                                         tuning=tuning, timeout=float(timeout),
-                                         custom_encoders=chosen_plugins, workers=int(workers),
-                                         owner=common.session_owner())
-            request.submit(queue)
-            grids = [request.grid]
-        else:
-            grids = []
-            for split, split_gap in splits:
-                grid = queue_upload_run(staged, target=target, positive_class=positive, categorical=categorical,
-                                        drop=drop, encoders=encoders, models=models, scorings=scorings,
-                                        tuning=tuning, timeout=float(timeout), db_path=common.db_path(),
-                                        workers=int(workers), split=split, gap=split_gap,
-                                        custom_encoders=chosen_plugins, owner=common.session_owner())
-                grids.append(grid)
+        # an upload that does not validate, or a plugin that fails on a sample of the data, is
+        # refused here with the reason; one run is queued per split
+        grids = dataclasses.replace(form, owner=common.session_owner()).submit(queue)
     except (DatasetError, ValueError) as exc:
         st.error(common.md_text(exc))
         st.stop()
@@ -354,7 +339,7 @@ if st.button("Launch run", type="primary", key="launch"):
         st.success(f"Queued run `{grids[0].run_id}`. It keeps running if you close the page; "
                    "follow it here or on the Runs page.")
     else:
-        named = " and ".join(f"`{g.run_id}` ({g.split_kind}, {n_experiments * N_FOLDS:,} result rows)"
+        named = " and ".join(f"`{g.run_id}` ({g.split_kind}, {form.result_rows:,} result rows)"
                              for g in grids)
         st.success(f"Queued {len(grids)} runs, one per split: {named}. They keep running if you close "
                    "the page; follow them here or on the Runs page.")
