@@ -128,3 +128,18 @@ def test_stored_upload_paths_are_hidden_in_configs_and_messages():
     message = f"cannot read {stored}; also /srv/encbench/db/uploads/other.parquet"
     assert hide_upload_paths(message, [stored]) == f"cannot read {HIDDEN_UPLOAD}; also {HIDDEN_UPLOAD}/other.parquet"
     assert hide_upload_paths(None, [stored]) is None and hide_upload_paths(3, [stored]) == 3
+
+
+def test_a_claimed_run_not_yet_in_the_database_is_listed(tmp_path):
+    """Between the worker's claim and the run's first row in the database (its data loading),
+    the run is listed as queued with its total, so a link to it finds it; interrupted when no
+    worker runs."""
+    q = RunQueue(tmp_path / "x.duckdb")
+    q.submit("run", {"run_id": "claimed", "grid": {"datasets": ["a"], "encoders": ["OH", "MT"], "models": ["DT"],
+                                                    "scorings": ["AUC"], "n_folds": 5, "label": "mine"}})
+    request = q.claim_next()
+    table = progress_table(_runs(), [], [request], worker_running=True).set_index("run_id")
+    assert table.loc["claimed", "status"] == "queued" and table.loc["claimed", "total"] == 10
+    assert table.loc["claimed", "label"] == "mine"
+    dead = progress_table(_runs(), [], [request], worker_running=False).set_index("run_id")
+    assert dead.loc["claimed", "status"] == "interrupted"

@@ -116,12 +116,15 @@ def progress_table(runs: pd.DataFrame, pending: Sequence[Request] = (),
     known = set(runs["run_id"]) if len(runs) else set()
     unknown_failures = {r.run_id: r for r in done
                         if r.kind == "run" and r.outcome == "failed" and r.run_id not in known}
-    for run_id, request in (unknown_failures | queued_ids | waiting_ids).items():
+    # a request the worker has claimed but whose run it has not written yet (it loads the data)
+    claimed = {r.run_id: r for r in active if r.kind == "run"}
+    for run_id, request in (unknown_failures | claimed | queued_ids | waiting_ids).items():
         if run_id in known:
             continue
         grid = request.payload.get("grid", {})
-        queued = run_id in queued_ids or run_id in waiting_ids
-        status = WAITING if run_id in waiting_ids else "queued" if queued else "failed"
+        queued = run_id in queued_ids or run_id in waiting_ids or (run_id in claimed and worker_running)
+        status = (WAITING if run_id in waiting_ids else "queued" if queued
+                  else "interrupted" if run_id in claimed else "failed")
         error = request.waiting.get("reason") if run_id in waiting_ids else None if queued else request.error
         rows.append([run_id, grid.get("label"), "local", status, 0,
                      expected_rows(grid), 0, 0, 0, None, pd.Timestamp(request.created_at, unit="s"),
