@@ -124,7 +124,7 @@ def consensus_view(db: str, version: tuple, load_key: tuple, strategies: tuple, 
 
 
 # Charts are cached as Vega-Lite specs beside the numbers they draw: building and serialising an
-# Altair chart costs more than the cached ranks behind it (about half of a rerun, issue 11 item 6).
+# Altair chart costs more than the cached ranks behind it (about half of a rerun).
 @st.cache_data(show_spinner=False, max_entries=64)
 def view_charts(db: str, version: tuple, load_key: tuple, strategies: tuple, mode: str,
                 params: tuple, section: str = RANKINGS) -> dict[str, dict]:
@@ -222,7 +222,9 @@ def pairwise_tests(db: str, version: tuple, load_key: tuple, combination: str, m
     return stats.wilcoxon_pairs(subset, encoders=list(encoders), alpha=alpha).table
 
 
-BAYES_DRAWS, BAYES_DRAWN = 50_000, 3_000   # posterior draws computed / drawn on the simplex
+# Posterior draws computed / drawn on the simplex: up to 2,000 marks Streamlit draws a chart as
+# SVG, whose axis and legend text stays readable by assistive technologies (a canvas beyond).
+BAYES_DRAWS, BAYES_DRAWN = 50_000, 1_500
 
 
 def _oriented(subset: pd.DataFrame) -> pd.DataFrame:
@@ -309,7 +311,7 @@ if len(targets) == 1 and "detail" in st.query_params and "detail" not in st.sess
     # raises); Streamlit drops the parameter of a widget that is gone.
     del st.query_params["detail"]
 
-# Each section is a tab, and only the open one runs and is drawn (issue 11 item 6: the browser's
+# Each section is a tab, and only the open one runs and is drawn (the browser's
 # drawing of every section was most of a filter change). The open tab is in the URL (?section=...).
 sections = [s for s in SECTIONS if (s != AGREEMENT or len(view.columns) > 1)
             and (s != KEMENY or kemeny_info is not None)]
@@ -392,7 +394,7 @@ def _kemeny_section(kemeny_info: pd.DataFrame) -> None:
 
 # The sections about one combination have selects of their own (combination, incomplete-data
 # design, interval strategy, bootstrap B, encoders): each is a fragment, so changing one of them
-# reruns that section only, not the page above it (issue 11 item 6: a bootstrap-driven select).
+# reruns that section only, not the page above it (a bootstrap-driven select).
 # The tabs themselves are outside every fragment: switching tabs reruns the page.
 @st.fragment
 @common.guarded
@@ -518,9 +520,11 @@ def _pairwise_section(targets: list[str], mode_used: str, load_key: tuple, alpha
     if control is not None:
         _control_pairs(target, mode_used, load_key, alpha, prov, control, [e for e in present if e != control])
         return
+    # No "Select all" row: while the user types, Streamlit puts "Select N matches" first, so
+    # typing MT + Enter added the 13 encoders whose names contain MT instead of MT.
     chosen = common.multiselect("Encoders to compare", present, key="wilcoxon", default=present[:2],
                                 help="A is the encoder listed first; a positive median difference "
-                                     "means A scores higher.")
+                                     "means A scores higher.", select_all=False)
     if len(chosen) < 2:
         st.info("Choose two encoders or more to test.")
         return

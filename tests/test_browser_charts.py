@@ -81,7 +81,7 @@ OVERFLOW = """() => {
 
 
 def test_cd_diagram_scrolls_inside_its_row_on_a_400_px_screen(server, tmp_path):
-    """Issue 22: at 400 px the CD diagram (about 740 px wide) widened the page."""
+    """At 400 px the CD diagram (about 740 px wide) widened the page."""
     from playwright.sync_api import expect
 
     with browser_page(height=1400, width=400, timeout_ms=90_000) as page:
@@ -96,3 +96,31 @@ def test_cd_diagram_scrolls_inside_its_row_on_a_400_px_screen(server, tmp_path):
     assert sizes["main"][0] <= sizes["main"][1], sizes
     width, visible, overflow = sizes["box"]
     assert sizes["chart"] > 400 and width >= sizes["chart"] > visible and overflow in ("auto", "scroll"), sizes
+
+
+@pytest.mark.parametrize(("query", "expected", "n_charts"), [
+    ("section=Bayesian+test&bayes_a=Sum&bayes_b=OH", "equivalent (|difference| <=", 1),
+    ("section=Win+rates+and+Elo", "Elo (OH = 1000)", 2),
+    ("section=Critical+difference&control=OH", "Bonferroni-Dunn against OH", 1),
+])
+def test_comparison_charts_read_on_the_dark_theme(server, tmp_path, query, expected, n_charts):
+    """The Bayesian simplex, the Elo chart and the diagram against a control draw every text as
+    theme-coloured axis, legend or title text (the 32 x 32 win-rate matrix has more than 2,000
+    marks, which Streamlit draws on a canvas: its text is checked on the spec, tests/test_plots.py)."""
+    from playwright.sync_api import expect
+
+    with browser_page(height=2400, timeout_ms=90_000, color_scheme="dark") as page:
+        page.goto(f"{server}/consensus?{query}")
+        charts = page.locator("[data-testid='stVegaLiteChart']")
+        expect(charts).to_have_count(n_charts, timeout=120_000)
+        expect(charts.first).to_contain_text(expected)
+        background = _rgb(page.evaluate(BACKGROUND))
+        texts = page.evaluate(TEXT_FILLS)
+        page.screenshot(path=str(tmp_path / "comparison-dark.png"), full_page=True)
+        assert page.locator("[data-testid='stException']").count() == 0
+
+    assert sum(background) < 150, background
+    assert any(t.startswith(expected) for t, _ in texts)      # drawn as SVG text, so checked below
+    poor = [(t, fill, round(_contrast(_rgb(fill), background), 2)) for t, fill in texts
+            if _contrast(_rgb(fill), background) < 3.0]
+    assert not poor, f"text below 3:1 on {background}: {poor[:8]}"
