@@ -157,3 +157,128 @@ def test_a_request_its_workers_keep_dying_on_is_failed_with_the_reason(private_d
     log = queue.log_path.read_text()
     assert len(re.findall(r"worker \d+ draining", log)) == MAX_ATTEMPTS + 1
     assert f"request {failed.request_id} failed: the queue worker died" in log
+
+
+# -- a lost Dask worker ----------------------------------------------------------------------------
+def _tasks_and_payloads(grid: Grid):
+    from encbench.engine.grid import plan
+    from encbench.engine.protocol import Payload
+
+    the_plan = plan(grid)
+    return the_plan.tasks, {ds.key: Payload.from_dataset(ds) for ds in the_plan.datasets.values()}
+
+
+def _scores(outcomes) -> dict:
+    return {(o.task.encoder, o.task.fold, r["model"]): (r["status"], r["cv_score"]) for o in outcomes for r in o.rows}
+
+
+@pytest.mark.slow
+def test_results_lost_with_a_killed_dask_worker_are_computed_again(tmp_path):
+    """A worker SIGKILLed while it holds finished results the client has not read yet: Dask cancels
+    them (and may lose the scattered dataset). They used to be recorded as failed with
+    'dask: NoneType: None'; they are sent again and give the local scores bit for bit."""
+    distributed = pytest.importorskip("distributed")
+    from test_engine_cluster import BIN, dask_cluster
+
+    from encbench.engine.executors import DaskExecutor, LocalExecutor
+
+    grid = Grid(datasets=["bundled:tic-tac-toe"], encoders=["OH", "Ord", "Count", "MT"], models=["LogReg", "DT"],
+                scorings=["AUC"])
+    tasks, payloads = _tasks_and_payloads(grid)
+
+    def all_finished(dask_scheduler) -> bool:  # runs on the scheduler (pickled by value)
+        return not any(ts.state in ("queued", "waiting", "processing", "no-worker")
+                       for key, ts in dask_scheduler.tasks.items() if str(key).startswith("encbench-"))
+
+    with dask_cluster(tmp_path / "cluster", [BIN / "python", BIN / "python"]) as address, \
+            distributed.Client(address, set_as_default=False) as client:
+        victim_address, victim = next(iter(client.run(os.getpid).items()))
+        stream = DaskExecutor(client).run(tasks, payloads, 600.0)
+        try:
+            outcomes = [_wait(lambda: next(stream), 120, "a first outcome")]
+            # the client stops reading while the workers finish the rest and hold the results
+            _wait(lambda: client.run_on_scheduler(all_finished), 120, "every task to finish")
+            os.kill(victim, signal.SIGKILL)
+            _wait(lambda: victim_address not in client.scheduler_info()["workers"], 30, "the worker to be lost")
+            time.sleep(1.0)                                   # the client hears of the lost keys
+            outcomes += [o for o in stream if o is not None]
+        finally:
+            stream.close()
+    assert sorted((o.task.encoder, o.task.fold) for o in outcomes) == sorted((t.encoder, t.fold) for t in tasks)
+    errors = [r["error"] for o in outcomes for r in o.rows if r["status"] != "ok"]
+    assert errors == [] and not any(o.lost for o in outcomes)
+    local = list(o for o in LocalExecutor(1).run(tasks, payloads, 600.0) if o is not None)
+    assert _scores(outcomes) == _scores(local)                          # bit for bit
+
+
+#: an encoder whose fit kills the Dask worker running it (as the OOM killer would), and nothing else
+KILLER = r'''
+import os
+import signal
+
+from sklearn.preprocessing import OrdinalEncoder
+
+
+def _under_a_dask_worker():
+    pid = os.getppid()           # the worker process, a child of the `dask worker` nanny
+    for _ in range(3):
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            if b"dask\x00worker" in fh.read():
+                return True
+        with open(f"/proc/{pid}/stat") as fh:
+            pid = int(fh.read().rsplit(")", 1)[1].split()[1])
+    return False
+
+
+class WorkerKiller(OrdinalEncoder):
+    def fit(self, X, y=None):
+        if _under_a_dask_worker():
+            os.kill(os.getppid(), signal.SIGKILL)
+            os._exit(1)
+        return super().fit(X, y)
+
+
+def make():
+    return WorkerKiller(handle_unknown="use_encoded_value", unknown_value=-1)
+'''
+
+
+@pytest.mark.slow
+def test_a_task_that_keeps_losing_its_dask_worker_ends_the_run_incomplete(tmp_path, monkeypatch):
+    """Every worker that runs the task dies: after the resubmissions its rows are failed with the
+    reason, the run is marked failed and the command exits non-zero with what to do; no
+    'NoneType' anywhere. (That the rest of a run completes is the test above.)"""
+    pytest.importorskip("distributed")
+    import test_engine_cluster
+    from test_engine_cluster import BIN, dask_cluster
+
+    from encbench.engine.executors import MAX_RESUBMITS
+
+    modules = tmp_path / "modules"
+    modules.mkdir()
+    (modules / "hostile_killer.py").write_text(KILLER)
+    clean = test_engine_cluster._clean_env
+    # the workers import the module from PYTHONPATH; a worker death fails its task at once
+    monkeypatch.setattr(test_engine_cluster, "_clean_env", lambda: dict(
+        clean(), PYTHONPATH=str(modules), DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES="0"))
+    db = tmp_path / "lost.duckdb"
+    with dask_cluster(tmp_path / "cluster", [BIN / "python", BIN / "python"]) as address:
+        done = test_engine_cluster._encbench(
+            "run", "--datasets", "bundled:tic-tac-toe", "--encoders", "Killer=hostile_killer:make",
+            "--controls", "none", "--models", "LogReg", "--metrics", "AUC", "--folds", "2",
+            "--scheduler", address, "--db", str(db), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and "NoneType" not in done.stderr, done.stderr
+    assert re.search(r"error: run local-\w+ is incomplete: 2 of 2 tasks were lost with their Dask workers "
+                     r"\(their rows are recorded as failed\); check the workers, then re-run the same "
+                     r"command to resume them", done.stderr), done.stderr
+    import duckdb
+
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute("SELECT encoder, fold, status, error FROM results WHERE fold >= 0 "
+                           "ORDER BY encoder, fold").fetchall()
+        status, error = con.execute("SELECT status, error FROM runs WHERE origin = 'local'").fetchone()
+    assert [(e, f, s) for e, f, s, _ in rows] == [("Killer", 0, "failed"), ("Killer", 1, "failed")]
+    for _, _, _, message in rows:
+        assert message.startswith(f"Dask worker lost: the task was sent {MAX_RESUBMITS + 1} times"), message
+    assert status == "failed" and "is incomplete: 2 of 2 tasks were lost" in error

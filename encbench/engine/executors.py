@@ -41,12 +41,18 @@ _CHILD_MAIN = "import sys; from encbench.engine.child import main; sys.exit(main
 
 @dataclass(frozen=True)
 class Outcome:
-    """A finished task: its result rows, wall time and where it ran."""
+    """A finished task: its result rows, wall time and where it ran.
+
+    ``lost`` marks a task that never finished because the Dask workers running it were lost
+    (after :data:`MAX_RESUBMITS` resubmissions): its rows are ``failed`` with that reason, and the
+    run is incomplete.
+    """
 
     task: Task
     rows: list
     seconds: float
     where: str = "local"
+    lost: bool = False
 
 
 def timeout_message(timeout: float) -> str:
@@ -317,6 +323,19 @@ def run_on_dask_worker(task: Task, payload: Payload, timeout: float) -> tuple[li
     return rows, time.monotonic() - start, f"{socket.gethostname()}:{os.getpid()}"
 
 
+#: times a task whose Dask worker was lost is sent again before it is recorded as lost.
+MAX_RESUBMITS = 2
+#: seconds to wait for the result of a finished Dask task before waiting on other tasks (the
+#: worker holding it may have died: Dask then recomputes it).
+GATHER_TIMEOUT = 5.0
+
+
+def lost_message(sent: int, why: str) -> str:
+    """The error of a task whose Dask workers were lost every time it was sent."""
+    return (f"Dask worker lost: the task was sent {sent} times and each time the worker running it "
+            f"(or holding its result or data) died ({why}); re-run the same command to resume it")
+
+
 #: modules a Dask worker (and the scheduler, which unpickles the task graph) must import.
 CLUSTER_MODULES = ("encbench", "numpy", "pandas", "sklearn", "scipy", "category_encoders", "lightgbm",
                    "skrub", "skopt")
@@ -494,9 +513,18 @@ class DaskExecutor:
         self._own = False
 
     def run(self, tasks: Iterable[Task], payloads: Mapping[str, Payload], timeout: float) -> Iterator:
-        import uuid
+        """Yield an :class:`Outcome` per task, ``None`` every :data:`TICK` seconds while waiting.
 
-        from distributed import as_completed
+        A task whose worker dies is normally recomputed by Dask itself. When Dask gives it up
+        instead (its future cancelled because the worker held the only copy of its result or
+        data, or ``KilledWorker`` after the scheduler's own retries), it is sent again, with its
+        dataset scattered again if that copy was lost too, up to :data:`MAX_RESUBMITS` times;
+        then its rows are ``failed`` with the reason and the outcome is marked ``lost``.
+        """
+        import uuid
+        from concurrent.futures import CancelledError
+
+        from distributed import KilledWorker, as_completed
 
         tasks = list(tasks)
         if not tasks:
@@ -504,19 +532,30 @@ class DaskExecutor:
         self.start()
         client = self.client
         futures: dict = {}
+        sent: dict[int, int] = {}
+        batch = uuid.uuid4().hex[:8]
         try:
             needed = {t.dataset for t in tasks}
             # broadcast: every worker holds every dataset, so data locality never piles the
             # tasks of one dataset onto the worker that happened to receive it
             scattered = {key: client.scatter(payloads[key], hash=False, broadcast=True) for key in needed}
-            batch = uuid.uuid4().hex[:8]
-            for index, task in enumerate(tasks):
+
+            def submit(index: int):
+                task = tasks[index]
+                data = scattered[task.dataset]
+                if data.status != "finished":  # the dataset's copies went with the lost workers
+                    data = scattered[task.dataset] = client.scatter(payloads[task.dataset], hash=False,
+                                                                    broadcast=True)
+                sent[index] = sent.get(index, 0) + 1
+                retry = f"-retry{sent[index] - 1}" if sent[index] > 1 else ""
                 future = client.submit(
-                    run_on_dask_worker, task, scattered[task.dataset], timeout, pure=False,
-                    key=f"encbench-{batch}-{index}-{task.encoder}-fold{task.fold}",
+                    run_on_dask_worker, task, data, timeout, pure=False,
+                    key=f"encbench-{batch}-{index}-{task.encoder}-fold{task.fold}{retry}",
                 )
-                futures[future] = task
-            completed = as_completed(list(futures), loop=client.loop)
+                futures[future] = index
+                return future
+
+            completed = as_completed([submit(index) for index in range(len(tasks))], loop=client.loop)
             last_tick = time.monotonic()
             while not completed.is_empty():
                 if not completed.has_ready():
@@ -526,13 +565,38 @@ class DaskExecutor:
                         yield None
                     continue
                 for future in completed.next_batch(block=False):
-                    task = futures.pop(future)
+                    index = futures.pop(future)
+                    task = tasks[index]
+                    lost = None
                     if future.status == "finished":
-                        rows, seconds, where = future.result()
-                    else:
+                        try:
+                            rows, seconds, where = future.result(timeout=GATHER_TIMEOUT)
+                        except TimeoutError:  # its holder died: Dask recomputes it, wait again
+                            futures[future] = index
+                            completed.add(future)
+                            continue
+                        except (CancelledError, KilledWorker) as exc:
+                            lost = f"{type(exc).__name__}: {exc}"
+                    elif future.status == "error" and not isinstance(future.exception(), KilledWorker) \
+                            and future.exception() is not None:
                         exc = future.exception()
                         rows, seconds, where = unfinished_rows(task, "failed", describe("dask", exc)), 0.0, "dask"
+                    else:  # cancelled (its result or data lost with a worker), or KilledWorker
+                        exc = future.exception() if future.status == "error" else None
+                        lost = (f"{type(exc).__name__}: {exc}" if exc is not None
+                                else f"the future was {future.status}")
                     future.release()
+                    if lost is not None:
+                        if sent[index] <= MAX_RESUBMITS:
+                            log.warning("task %s: its Dask worker was lost (%s); sending it again", task.name,
+                                        lost)
+                            completed.add(submit(index))
+                            continue
+                        log.error("task %s: lost with its Dask worker %d times; recorded as failed",
+                                  task.name, sent[index])
+                        rows = unfinished_rows(task, "failed", lost_message(sent[index], lost))
+                        yield Outcome(task, rows, 0.0, "dask", lost=True)
+                        continue
                     yield Outcome(task, rows, seconds, where)
         finally:
             if futures:

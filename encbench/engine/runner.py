@@ -1,6 +1,6 @@
 """Run a grid into the results store: resume, single writer, snapshots, progress, cancellation.
 
-The calling process is the only writer (DESIGN.md section 3). Tasks run elsewhere (an
+The calling process is the only writer (docs/ARCHITECTURE.md, Results database). Tasks run elsewhere (an
 executor); each finished task's rows are committed in their own transaction, so a killed runner
 loses at most the tasks in flight, and a read snapshot is published every few seconds and at
 the end so that readers (the app) see progress.
@@ -25,6 +25,14 @@ log = logging.getLogger(__name__)
 PUBLISH_EVERY = 5.0
 
 ProgressCallback = Callable[[int, int, dict], None]
+
+
+class RunIncomplete(ValueError):
+    """The run ended with tasks that never finished (e.g. lost with their Dask workers).
+
+    Their rows are recorded as failed and the run as ``failed`` with the same message; re-running
+    the grid resumes them.
+    """
 
 
 def run_config(grid: Grid, the_plan: Plan) -> dict:
@@ -231,6 +239,9 @@ def run_grid(grid: Grid, db_path=None, workers: int = 1, scheduler=None,
     ------
     encbench.data.DatasetError, ValueError
         Before anything is written, if a dataset cannot be used or has changed.
+    RunIncomplete
+        After the run, if some tasks were lost with their Dask workers (the run is then marked
+        ``failed`` with the reason; re-running resumes them).
 
     Notes
     -----
@@ -294,6 +305,7 @@ def _run(the_plan: Plan, executor, writer: Writer, report, should_stop, publish_
         started = time.monotonic()
         last_publish = started
         done = 0
+        lost = 0
         cancelled = False
         try:
             for outcome in stream:
@@ -301,6 +313,7 @@ def _run(the_plan: Plan, executor, writer: Writer, report, should_stop, publish_
                     rows = [dict(row, run_id=run_id, split=grid.split_kind) for row in outcome.rows]
                     writer.write_results(rows)
                     done += 1
+                    lost += bool(getattr(outcome, "lost", False))
                     elapsed = time.monotonic() - started
                     remaining = len(todo) - done
                     counts = {s: sum(r["status"] == s for r in rows) for s in ("ok", "failed", "timeout")}
@@ -332,6 +345,13 @@ def _run(the_plan: Plan, executor, writer: Writer, report, should_stop, publish_
             raise
         finally:
             stream.close()
+        if lost and not cancelled:
+            message = (f"run {run_id} is incomplete: {lost} of {len(todo)} tasks were lost with their "
+                       f"Dask workers (their rows are recorded as failed); check the workers, then re-run "
+                       f"the same command to resume them")
+            writer.set_run_status(run_id, "failed", error=message)
+            log.error("%s", message)
+            raise RunIncomplete(message)
         writer.set_run_status(run_id, "cancelled" if cancelled else "done")
         log.info("run %s %s: %d tasks run, %d skipped", run_id, "cancelled" if cancelled else "done",
                  done, skipped)
