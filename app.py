@@ -1,4 +1,4 @@
-"""encbench Streamlit entry point: page setup and navigation only (DESIGN.md section 11).
+"""encbench Streamlit entry point: page setup and navigation only (docs/ARCHITECTURE.md, Layers).
 
 With ``st.navigation`` the ``pages/`` folder is not auto-discovered: every page is listed in
 ``pages.common.PAGES`` (add a page by adding a line there). Its url path names the page in the

@@ -1,8 +1,8 @@
 """The app's server: ``streamlit run serve.py`` serves ``app.py`` (what ``make run`` does).
 
 It is ``streamlit run app.py`` with one addition: before the server takes its first request it
-warms the process, so the first visitor does not wait for it (issue 11 item 6, first visit
-<= 3 s). A fresh server otherwise spends about 0.8 s of the first page run importing pandas,
+warms the process, so the first visitor does not wait for it (target: a first visit
+within 3 s). A fresh server otherwise spends about 0.8 s of the first page run importing pandas,
 Altair and the app's modules, and 0.4 s loading the published scores that the home page shows.
 The warm-up loads the same cached values a first visit to the Overview asks for, with the same
 arguments, so that visit finds them in Streamlit's cache.

@@ -3,7 +3,7 @@
 Measures, on the app's database (``ENCBENCH_DB`` or ``db/encbench.duckdb``; built if missing):
 
 - first visit: a freshly started server, the Overview page loaded until its script run is
-  over (imports, the first queries and charts; DESIGN.md target <= 3 s);
+  over (imports, the first queries and charts; target <= 3 s);
 - filter change: on Consensus, then on the Results explorer, adding or removing a metric
   (AUC <-> AUC + Acc) through the multiselect, until the page has rerun and shows the new
   combination count; on Sensitivity, switching the fixed metric (target <= 0.5 s median);
@@ -12,8 +12,8 @@ Measures, on the app's database (``ENCBENCH_DB`` or ``db/encbench.duckdb``; buil
 
 A change counts from the click to the moment the page shows the new state: no element of the
 previous run is left (Streamlit marks those ``data-stale`` until the new run replaces or removes
-them) and Streamlit's "running" indicator is gone or fading out. (Until issue 11 item 6 the end
-was the indicator alone: it can be absent while the run still streams in, which gave 0.3 s for
+them) and Streamlit's "running" indicator is gone or fading out. (The end used to
+be the indicator alone: it can be absent while the run still streams in, which gave 0.3 s for
 changes whose page took 2 s to show.) Each figure is the median over ``--repeat`` changes (first ones
 included: a user pays for them too). The server runs with one process, as ``streamlit run`` does.
 

@@ -1,4 +1,4 @@
-"""Time to rank one new encoder vs re-running the study's 32 (issue 14).
+"""Time to rank one new encoder vs re-running the study's 32.
 
 Phase 1 (``suite``): the test suite's frequency-rank encoder plus the controls OH and MT on the
 bundled datasets of the study's suite, no tuning, every model and metric, ``--workers`` task

@@ -1,4 +1,4 @@
-"""Timing of the encoder zoo (issue 4).
+"""Timing of the encoder zoo.
 
 1. ``fit_transform`` + ``transform`` of every registry encoder on adult (48,842 rows, the 8
    categorical columns), median over ``--repeats`` runs;

@@ -1,4 +1,4 @@
-"""Fidelity: does the engine reproduce the published ``cv_score`` cell for cell? (issue 10)
+"""Fidelity: does the engine reproduce the published ``cv_score`` cell for cell?
 
 Runs the published protocol on every dataset of ``../shared/data/datasets/`` (and the bundled
 copies in ``data/bundled/``) that the published results cover, with the requested encoders,

@@ -1,5 +1,5 @@
 """Wide encoders (OH, Sum, Bin) with sparse output: are the models' results bit-identical, and
-what does sparse output save in memory? (issue 12 item 3)
+what does sparse output save in memory?
 
 ``identity``: per dataset, outer fold, encoder and model configuration, fits the model on the
 dense encoding and on the sparse (CSR) encoding of the same training fold, as the engine builds
@@ -10,7 +10,7 @@ model tuning's grids and full tuning's ranges visit. Datasets: bundled tic-tac-t
 kr-vs-kp, nursery and adult (seeded row samples of ``--max-rows``) and a seeded synthetic set
 with columns of 300, 40 and 4 levels, missing values and numerical columns.
 
-``memory``: issue 12's case, 20,000 levels on 30,000 rows (seeded numpy, as
+``memory``: the 20,000-level case, 20,000 levels on 30,000 rows (seeded numpy, as
 tests/test_hostile_inputs.py builds it), one no-tuning task (fold 0) of OH with the given model
 in a fresh interpreter, dense (the published path, forced) and sparse (what the engine does for
 DT and LGBM); prints peak RSS, wall time and the memory guard's estimate of each.
@@ -190,7 +190,7 @@ def identity(models, max_rows: int, folds) -> None:
 
 # -- memory -------------------------------------------------------------------------------------
 def wide_csv(path: Path, seed: int = 12) -> Path:
-    """Issue 12's case (as tests/test_hostile_inputs.py builds it): 20,000 levels on 30,000
+    """The 20,000-level case (as tests/test_hostile_inputs.py builds it): 20,000 levels on 30,000
     rows, every level present, a yes/no label (298 KB; the issue's file had longer names)."""
     rng = np.random.default_rng(seed)
     levels = np.concatenate([np.arange(20_000), rng.integers(0, 20_000, 10_000)])

@@ -1,4 +1,4 @@
-"""Encoders of your own: import paths, installed plugins, and the check before a run (issue 14).
+"""Encoders of your own: import paths, installed plugins, and the check before a run.
 
 A custom encoder is any scikit-learn-style transformer (``fit(X, y)``, ``transform(X)``) named by
 an import path ``module:attr`` (a class, a factory function or an estimator instance to clone) with

@@ -9,7 +9,7 @@ the ranking being shown; a missing (encoder, dataset) result is drawn as a grey 
 never as a zero. Encodings are channel objects (``text=alt.Text("label:N")``), never bare strings
 (``text="label:N"``) or dicts: Altair turns each of those into a channel through ``from_dict``,
 which hashes its whole Vega-Lite schema every time (about 10 ms each, half the time of building
-the Consensus page's charts; issue 11 item 6). Same spec either way.
+the Consensus page's charts). Same spec either way.
 """
 from __future__ import annotations
 

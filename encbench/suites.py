@@ -1,4 +1,4 @@
-"""Named dataset suites for ``--datasets suite:<name>`` (issue 14).
+"""Named dataset suites for ``--datasets suite:<name>``.
 
 ``suite:matteucci2023``: the study's 50 OpenML datasets (``db/seed/datasets.csv``);
 ``suite:matteucci2023-small``: the 30 of them the study used for full tuning (its smallest).

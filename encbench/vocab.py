@@ -1,4 +1,5 @@
-"""Canonical vocabulary of encbench (DESIGN.md section 4) and the mapping from published codes.
+"""Canonical vocabulary of encbench and the mapping from published codes (docs/ARCHITECTURE.md,
+Vocabulary and registries).
 
 Every name used in the database, the API, the UI and exports comes from here: the factors of an
 experiment and the order of their values (:data:`FACTORS`, :func:`ordered`), and the registry of
@@ -39,7 +40,7 @@ STUDY_MODELS: tuple[str, ...] = tuple(m for m in MODELS if MODEL_REGISTRY[m].in_
 #: every metric of the registry (:mod:`encbench.metrics`) that serves binary targets: the study's four
 METRICS: tuple[str, ...] = metrics_for("binary")
 TUNINGS: tuple[str, ...] = ("no", "model", "full")
-#: outer evaluation schemes (issue 15): the published stratified folds, forward folds over time
+#: outer evaluation schemes: the published stratified folds, forward folds over time
 SPLITS: tuple[str, ...] = ("cv", "time")
 #: the columns that define one experiment setting (a "combination"), in display order
 FACTORS: tuple[str, ...] = ("model", "tuning", "scoring")
@@ -142,7 +143,7 @@ N_ITER = StrategyParameter(
     "n_iter", 10, "a positive integer",
     "Correction sweeps when fitting score ~ encoder quality x dataset difficulty.")
 
-#: Every aggregation strategy, in display order (DESIGN.md section 7). Adding one: an entry here,
+#: Every aggregation strategy, in display order (docs/ARCHITECTURE.md, Consensus rankings). Adding one: an entry here,
 #: its computation in :mod:`encbench.stats.consensus` (``@_computes(name)``) and its test.
 STRATEGY_REGISTRY = MappingProxyType({s.name: s for s in (
     Strategy("R-M", "mean per-dataset rank", higher_is_better=False, uses_scores=False),
@@ -208,7 +209,7 @@ def ordered(factor: str, values: Iterable[object]) -> list[str]:
     """
     return sorted(dict.fromkeys(map(str, values)), key=lambda v: order_key(factor, v))
 
-# Published codes -> canonical names (DESIGN.md section 4).
+# Published codes -> canonical names (docs/ARCHITECTURE.md, Vocabulary and registries).
 _FIXED_ENCODER_CODES = {
     "BE": "Bin", "CBE": "CB", "CE": "Count", "DE": "Drop", "MHE": "MH", "OE": "Ord",
     "OHE": "OH", "RGLMME": "GLMM", "SE": "Sum", "TE": "MT", "WOEE": "WoE",

@@ -1,6 +1,6 @@
 """Shared UI plumbing for the pages: the cached store, cached loads, URL-bound filters, exports.
 
-Caching (DESIGN.md section 11): one ``@st.cache_resource`` Reader per database path (so tests or
+Caching (docs/ARCHITECTURE.md, Layers): one ``@st.cache_resource`` Reader per database path (so tests or
 users pointing ``ENCBENCH_DB`` at another file never get a stale reader), and ``@st.cache_data``
 functions keyed on ``(db path, snapshot version, arguments)``: a new snapshot published by the
 writer changes the version and so invalidates every cached load and computation.

@@ -90,7 +90,7 @@ def with_fold_spread(db: str, version: tuple, table: pd.DataFrame) -> pd.DataFra
 
 
 # Charts are cached as Vega-Lite specs: building and serialising them cost more than the cached
-# rows behind them (issue 11 item 6).
+# rows behind them.
 @st.cache_data(show_spinner=False, max_entries=16)
 def box_charts(db: str, version: tuple, key: tuple) -> dict[str, dict]:
     """Box plots of the scores and of the per-dataset ranks per encoder."""
@@ -151,7 +151,7 @@ st.markdown(
 
 # One section at a time: only the open tab is drawn (stateful tabs bound to the URL as
 # ?section=..., as on the Overview and Consensus pages), so a filter change redraws the summary
-# and one section, not a table, two box plots over every score and a heatmap (issue 11 item 6).
+# and one section, not a table, two box plots over every score and a heatmap.
 scores_tab, distributions_tab, heatmap_tab = st.tabs(list(SECTIONS), key="section", bind="query-params")
 if scores_tab.open:
     with scores_tab:

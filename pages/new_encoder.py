@@ -1,4 +1,4 @@
-"""New encoder: where a run's custom encoder ranks among the published 32 (issue 14).
+"""New encoder: where a run's custom encoder ranks among the published 32.
 
 Reads a comparison run (``encbench run --encoders OH,MT,module:Class``); the logic lives in
 :mod:`encbench.placement`. The app never imports code from an upload: custom encoders come

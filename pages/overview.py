@@ -60,7 +60,7 @@ def result_counts(db: str, version: tuple, origins: tuple, prefer: str) -> dict[
             "scoring": overview.counts_by_pair(everything, "scoring", "tuning")}
 
 
-# Charts are cached as Vega-Lite specs, as on the other pages (issue 11 item 6).
+# Charts are cached as Vega-Lite specs, as on the other pages.
 @st.cache_data(show_spinner=False, max_entries=4)
 def charts(db: str, version: tuple, origins: tuple, prefer: str) -> dict[str, dict]:
     table = headline(db, version, origins, prefer)
@@ -89,7 +89,7 @@ left, right = st.columns([1, 1])  # 3:2 left the table too narrow for its five c
 with left:
     common.show_chart(charts(db, version, origins, prefer)["headline-consensus"], "headline-consensus", prov)
 with right:
-    # narrow number columns: the table fits its column without a horizontal scroll (issue 11)
+    # narrow number columns: the table fits its column without a horizontal scroll
     common.show_table(table[["rank", "encoder", "family", "mean_rank", "n_voters"]],
                       "headline-consensus", prov, height=420, best={"mean_rank": "min"},
                       column_config={"mean_rank": st.column_config.NumberColumn("mean rank", format="%.3f"),
@@ -97,7 +97,7 @@ with right:
 
 # Below the headline, one section at a time: only the open tab is drawn (stateful tabs, bound to
 # the URL as ?section=...), which keeps a first visit to two elements a browser must draw besides
-# the metrics (issue 11 item 6: first visit <= 3 s).
+# the metrics (first visit <= 3 s).
 counts_tab, runs_tab, datasets_tab = st.tabs(list(SECTIONS), key="section", bind="query-params")
 if counts_tab.open:
     with counts_tab:

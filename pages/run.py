@@ -191,7 +191,7 @@ else:
     types = _column_types(staged.sha256, staged)
     with st.expander("Column types", expanded=False):
         st.dataframe(types, hide_index=True, width="stretch")
-    # A column that orders the rows in time: propose a time split (issue 15).
+    # A column that orders the rows in time: propose a time split.
     candidates = _time_candidates(staged.sha256, target, staged.frame)
     if candidates:
         with st.container(border=True, key="time-split"):
@@ -268,7 +268,7 @@ for family, names in FAMILIES.items():
     chosen.update(st.pills(family, list(names), selection_mode="multi", key=f"enc-{family}",
                            help="; ".join(f"{n}: {REGISTRY[n].description}" for n in names)) or [])
 encoders = [name for name in vocab.ENCODERS if name in chosen]
-# Encoders of your own: installed plugins only; the app never imports code from an upload (issue 14).
+# Encoders of your own: installed plugins only; the app never imports code from an upload.
 plugins = {p.name: p for p in custom.plugins()}
 if plugins:
     picked = st.pills("Installed plugins", list(plugins), selection_mode="multi", key="enc-plugins",

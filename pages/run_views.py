@@ -104,7 +104,7 @@ def result_filters(run_id: str, dataset: str, comp, rows: pd.DataFrame) -> dict:
 
 
 def show_split_change(dataset: str) -> None:
-    """Say plainly whether the best encoders change between cv and time on ``dataset`` (issue 15),
+    """Say plainly whether the best encoders change between cv and time on ``dataset``,
     when local runs evaluated it under both splits."""
     db, _ = common.data_key()
     rows = queries.load_scores(common.get_reader(db), datasets=[dataset], origins=["local"])

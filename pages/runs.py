@@ -38,7 +38,7 @@ def _overview() -> None:
     )[["label", "status", "progress", "rows", "n_failed", "n_timeout", "eta", "created_at",
        "finished_at", "run_id"]]
     # Explicit widths that add up to less than the page's column (938 px at 1400 px): sized to
-    # their content the 12 columns took 1,205 px and "cancelled" was cut to "cancellec" (issue 11).
+    # their content the 12 columns took 1,205 px and "cancelled" was cut to "cancellec".
     # The origin is in the run id (published-/local-); done/total read as one "rows" column.
     st.dataframe(shown, hide_index=True, width="stretch", column_config={
         "label": st.column_config.TextColumn("label", width=150),
@@ -146,7 +146,7 @@ def _detail(run_id: str) -> None:
     if len(errors):
         st.subheader(f"Failed experiments ({len(errors)})")
         st.dataframe(errors, hide_index=True, width="stretch")
-    if config.get("custom_encoders"):  # issue 14: the new encoder's place among the published 32
+    if config.get("custom_encoders"):  # the new encoder's place among the published 32
         st.page_link("pages/new_encoder.py", label=f"Where {', '.join(config['custom_encoders'])} ranks "
                      f"among the published 32", icon=":material/add_chart:", query_params={"run": run_id})
     if row["origin"] == "local":

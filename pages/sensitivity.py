@@ -17,7 +17,7 @@ st.caption("Similarity between consensus rankings that differ in one factor only
 
 db, version = common.data_key()
 lv = common.levels(db, version)
-# The split (cv / time, issue 15) is a factor once time-split results exist; before, it is not offered.
+# The split (cv / time) is a factor once time-split results exist; before, it is not offered.
 has_time = "time" in lv.get("split", [])
 FACTOR_OF = {label: factor for factor, label in VARY_LABELS.items() if has_time or factor != "split"}
 SPLIT_LABEL = {"split": "Split"}
@@ -84,7 +84,7 @@ def compute(db: str, version: tuple, vary: str, fixed: tuple, strategy, strategi
 
 
 # Charts are cached as Vega-Lite specs, as on the other pages: building and serialising the two
-# Altair heatmaps cost more than the cached similarities behind them (issue 11 item 6).
+# Altair heatmaps cost more than the cached similarities behind them.
 @st.cache_data(show_spinner=False, max_entries=32)
 def heatmaps(key: tuple) -> dict[str, dict]:
     result = compute(*key)

@@ -1,4 +1,4 @@
-"""Encoders written in the test suite to exercise "bring your own encoder" (issue 14).
+"""Encoders written in the test suite to exercise "bring your own encoder".
 
 Imported by import path (``tests.byo_encoders:FrequencyRankEncoder``) in the task processes,
 which run from the checkout's root.

@@ -73,7 +73,7 @@ def test_consensus_model_change_download_and_screenshot(server, tmp_path):
 
 
 def test_consensus_tabs_draw_the_open_one_and_stay_put_when_the_set_changes(server):
-    """Issue 11 item 6: the Consensus sections are tabs, only the open one drawn, its label in the
+    """The Consensus sections are tabs, only the open one drawn, its label in the
     URL. Its selects rerun it alone (a fragment); adding R-Kem adds tabs after it and leaves it
     open; removing R-Kem while its tab is open goes back to Rankings."""
     from playwright.sync_api import expect
@@ -170,7 +170,7 @@ def _metrics(page) -> dict[str, str]:
 
 def test_a_local_run_on_a_copy_of_a_published_dataset_leaves_the_default_overview_published(
         private_db, tmp_path):
-    """Issue 11: a copy of a published dataset is that dataset, and local results are opt-in."""
+    """A copy of a published dataset is that dataset, and local results are opt-in."""
     from playwright.sync_api import expect
 
     from encbench.data import BUNDLED_DIR, read_table
@@ -211,7 +211,7 @@ def test_a_local_run_on_a_copy_of_a_published_dataset_leaves_the_default_overvie
 
 
 def test_sensitivity_heatmaps_with_all_strategies_stay_on_the_page(server):
-    """Issue 11: with all 11 strategies the two heatmaps overflowed their columns (legend hidden)."""
+    """With all 11 strategies the two heatmaps overflowed their columns (legend hidden)."""
     from playwright.sync_api import expect
 
     from encbench import stats
@@ -237,7 +237,7 @@ def test_sensitivity_heatmaps_with_all_strategies_stay_on_the_page(server):
 
 
 def test_overview_tables_fit_without_a_horizontal_scroll(server):
-    """Issue 11: columns of the Overview tables were off-screen (the grids scrolled sideways)."""
+    """Columns of the Overview tables were off-screen (the grids scrolled sideways)."""
     from playwright.sync_api import expect
 
     with browser_page(height=2400, timeout_ms=60_000) as page:
@@ -254,7 +254,7 @@ def test_overview_tables_fit_without_a_horizontal_scroll(server):
 
 
 def test_runs_table_fits_and_shows_whole_statuses(private_db, tmp_path):
-    """Issue 11: the Runs table scrolled sideways (1,205 px in a 938 px column) and its status
+    """The Runs table scrolled sideways (1,205 px in a 938 px column) and its status
     column was too narrow for "cancelled" (drawn as "cancellec")."""
     from playwright.sync_api import expect
 

@@ -1,4 +1,4 @@
-"""End to end in a real browser (issue 14): an installed encoder plugin is offered on "Run on your
+"""End to end in a real browser: an installed encoder plugin is offered on "Run on your
 data", runs beside the controls OH and MT, and "New encoder" ranks it among the published 32.
 
 The plugin is the test suite's frequency-rank encoder declared by a dist-info directory on the

@@ -30,7 +30,7 @@ def test_hand_computed_comparison():
 
 
 def test_agreement_is_reported_only_over_enough_shared_encoders():
-    """Issue 22: "Agreement: Spearman rho 1.00" was computed on two shared encoders."""
+    """"Agreement: Spearman rho 1.00" was computed on two shared encoders."""
     from encbench.compare import MIN_SHARED
 
     local = pd.DataFrame(dict(model="LogReg", tuning="no", scoring="AUC", dataset="file:x",

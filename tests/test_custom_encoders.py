@@ -1,4 +1,4 @@
-"""Bring your own encoder (issue 14): specs, plugins, the pre-run check, suites, and end to end
+"""Bring your own encoder: specs, plugins, the pre-run check, suites, and end to end
 from the command line (a frequency-rank encoder of tests/byo_encoders.py on bundled datasets)."""
 from __future__ import annotations
 

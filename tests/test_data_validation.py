@@ -1,4 +1,4 @@
-"""Protocol validation (DESIGN.md section 5): one test per bad input, messages asserted."""
+"""Protocol validation (docs/ARCHITECTURE.md, Protocol): one test per bad input, messages asserted."""
 from __future__ import annotations
 
 import numpy as np

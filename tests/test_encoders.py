@@ -1,4 +1,4 @@
-"""The registry and the behaviour every one of the 32 encoders shares (issue 4, point 3)."""
+"""The registry and the behaviour every one of the 32 encoders shares."""
 from __future__ import annotations
 
 import dataclasses

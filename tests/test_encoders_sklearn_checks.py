@@ -1,4 +1,4 @@
-"""scikit-learn's estimator checks over the 32 registry encoders (issue 13 item 3).
+"""scikit-learn's estimator checks over the 32 registry encoders.
 
 Every check runs; those expected to fail by design are listed in :data:`EXPECTED_FAILURES` with
 the reason, and run as strict expected failures (a check that starts passing must leave the

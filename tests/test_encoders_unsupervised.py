@@ -156,7 +156,7 @@ def test_registry_mh_hashes_the_study_ngram_lengths_2_and_3():
         assert out.iloc[row, 30 + 5] == _study_fast_min_hash(text, 5)
 
 
-# -- sparse output (issue 12 item 3) ---------------------------------------------------------------
+# -- sparse output ---------------------------------------------------------------
 def _many_levels(n=3000, seed=11):
     """Seeded frame with a high-cardinality column, missing values, a one-level column and a
     column of levels seen once; and a test frame with unseen levels and missing values."""

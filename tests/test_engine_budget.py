@@ -1,5 +1,5 @@
-"""The memory guard with sparse output (issue 12 item 3): tasks whose encoder and models all
-accept sparse output are estimated by their stored values, so issue 12's 20,000-level column
+"""The memory guard with sparse output: tasks whose encoder and models all
+accept sparse output are estimated by their stored values, so a 20,000-level column
 runs with OH and DT/LGBM instead of being refused. (Budget syntax and the dense estimate:
 tests/test_hostile_inputs.py.)"""
 from __future__ import annotations
@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def hicard(tmp_path_factory) -> Path:
-    """Issue 12's case: 20,000 levels on 30,000 rows (seeded, as test_hostile_inputs builds it)."""
+    """The 20,000-level case: 20,000 levels on 30,000 rows (seeded, as test_hostile_inputs builds it)."""
     rng = np.random.default_rng(12)
     levels = np.concatenate([np.arange(20_000), rng.integers(0, 20_000, 10_000)])
     path = tmp_path_factory.mktemp("wide") / "hicard.csv"

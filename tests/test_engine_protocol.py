@@ -1,4 +1,4 @@
-"""The protocol of DESIGN.md section 5, one task in this process (no task processes, no DB)."""
+"""The protocol of docs/ARCHITECTURE.md, Protocol, one task in this process (no task processes, no DB)."""
 from __future__ import annotations
 
 import numpy as np
@@ -147,7 +147,7 @@ def test_rows_carry_the_encoding_time_apart(credit):
     assert all(0 < row["encode_time"] <= row["time"] for row in rows)
 
 
-# -- sparse output of the wide encoders (issue 12 item 3) ------------------------------------------
+# -- sparse output of the wide encoders ------------------------------------------
 def _many_levels_payload(n=600, seed=3):
     """Seeded data: a column of ~250 levels (Zipf-like), one of 30, one of 4 with missing
     values, and two numerical columns (one with missing values)."""

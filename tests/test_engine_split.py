@@ -1,4 +1,4 @@
-"""The time split (issue 15): forward folds, the split as a factor of the results, and a dataset
+"""The time split: forward folds, the split as a factor of the results, and a dataset
 built so that a target encoder leaks under stratified folds but not forward in time."""
 from __future__ import annotations
 

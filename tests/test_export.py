@@ -61,7 +61,7 @@ def test_long_filter_state_is_cut_with_a_distinguishing_hash():
 
 
 def test_csv_is_plain_and_round_trips(prov, table):
-    """Issue 22: CSVs started with '#' provenance lines, so a plain pd.read_csv failed."""
+    """CSVs started with '#' provenance lines, so a plain pd.read_csv failed."""
     data = export.table_bytes(table, "csv", prov)
     text = data.decode("utf-8")
     assert text.splitlines()[0] == "encoder,rank,R-M" and "#" not in text.replace("50%_&", "")
@@ -201,7 +201,7 @@ def test_with_filters_extends_without_mutating(prov):
 
 
 def test_long_file_names_keep_whole_values_and_the_detail_they_show():
-    """Issue 11: names were cut mid-value (alpha=0_3209783a) and lost the CD diagram's combination."""
+    """Names were cut mid-value (alpha=0_3209783a) and lost the CD diagram's combination."""
     long = export.Provenance("consensus", {"model": ["LogReg", "DT", "SVM", "kNN"], "tuning": ["no", "model"],
                                     "metric": ["AUC", "F1"], "strategy": ["R-M", "Q-M", "R-Nem", "R-Kem"],
                                     "alpha": 0.05, "mode": "per-combination", "origin": "published"})
@@ -220,7 +220,7 @@ def test_long_file_names_keep_whole_values_and_the_detail_they_show():
 
 
 def test_latex_has_caption_label_and_the_best_value_per_column_in_bold(prov):
-    """Issue 11 item 5: paper-ready LaTeX."""
+    """Paper-ready LaTeX."""
     table = pd.DataFrame({"encoder": ["OH", "ME_0.1", "MT"], "R-M": [2.0, 1.5, 1.5],
                           "Q-M": [0.91, 0.9, None]})
     text = export.table_bytes(table, "latex", prov, best={"R-M": "min", "Q-M": "max"},

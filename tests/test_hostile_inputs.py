@@ -1,4 +1,4 @@
-"""Hostile inputs (issue 12): every bad file or option gets a message naming it, and nothing is written.
+"""Hostile inputs: every bad file or option gets a message naming it, and nothing is written.
 
 One table holds every case. Each case is tried through the command line (``run`` with a database
 path that does not exist yet: the path must still not exist afterwards) and, for file problems,
@@ -71,7 +71,7 @@ def _parquet(frame: pd.DataFrame) -> bytes:
     return buffer.getvalue()
 
 
-def _high_cardinality() -> bytes:  # issue 12.3: 20,000 levels on 30,000 rows (415 KB)
+def _high_cardinality() -> bytes:  # 20,000 levels on 30,000 rows (415 KB)
     rng = np.random.default_rng(RNG_SEED)
     levels = np.concatenate([np.arange(20_000), rng.integers(0, 20_000, 10_000)])
     return _csv(pd.DataFrame({"lvl": [f"L{i}" for i in rng.permutation(levels)],
@@ -180,7 +180,7 @@ class Case:
 
 
 CASES = [
-    # issue 12: the five that went wrong
+    # the five that went wrong
     Case("gzip bomb", "bomb.csv.gz", _bomb, r"'bomb\.csv\.gz' expands to more than 200 MB when decompressed"),
     Case("binary garbage without NUL", "garbage.csv", _garbage,
          r"cannot parse CSV file 'garbage\.csv': gave up at line \d+: binary data \(\d+ control bytes"),
@@ -356,7 +356,7 @@ def test_memory_guard_skip_mode_records_the_reason_and_runs_the_rest(tmp_path):
 
 
 def test_the_worker_waits_for_a_busy_database_and_then_runs(private_db, tmp_path):
-    """Issue 12.5: a run queued while a command-line run holds the database is not lost."""
+    """A run queued while a command-line run holds the database is not lost."""
     from encbench.engine import queue_worker as worker
     from encbench.views.runs import WAITING, progress_table
     from encbench.store import Writer
@@ -428,7 +428,7 @@ def test_stale_snapshot_copies_are_removed_when_a_writer_starts(tmp_path):
 
 
 def test_runs_shows_rows_a_killed_run_committed(tmp_path, capsys):
-    """Issue 12.7: after a kill the snapshot lags; `runs` refreshes it first."""
+    """After a kill the snapshot lags; `runs` refreshes it first."""
     from encbench.store import Writer
 
     db = tmp_path / "e.duckdb"
@@ -458,7 +458,7 @@ def test_staging_is_private_and_old_files_expire(tmp_path):
 
 
 def test_question_marks_are_missing_and_reported_and_id_like_columns_flagged(tmp_path, capsys):
-    """Issue 10.9 on a cylinder-bands-like file: 429 distinct cylinder numbers in 540 rows."""
+    """A cylinder-bands-like file: 429 distinct cylinder numbers in 540 rows."""
     from encbench.data import load_dataset
 
     rng = np.random.default_rng(RNG_SEED)
@@ -542,7 +542,7 @@ def test_dask_environment_check_asks_only_the_workers_for_custom_encoder_modules
     assert warnings == []
 
 
-# -- peak memory (issue 12: quote it) --------------------------------------------------------------
+# -- peak memory (quote it) --------------------------------------------------------------
 def _peak_rss_mb(code: str, *args: str) -> tuple[float, str]:
     """Run ``code`` in a fresh interpreter; return (its peak RSS in MB, its stderr)."""
     wrapper = (code + "\nimport resource, sys\n"
@@ -593,7 +593,7 @@ def test_memory_budget_syntax_and_encoder_widths(monkeypatch):
     from encbench.encoders import REGISTRY
 
     assert output_columns("MH", 1000) == REGISTRY["MH"].params.get("n_components", 1)
-    # issue 12.3's case: 9.15 GB measured; the estimate (2 dense float64 copies) is 9.6 GB
+    # The 20,000-level case: 9.15 GB measured; the estimate (2 dense float64 copies) is 9.6 GB
     assert estimate_task_bytes("OH", 30_000, {"lvl": 20_000}, 0) == (9_600_000_000, "lvl")
     assert estimate_task_bytes("Drop", 100, {"a": 50, "b": 70}, 2)[0] == 100 * 3 * 16
 

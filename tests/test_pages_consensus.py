@@ -55,7 +55,7 @@ def test_default_view_is_the_worked_example():
 
 
 def test_the_default_view_draws_only_the_rankings_tab():
-    """Issue 11 item 6: a filter change redrew every section; now only the open tab's content
+    """A filter change redrew every section; now only the open tab's content
     runs and is sent (the browser's drawing was most of the 0.75 s)."""
     at = open_page("consensus")
     assert _tabs(at) == ["Rankings", "Critical difference", "Rank intervals", "Pairwise tests", "Bayesian test",
@@ -220,7 +220,7 @@ def test_cd_diagram_says_how_complete_the_data_are_and_which_design_it_used(publ
 
 
 def test_clearing_a_filter_is_not_reported_as_an_unknown_link_value(published_env):
-    """Issue 11: clearing Metric showed "The link sets metric to ''"."""
+    """Clearing Metric showed "The link sets metric to ''"."""
     at = open_page("consensus")
     at.multiselect(key="metric").set_value([]).run()
     assert not at.exception
@@ -232,7 +232,7 @@ def test_clearing_a_filter_is_not_reported_as_an_unknown_link_value(published_en
 
 
 def test_invalid_numbers_in_a_link_are_named_and_a_stale_detail_is_dropped(published_env):
-    """Issue 11: bad alpha/theta/B were dropped silently; detail= stayed in the URL."""
+    """Bad alpha/theta/B were dropped silently; detail= stayed in the URL."""
     at = open_page("consensus", {"alpha": "0.3", "theta": "2", "B": "abc",
                                  "detail": "DT / no / AUC"})
     warnings = " ".join(w.value for w in at.warning)
@@ -255,7 +255,7 @@ def _wilcoxon_table(at):
 
 
 def test_pairwise_wilcoxon_between_chosen_encoders_with_holm():
-    """Issue 11 item 5: pairwise tests between two chosen encoders, Holm for several pairs."""
+    """Pairwise tests between two chosen encoders, Holm for several pairs."""
     from encbench.stats import wilcoxon_pairs
     from encbench.store import Reader, queries
 
@@ -280,7 +280,7 @@ def test_pairwise_wilcoxon_between_chosen_encoders_with_holm():
 
 
 def test_the_strategy_registry_drives_the_selector_and_the_parameter_widgets(published_env):
-    """Issue 16: a strategy is added in encbench.vocab.STRATEGY_REGISTRY, never in a page."""
+    """A strategy is added in encbench.vocab.STRATEGY_REGISTRY, never in a page."""
     at = open_page("consensus")
     selector = at.multiselect(key="strategy")
     assert selector.options == list(vocab.STRATEGY_REGISTRY)

@@ -24,7 +24,7 @@ def test_explorer_renders_scores_boxes_and_heatmap():
     assert set(table["model"]) == {"DT", "LGBM", "SVM", "kNN", "LogReg"}
     assert table["rank"].min() == 1 and table["family"].notna().all()
     assert "cells without any result" in texts(at)
-    assert not charts(at)                              # closed tabs are not drawn (issue 11 item 6)
+    assert not charts(at)                              # closed tabs are not drawn
 
     boxes = open_page("explorer", {"section": "Distributions per encoder"})
     assert len(charts(boxes)) == 2 and not boxes.dataframe

@@ -1,4 +1,4 @@
-"""AppTest of the "New encoder" page and the plugin offer on "Run on your data" (issue 14)."""
+"""AppTest of the "New encoder" page and the plugin offer on "Run on your data"."""
 from __future__ import annotations
 
 import shutil

@@ -1,4 +1,4 @@
-"""AppTest: local results never silently enter the published views (issue 11, item 1).
+"""AppTest: local results never silently enter the published views.
 
 The database holds the published benchmark plus one local run: 2 encoders x LogReg/no/AUC on a
 copy of published dataset 50 (stored under its key "50") and on a dataset of its own.
@@ -133,7 +133,7 @@ def test_without_local_results_there_is_no_origin_control(published_db, monkeypa
 
 
 def test_explorer_dataset_picker_lists_the_datasets_of_the_view(mixed_db):
-    """Issue 11: in the published view the picker offered the local-only upload too."""
+    """In the published view the picker offered the local-only upload too."""
     query = {"model": "LogReg", "tuning": "no", "metric": "AUC", "all_datasets": "false"}
     published = open_page("explorer", query).multiselect(key="dataset").options
     assert len(published) == 50 and not any(o.startswith("file:") for o in published)
@@ -145,7 +145,7 @@ def test_explorer_dataset_picker_lists_the_datasets_of_the_view(mixed_db):
 
 
 def test_explorer_shows_the_per_fold_spread_of_local_scores(published_db, tmp_path, monkeypatch):
-    """Issue 11 item 5: the per-fold standard deviation of a local score, in the table and exports."""
+    """The per-fold standard deviation of a local score, in the table and exports."""
     import numpy as np
 
     path = tmp_path / "folds.duckdb"
@@ -169,7 +169,7 @@ def test_explorer_shows_the_per_fold_spread_of_local_scores(published_db, tmp_pa
 
 
 def test_explorer_marks_published_cells_of_an_earlier_run(published_db, tmp_path, monkeypatch):
-    """Issue 10: LightGBM's published Acc of MT comes from an earlier run of the study's code; the
+    """LightGBM's published Acc of MT comes from an earlier run of the study's code; the
     pair says so and the summary leaves it out, ME_1's pair is a plain reference."""
     path = tmp_path / "lgbm.duckdb"
     shutil.copyfile(published_db, path)

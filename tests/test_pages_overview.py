@@ -51,7 +51,7 @@ def test_missing_snapshot_is_explained(tmp_path, monkeypatch):
 def test_first_visit_imports_no_encoder_library(published_env):
     """The first page a visitor sees reads encoder names and families, never builds an encoder:
     scikit-learn, SciPy and the encoder libraries stay unimported (about 2 s of a first visit on
-    2 cores, issue 11 item 6). Run in a fresh interpreter: this one has imported them already."""
+    2 cores). Run in a fresh interpreter: this one has imported them already."""
     code = ("import sys; from pagetest import REPO; from streamlit.testing.v1 import AppTest; "
             "at = AppTest.from_file(str(REPO / 'app.py'), default_timeout=120); at.run(); "
             "assert not at.exception, at.exception; assert at.metric, 'the Overview was not shown'; "
@@ -67,7 +67,7 @@ def _table_columns(at) -> list[list[str]]:
 
 
 def test_sections_below_the_headline_are_drawn_only_when_open(published_env):
-    """Issue 11 item 6: the tabs below the headline are lazy; a first visit draws the headline and
+    """The tabs below the headline are lazy; a first visit draws the headline and
     the open tab (results per model) only, and a link opens another tab with its own content."""
     at = open_page("overview")
     assert [t.label for t in at.tabs] == ["Results per model and tuning", "Runs", "Datasets"]

@@ -40,7 +40,7 @@ def test_messages_for_empty_choices():
 
 
 def test_r_kem_runs_in_the_background_with_progress_and_joins_the_figure():
-    """Issue 11: R-Kem blocked the page; now a background job with progress and a cancel."""
+    """R-Kem blocked the page; now a background job with progress and a cancel."""
     at = open_page("replicability", {"strategy": ["R-M", "R-Kem"], "n_pairs": "10", "step": "10"})
     # the page is usable at once: R-M is drawn, R-Kem shows its progress and a Cancel button
     assert set(at.dataframe[0].value["strategy"]) == {"R-M"}
@@ -69,7 +69,7 @@ def test_r_kem_can_be_cancelled_and_restarted():
 
 
 def test_strategy_parameters_come_from_the_shared_widget():
-    """Issue 16: alpha was fixed at 0.05 here; the page now has the same theta/alpha widget."""
+    """Alpha was fixed at 0.05 here; the page now has the same theta/alpha widget."""
     at = open_page("replicability", {"strategy": "R-Nem", "alpha": "0.1", "n_pairs": "10", "step": "10"})
     assert at.multiselect(key="strategy").options == list(vocab.STRATEGY_REGISTRY)
     assert at.select_slider(key="alpha").value == 0.1 and not at.select_slider(key="alpha").disabled

@@ -138,7 +138,7 @@ def test_runs_page_deletes_the_run_named_in_the_url(app_db, monkeypatch):
 
 
 def test_runs_page_resumes_a_run_with_the_workers_it_was_queued_with(app_db, monkeypatch):
-    """Resume re-queues the recorded grid with the original request's worker count (issue 16)."""
+    """Resume re-queues the recorded grid with the original request's worker count."""
     from encbench.store import Writer
 
     monkeypatch.setattr(RunQueue, "ensure_worker", lambda self, **kw: False)

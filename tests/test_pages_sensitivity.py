@@ -65,7 +65,7 @@ def _widget_places(node, path=()) -> dict[str, tuple]:
 
 
 def test_every_control_keeps_its_place_whichever_factor_varies():
-    """Issue 22: vary=metric, then Tuning (fixed) = model left the URL at ?vary=metric. Streamlit's
+    """Vary=metric, then Tuning (fixed) = model left the URL at ?vary=metric. Streamlit's
     browser side drops the URL binding of a keyed widget that moves; Tuning's select moved a column
     when the varied factor changed. A browser test (test_browser_sensitivity.py) sees the URL."""
     seen: dict[str, set] = {}

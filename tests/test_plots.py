@@ -175,7 +175,7 @@ def test_cd_diagram_labels_each_encoder_once_with_its_mean_rank():
 
 
 def test_cd_label_sits_on_its_own_row_above_the_tick_labels():
-    """Issue 11: "CD = 10.19" overlapped the axis tick labels."""
+    """"CD = 10.19" overlapped the axis tick labels."""
     ranks = pd.Series(np.linspace(1, 30, 32), index=[f"E{i}" for i in range(32)])
     spec = plots.cd_diagram(ranks, 10.19, [], title="cd").to_dict()
     top = [a for a in _axes(spec) if a.get("orient") == "top"]
@@ -199,7 +199,7 @@ def _contrast_on_white(hex_colour: str) -> float:
 
 
 def test_replicability_lines_use_a_palette_visible_on_white():
-    """Issue 11: one replicability line was a near-invisible pale blue (Streamlit's #83c9ff)."""
+    """One replicability line was a near-invisible pale blue (Streamlit's #83c9ff)."""
     data = pd.DataFrame({"sample_size": [5, 10] * 2, "mean": [0.5, 0.6] * 2, "low": 0.4, "high": 0.7,
                          "measure": "rho", "strategy": ["R-M", "R-M", "Q-M", "Q-M"]})
     spec = plots.replicability_chart(data, color="strategy").to_dict()
@@ -212,7 +212,7 @@ def test_replicability_lines_use_a_palette_visible_on_white():
 
 def test_builders_pass_channel_objects_not_strings_or_dicts(long_scores, monkeypatch):
     """A bare "field:N" or a dict goes through Altair's from_dict, which hashes the whole schema on
-    each call (about 10 ms: half of the Consensus charts' building time, issue 11 item 6)."""
+    each call (about 10 ms: half of the Consensus charts' building time)."""
     calls = []
     original = alt.SchemaBase.from_dict.__func__
 
@@ -318,7 +318,7 @@ def _colour_keys(obj, path=""):
 
 
 def test_every_chart_reads_on_the_light_and_the_dark_theme(long_scores):
-    """Issue 22: the CD diagrams drew black and dark grey text on the dark theme's near-black.
+    """The CD diagrams drew black and dark grey text on the dark theme's near-black.
 
     Text on the page background must be axis, legend or title text without a colour of its own
     (Streamlit colours it by the theme; a text mark is black unless coloured); the only text marks

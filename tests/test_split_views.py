@@ -1,4 +1,4 @@
-"""The split in the app (issue 15): filters, Sensitivity over cv/time, the Run page's plain
+"""The split in the app: filters, Sensitivity over cv/time, the Run page's plain
 statement, leakage checks of the upload validation, time-column proposals."""
 from __future__ import annotations
 

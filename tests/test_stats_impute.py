@@ -1,4 +1,4 @@
-"""Q-Imp: the quality x difficulty imputation model of seeds/003 and its benefit on sparse data."""
+"""Q-Imp: the quality x difficulty imputation model of Motl and Kordik and its benefit on sparse data."""
 from __future__ import annotations
 
 import numpy as np
@@ -59,7 +59,7 @@ def test_exact_product_is_recovered_and_observed_cells_kept():
 
 
 def test_q_imp_beats_q_m_on_sparsified_published_tables():
-    # Issue 3: on complete published tables with 30% of the cells removed at random, the Q-Imp
+    # on complete published tables with 30% of the cells removed at random, the Q-Imp
     # ranking is closer (Spearman) to the complete-data Q-M ranking than Q-M on the sparse table.
     frame = load_published_results()
     rng = np.random.default_rng(0)

@@ -17,7 +17,7 @@ kemeny_mod = importlib.import_module("encbench.stats.kemeny")  # the module (the
 
 
 def _naive_weights(ranks: np.ndarray) -> np.ndarray:
-    """c_ij summed voter by voter with explicit loops (DESIGN.md section 7)."""
+    """c_ij summed voter by voter with explicit loops (docs/ARCHITECTURE.md, Consensus rankings)."""
     n_voters, n = ranks.shape
     any_missing = np.isnan(ranks).any()
     c = np.zeros((n, n))
@@ -153,7 +153,7 @@ def test_time_limit_is_validated():
 
 
 def test_agreement_normalises_the_objective_with_and_without_missing_encoders():
-    """Issue 11: objective 12.49 in one combination and 8422 in another, unexplained."""
+    """Objective 12.49 in one combination and 8422 in another, unexplained."""
     from encbench.stats.kemeny import kemeny_max_objective
 
     rng = np.random.default_rng(3)
@@ -171,7 +171,7 @@ def test_agreement_normalises_the_objective_with_and_without_missing_encoders():
     assert kemeny_max_objective(np.array([[1.0, 2.0, np.nan], [1.0, np.nan, np.nan]])) == 1.0
 
 
-# --- The solver's parts: blocks, local search, branch and bound, time limit (issue 11 item 3) ---
+# --- The solver's parts: blocks, local search, branch and bound, time limit ---
 
 def _random_ranks(rng: np.random.Generator, n: int, n_voters: int, missing: bool) -> np.ndarray:
     """Voter ranks with ties (few distinct values) and, optionally, missing results."""

@@ -1,4 +1,4 @@
-"""Pairwise Wilcoxon signed-rank tests with Holm's correction (issue 11 item 5)."""
+"""Pairwise Wilcoxon signed-rank tests with Holm's correction."""
 from __future__ import annotations
 
 import numpy as np

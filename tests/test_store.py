@@ -120,7 +120,7 @@ def test_published_import_keeps_every_value(published_reader):
 
 
 def test_published_time_is_the_encoding_time(published_reader):
-    # The published time is the mean per fold of the training-fold encoding (DESIGN 5): it is
+    # The published time is the mean per fold of the training-fold encoding (docs/ARCHITECTURE.md, Protocol): it is
     # the encode_time of published rows, comparable with a local encode_time.
     frame = published_reader.query(
         "SELECT time, encode_time FROM scores WHERE origin = 'published'")
@@ -344,7 +344,7 @@ def test_load_scores_names_unknown_filter_values(published_reader):
 
 
 def test_local_run_on_a_copy_keeps_the_published_dataset_row(mem_writer):
-    """Issue 11: a run on a copy of a published dataset overwrote its row (source, name)."""
+    """A run on a copy of a published dataset overwrote its row (source, name)."""
     mem_writer.upsert_dataset({"dataset": "470", "name": "profb", "source": "openml", "openml_id": 470})
     mem_writer.upsert_dataset({"dataset": "470", "name": "my profb copy.csv", "source": "upload",
                                "openml_id": 470, "n_rows": 672, "target": "Home/Away",

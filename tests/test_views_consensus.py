@@ -104,7 +104,7 @@ def test_nemenyi_table_lists_the_pairs_behind_the_cd_diagram(two_combos):
 
 
 def test_best_summary_counts_first_places_over_many_combinations():
-    """Issue 11: "Best by DT / full / AUC" in 48-combination mode described only the first column."""
+    """"Best by DT / full / AUC" in 48-combination mode described only the first column."""
     ranks = pd.DataFrame({
         "combination": ["a", "a", "b", "b", "c", "c"], "strategy": "R-M",
         "encoder": ["X", "Y", "X", "Y", "X", "Y"], "rank": [1, 2, 2, 1, 1, 2]})
@@ -116,7 +116,7 @@ def test_best_summary_counts_first_places_over_many_combinations():
 
 
 def test_rank_matrix_follows_the_table_order():
-    """Issue 11: the rank matrix's columns were in another order than the table's."""
+    """The rank matrix's columns were in another order than the table's."""
     from encbench import plots
 
     ranks = pd.DataFrame({"column": ["q", "q", "p", "p"], "encoder": ["X", "Y", "X", "Y"], "rank": [1, 2, 2, 1]})

@@ -55,7 +55,7 @@ def test_published_vs_local_pairs_each_local_score_with_its_published_value():
 
 
 def test_published_vs_local_notes_published_cells_of_an_earlier_run():
-    """LightGBM's label metrics of MT come from an earlier run of the study (issue 10): the pair
+    """LightGBM's label metrics of MT come from an earlier run of the study: the pair
     says so; its AUC and ME_1's Acc are references."""
     rows = _origin_rows().assign(model="LGBM")
     rows = pd.concat([rows, rows.assign(scoring="Acc"), rows.assign(scoring="Acc", encoder="ME_1")])

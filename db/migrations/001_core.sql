@@ -1,4 +1,4 @@
--- Core tables of the results store (DESIGN.md section 3). Names are a contract.
+-- Core tables of the results store (docs/ARCHITECTURE.md, Results database). Names are a contract.
 CREATE TABLE datasets (
     dataset        VARCHAR PRIMARY KEY,      -- OpenML id as text, or 'file:<sha256 prefix>'
     name           VARCHAR NOT NULL,

@@ -1,10 +1,10 @@
--- Encoding time recorded on its own (issue 10): the published `time` is the mean per fold of
+-- Encoding time recorded on its own: the published `time` is the mean per fold of
 -- the training-fold *encoding* only (AUC rows have none), while a local `time` is the wall time
 -- of encoding + fitting (or tuning) + predicting. `encode_time` compares like with like.
 ALTER TABLE results ADD COLUMN encode_time DOUBLE;
 UPDATE results SET encode_time = time WHERE run_id = 'published-matteucci2023';
 
--- The scores view sums in fold order (issue 12 item 4): avg() over a hash aggregate adds the
+-- The scores view sums in fold order: avg() over a hash aggregate adds the
 -- folds in whatever order the rows arrive, so two identical runs could differ by 2e-16 and
 -- break ties differently. sum(... ORDER BY fold) / count(*) is the same float as Python's
 -- sum of the folds in order divided by their number (numpy's mean of 5 values).

@@ -1,4 +1,4 @@
--- The outer evaluation scheme is part of an experiment's identity (issue 15): 'cv' is the
+-- The outer evaluation scheme is part of an experiment's identity: 'cv' is the
 -- published stratified 5-fold protocol, 'time' forward folds over a time column. Every row so far
 -- (published and local) is 'cv'. `split` enters the primary key, so a cv and a time result of the
 -- same coordinates both fit even under one run id; DuckDB cannot change a primary key in place,

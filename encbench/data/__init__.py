@@ -4,7 +4,7 @@
 >>> ds = load_dataset("bundled:credit-g")      # or "31", or "path/to/file.csv:target"
 >>> ds.key, ds.X.shape, ds.y.mean(), ds.as_record()
 
-See DESIGN.md section 5 for the protocol the validation enforces.
+See docs/ARCHITECTURE.md, Protocol for the protocol the validation enforces.
 """
 from encbench.data.bundled import BUNDLED_DIR, BundledEntry, bundled_entries, find_bundled, list_bundled
 from encbench.data.dataset import (

@@ -103,7 +103,7 @@ class Dataset:
         return len(self.categorical)
 
     def as_record(self) -> dict:
-        """The row of the ``datasets`` table (DESIGN.md section 3), without ``added_at``."""
+        """The row of the ``datasets`` table (docs/ARCHITECTURE.md, Results database), without ``added_at``."""
         return {
             "dataset": self.key, "name": self.name, "source": self.source,
             "openml_id": self.openml_id, "n_rows": self.n_rows, "n_features": self.n_features,

@@ -1,4 +1,4 @@
-"""Validation of a table for the benchmark protocol (DESIGN.md section 5).
+"""Validation of a table for the benchmark protocol (docs/ARCHITECTURE.md, Protocol).
 
 The protocol, as published: rows whose target is missing are dropped, then columns and rows that
 are entirely empty; the target must have exactly two classes, label-encoded to {0, 1} with

@@ -1,6 +1,6 @@
 """Shared machinery of the encoder zoo: input validation, level coding, output frames.
 
-Every encoder of :mod:`encbench.encoders` follows the same conventions (DESIGN.md section 11.3):
+Every encoder of :mod:`encbench.encoders` follows the same conventions (docs/ARCHITECTURE.md, Encoders):
 
 * input: a pandas DataFrame of categorical columns (object, pandas ``str`` or ``category`` dtype),
   or a 2-D numpy array (columns are then named ``x0, x1, ...`` as scikit-learn does). Values are

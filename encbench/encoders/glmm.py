@@ -1,6 +1,6 @@
 """GLMM encoder: one-way linear mixed model ``y ~ 1 + (1 | A)`` fitted by REML, per column.
 
-This is the model the study fitted with ``lme4::lmer`` (DESIGN.md section 6), solved in closed
+This is the model the study fitted with ``lme4::lmer`` (docs/ARCHITECTURE.md, Encoders), solved in closed
 form from per-level counts, means and within-level sums of squares.
 
 Model: ``y_ij = mu + b_i + e_ij`` with ``b_i ~ N(0, s_b^2)``, ``e_ij ~ N(0, s^2)``, levels

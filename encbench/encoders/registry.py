@@ -10,7 +10,7 @@ name of either. The study's configurations are never mixed with the others: "the
 Importing this module imports no encoder: the classes are named here (:class:`_Class`) and
 imported when an encoder is first built. The app's pages read the names, families and
 descriptions on every first visit, and the encoders' modules import scikit-learn, SciPy and
-skrub (about 2 s on a 2-core machine, the larger part of a first page load, issue 11 item 6).
+skrub (about 2 s on a 2-core machine, the larger part of a first page load).
 """
 from __future__ import annotations
 

@@ -154,7 +154,7 @@ class WoEEncoder(_SupervisedTableEncoder):
 
     def _check_y(self, y, n_rows):
         """Any binary target: a 0/1 target as is; two other values are mapped to 0/1, the
-        second in sorted order being the positive class (DESIGN.md section 5)."""
+        second in sorted order being the positive class (docs/ARCHITECTURE.md, Protocol)."""
         y = super()._check_y(y, n_rows)
         values = np.unique(y)
         if values.size > 2:
@@ -471,7 +471,7 @@ class CatBoostEncoder(_SupervisedTableEncoder):
     the study used, so published CB numbers are reproduced, including on files sorted by the
     target (where the first rows of a level only see one class). ``shuffle=True`` orders the
     rows by a random permutation (``random_state``) first, as the CatBoost paper prescribes
-    (seeds/001, section 3.2) - the better choice for data sorted by anything.
+    (Prokhorenkova et al. 2018, section 3.2) - the better choice for data sorted by anything.
 
     ``transform`` (test data) uses all training rows: ``(sum_l + a * prior) / (n_l + a)``;
     unseen levels (and missing values when fit saw none) get the prior. Hence

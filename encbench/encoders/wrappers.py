@@ -1,7 +1,7 @@
 """Data-constraining wrappers: cross-validated (CV) and BlowUp (BU) versions of an encoder.
 
 ``CrossValidatedEncoder(encoder=MeanTargetEncoder(), n_splits=5)`` is CVMT_5;
-``BlowUpEncoder(encoder=GLMMEncoder(), n_splits=2)`` is BUGLMM_2 (DESIGN.md section 6).
+``BlowUpEncoder(encoder=GLMMEncoder(), n_splits=2)`` is BUGLMM_2 (docs/ARCHITECTURE.md, Encoders).
 
 Folds are ``StratifiedKFold(n_splits, shuffle=True, random_state)`` on y, as the study's
 ``CVRegularized`` and ``CVBlowUp`` (the registry passes the study's seed, 1444), whenever

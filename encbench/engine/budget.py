@@ -2,7 +2,7 @@
 
 Encoders whose output grows with the number of levels (OH and Sum: one column per level; Bin:
 one per binary digit) turn a small file with a high-cardinality column into a dense matrix of
-rows x levels float64 values: 20,000 levels on 30,000 rows took 9.15 GB with OH (issue 12).
+rows x levels float64 values: 20,000 levels on 30,000 rows took 9.15 GB with OH.
 :func:`check_plan` estimates each (dataset, encoder) before anything runs or is written and
 names the column, its number of levels, the estimate and the budget.
 

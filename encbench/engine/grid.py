@@ -1,4 +1,4 @@
-"""The experiment grid, its deterministic run id, and the plan of tasks (DESIGN.md sections 5, 9).
+"""The experiment grid, its deterministic run id, and the plan of tasks (docs/ARCHITECTURE.md, Protocol and Scale-out).
 
 A :class:`Grid` names what to run (datasets x encoders x models x scorings, one tuning strategy,
 the number of outer folds). :func:`plan` loads and validates the datasets and expands the grid
@@ -138,7 +138,7 @@ class Grid:
         Dataset references for :func:`encbench.data.load_dataset`: ``"bundled:credit-g"``,
         an OpenML id ``"31"``, or ``"path/file.csv:target"``.
     encoders, models, scorings : sequence of str or comma-separated str
-        Canonical names (DESIGN.md section 4); matched case-insensitively. Default: all.
+        Canonical names (docs/ARCHITECTURE.md, Vocabulary and registries); matched case-insensitively. Default: all.
     tuning : {'no', 'model', 'full'}
     n_folds : int
         Outer stratified folds (the published protocol: 5).

@@ -1,4 +1,4 @@
-"""The run queue between the app and the single writer (DESIGN.md section 3).
+"""The run queue between the app and the single writer (docs/ARCHITECTURE.md, Results database).
 
 The app never writes the database. It drops *requests* (one JSON file each, written atomically)
 into a queue directory beside the database; one worker process drains them and is the only

@@ -1,11 +1,11 @@
 """Outer evaluation schemes: the published stratified folds (``cv``) and forward folds over time.
 
-``cv`` is the published protocol (DESIGN.md section 5): ``StratifiedKFold`` without shuffling.
+``cv`` is the published protocol (docs/ARCHITECTURE.md, Protocol): ``StratifiedKFold`` without shuffling.
 ``cv:COLUMN`` is the same folds with ``COLUMN`` set aside (not a feature): the cv run to compare
 with a ``time:COLUMN`` run on the same file, so both see the same features and only the folds
 differ.
 
-``time`` (issue 15, after TabReD, ``seeds/004``): when rows have a time order, random or
+``time`` (after TabReD, Rubachev et al. 2024): when rows have a time order, random or
 stratified folds put future rows into the training data, and a target encoder then encodes a
 level with targets it could not have known. Forward validation trains on the past and tests on
 what follows: the rows are ordered by the time column (stable, so rows of equal time keep their
@@ -289,7 +289,7 @@ def time_column_candidates(frame: pd.DataFrame, exclude=()) -> list[str]:
 
 def late_level_warnings(frame: pd.DataFrame, column: str, categorical, n_folds: int = 5, *,
                         min_share: float = 0.1) -> list[str]:
-    """Warn about categorical levels that appear only after a point in time (issue 15 item 4).
+    """Warn about categorical levels that appear only after a point in time.
 
     The point is the end of the first forward training block: a level first seen later is
     unseen by at least one forward fold, while stratified folds know it from rows of the same

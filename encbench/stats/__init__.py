@@ -1,4 +1,4 @@
-"""Consensus rankings of encoders and the analyses around them (DESIGN.md section 7).
+"""Consensus rankings of encoders and the analyses around them (docs/ARCHITECTURE.md, Consensus rankings).
 
 Pure library code (no streamlit). Every function takes a long scores DataFrame with columns
 ``dataset, encoder, cv_score`` (higher is better), plus factor columns where it groups, and returns

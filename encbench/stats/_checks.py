@@ -1,7 +1,7 @@
 """Checks of the statistics' scalar parameters, in one place.
 
 Each returns the value converted (``float`` or ``int``) or raises ``ValueError`` naming the
-parameter and the value it got (DESIGN.md section 11, rule 8). The strategies' parameters
+parameter and the value it got (docs/ARCHITECTURE.md, Layers). The strategies' parameters
 (``theta``, ``alpha``, ``n_iter``, ``time_limit``) and the resampling ones (``B``, ``level``,
 ``n_boot``, ...) share them.
 """

@@ -5,7 +5,7 @@ naming a metric of :mod:`encbench.metrics` with ``greater_is_better=False``) ent
 negated, so every strategy ranks "higher is better" and rank 1 is the best encoder whatever the
 metric. :attr:`Cube.sign` undoes it where scores are handed back.
 
-All strategies of DESIGN.md section 7 are computed on one array ``values[g, d, e]``: the
+All strategies of docs/ARCHITECTURE.md, Consensus rankings are computed on one array ``values[g, d, e]``: the
 ``cv_score`` of encoder ``e`` on dataset ``d`` in factor combination ``g`` (NaN = no result).
 Working on a cube instead of looping over combinations is what makes ``consensus_table`` fast,
 and resampling datasets (bootstrap, replicability) becomes plain fancy indexing of axis 1.

@@ -4,7 +4,7 @@ The Friedman test and the Nemenyi critical difference assume *complete blocks*: 
 (block) ranks every encoder (Demsar 2006, section 3.2.2). The published results are not complete
 (in LogReg / no tuning / AUC no dataset has all 32 encoders; GLMM has 21 of 50), so a diagram
 over every voter ranks encoders on different subsets and its N is not the N of the test. The
-options of DESIGN.md section 7, each named on the page and on the figure:
+options of docs/ARCHITECTURE.md, Consensus rankings, each named on the page and on the figure:
 
 ``all``
     Every dataset, each ranking the encoders it has (the study's voter convention). Not a

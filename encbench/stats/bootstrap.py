@@ -1,4 +1,4 @@
-"""Bootstrap intervals on consensus ranks (beyond the study, DESIGN.md section 7).
+"""Bootstrap intervals on consensus ranks (beyond the study, docs/ARCHITECTURE.md, Consensus rankings).
 
 Datasets are resampled with replacement (a dataset drawn twice votes twice) and the consensus is
 recomputed on each resample; an encoder's interval is the central ``level`` range of its ranks.

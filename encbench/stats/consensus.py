@@ -1,4 +1,4 @@
-"""Consensus rankings of encoders: the aggregation strategies of DESIGN.md section 7.
+"""Consensus rankings of encoders: the aggregation strategies of docs/ARCHITECTURE.md, Consensus rankings.
 
 Every strategy maps a score cube ``(G, D, E)`` (combinations x datasets x encoders, NaN = no
 result) to consensus ranks ``(G, E)`` (1 = best, ties share, NaN = encoder absent from the

@@ -1,7 +1,7 @@
 """Q-Imp: consensus on sparse results by imputing missing (encoder, dataset) scores.
 
 Model of Motl & Kordik, "Benchmarking classifier performance with sparse measurements"
-(``seeds/003_d727639afa727ca4.txt``, section 2, equation 1): ``score ~ alg * dat``, an encoder
+(section 2, equation 1): ``score ~ alg * dat``, an encoder
 quality ``alg`` times a dataset difficulty ``dat`` (no interaction). It is fitted by the paper's
 alternating additive corrections on the observed cells only::
 

@@ -1,6 +1,6 @@
 """Exact Kemeny-Young aggregation into a weak order: branch and cut over HiGHS LPs with lazy transitivity rows.
 
-Model (DESIGN.md section 7, following the study's formulation with ties and missing values):
+Model (docs/ARCHITECTURE.md, Consensus rankings, following the study's formulation with ties and missing values):
 for voter (dataset) ``v``, ``Y_v[i, j] = +1`` if ``rank_i <= rank_j`` (ties count both ways) and
 ``-1`` otherwise; pairs involving an encoder the voter does not rank count 0 and, when any voter
 misses encoders, each voter's matrix is divided by ``w_v (w_v - 1)`` (``w_v`` = encoders it
@@ -91,7 +91,7 @@ class KemenyResult:
     max_objective : float
         The objective a consensus agreeing with every voter on every pair would reach: the sum
         of ``|Y_v[i, j]|`` over voters and pairs (``V n (n - 1)`` on complete data; the number of
-        voters ranking two or more encoders when voters are normalised, DESIGN.md section 7).
+        voters ranking two or more encoders when voters are normalised, docs/ARCHITECTURE.md, Consensus rankings).
         The raw objective's scale depends on which of the two applies, so compare
         :attr:`agreement` across combinations instead.
     n_nodes : int

@@ -1,6 +1,6 @@
 """Friedman average ranks and Nemenyi pairwise tests (Demsar 2006), for R-Nem and CD diagrams.
 
-Conventions (DESIGN.md section 7): within each dataset, the encoders present get Friedman ranks
+Conventions (docs/ARCHITECTURE.md, Consensus rankings): within each dataset, the encoders present get Friedman ranks
 (1 = best score, ties share the mean of their positions); an encoder's mean rank is averaged over
 the datasets where it has a result. Two encoders differ significantly at level ``alpha`` when
 

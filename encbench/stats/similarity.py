@@ -1,4 +1,4 @@
-"""Similarity between consensus rankings, and sensitivity to one factor (DESIGN.md section 7).
+"""Similarity between consensus rankings, and sensitivity to one factor (docs/ARCHITECTURE.md, Consensus rankings).
 
 Two measures (study section 5.1): the Jaccard index of the sets of rank-1 encoders (do two
 experiments agree on the best encoders?) and Spearman's rho over the whole ranking. Both are

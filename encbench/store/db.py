@@ -1,7 +1,7 @@
 """DuckDB results store: paths, migrations, the single writer and snapshot readers.
 
 DuckDB lets one process hold a file read-write and then refuses every other process, readers
-included (DESIGN.md section 3). So the engine process is the only writer; after committing it
+included (docs/ARCHITECTURE.md, Results database). So the engine process is the only writer; after committing it
 publishes a read snapshot (CHECKPOINT, copy to a temp file, ``os.replace``) that readers open
 read-only. A reader therefore never meets the writer's lock.
 """

@@ -42,7 +42,7 @@ def import_published(writer: Writer, results_file: Path | str = RESULTS_FILE,
     )
     results = results.assign(
         run_id=PUBLISHED_RUN_ID, fold=PUBLISHED_FOLD, n_folds=1, status="ok", error=None,
-        # the published time is the mean per fold of the training-fold encoding (DESIGN 5)
+        # the published time is the mean per fold of the training-fold encoding (docs/ARCHITECTURE.md, Protocol)
         encode_time=results["time"],
     )
     inserted = writer.write_results(results)

@@ -1,6 +1,6 @@
 """The single writer of the results store.
 
-Only one process may hold the database read-write (DESIGN.md section 3). Everything that changes
+Only one process may hold the database read-write (docs/ARCHITECTURE.md, Results database). Everything that changes
 the database goes through :class:`Writer`; each call commits its own transaction, so a killed
 process loses at most the call in flight.
 """
