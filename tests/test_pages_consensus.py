@@ -64,7 +64,8 @@ def test_the_default_view_draws_only_the_rankings_tab():
     assert not {"detail", "blocks", "istrategy"} & set(_keys(at, "selectbox"))
     assert "wilcoxon" not in _keys(at, "multiselect") and not _keys(at, "number_input")
     assert {b.key for b in at.download_button} == {
-        f"dl-{kind}-{item}-{fmt}" for kind, item, formats in (("table", "rankings", ("csv", "parquet", "latex")),
+        f"dl-{kind}-{item}-{fmt}" for kind, item, formats in (("table", "rankings", ("csv", "parquet", "latex",
+                                                                                  "provenance")),
                                                              ("chart", "rank-matrix", ("png", "svg")))
         for fmt in formats}
     shown = texts(at)
