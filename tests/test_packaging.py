@@ -25,7 +25,7 @@ import pytest
 from encbench import __version__, resources
 
 REPO = Path(__file__).resolve().parents[1]
-TEST_ONLY = {"pytest", "playwright", "scikit-posthocs", "baycomp", "ruff"}
+TEST_ONLY = {"pytest", "pytest-xdist", "execnet", "playwright", "scikit-posthocs", "baycomp", "ruff"}
 BUILD_ONLY = {"setuptools"}
 
 
