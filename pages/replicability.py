@@ -32,7 +32,8 @@ with st.container(border=True):
     with c3:
         scoring = common.selectbox("Metric", vocab.ordered("scoring", lv["scoring"]), key="metric",
                                    default="AUC")
-    s1, s2, s3, s4 = st.columns([3, 2, 1, 2])
+    # the last column holds two sliders side by side: at 2/8 "alpha (R-Nem)" wrapped
+    s1, s2, s3, s4 = st.columns([3, 2, 1, 3])
     with s1:
         strategies = common.multiselect("Aggregation strategies", list(stats.STRATEGIES),
                                         key="strategy", default=["R-M", "Q-M"],

@@ -515,3 +515,15 @@ def _all_charts_statistics():
         "cd_control": plots.cd_diagram(pd.Series({"A": 1.5, "B": 2.0, "C": 3.2}), 1.0, [], control="B",
                                        subtitle=["c"]),
     }
+
+
+def test_replicability_legend_draws_full_colour_strokes_on_both_themes():
+    """The legend's swatches took the bands' 25 % opacity, paler than the lines."""
+    data = pd.DataFrame({"sample_size": [5, 10] * 2, "mean": [0.5, 0.6] * 2, "low": 0.4, "high": 0.7,
+                         "measure": "rho", "strategy": ["R-M", "R-M", "Q-M", "Q-M"]})
+    spec = plots.replicability_chart(data, color="strategy").to_dict()
+    legends = [layer["encoding"]["color"]["legend"] for layer in spec["spec"]["layer"]]
+    assert all(leg["symbolOpacity"] == 1 and leg["symbolType"] == "stroke" for leg in legends)
+    vega = vl_convert.vegalite_to_vega(spec)
+    assert len(vega["legends"]) == 1 and vega["legends"][0]["symbolOpacity"] == 1
+    assert min(_contrast(c, bg) for c in plots.SERIES_COLORS for bg in BACKGROUNDS) >= 3.0
