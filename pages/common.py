@@ -546,10 +546,37 @@ def chart_exports(chart, item: str, provenance: export.Provenance) -> None:
 
 
 def show_table(frame: pd.DataFrame, item: str, provenance: export.Provenance, *,
-               best: dict[str, str] | None = None, latex: dict | None = None, **kwargs) -> None:
-    """A dataframe with its export buttons underneath (``best``, ``latex``: see :func:`table_exports`)."""
-    st.dataframe(frame, hide_index=True, width="stretch", **kwargs)
+               best: dict[str, str] | None = None, latex: dict | None = None,
+               shown: pd.DataFrame | None = None, **kwargs) -> None:
+    """A dataframe with its export buttons underneath (``best``, ``latex``: see :func:`table_exports`).
+
+    ``shown`` is drawn instead of ``frame`` (e.g. :func:`dash_missing`'s copy); the exports are
+    always of ``frame``."""
+    st.dataframe(frame if shown is None else shown, hide_index=True, width="stretch", **kwargs)
     table_exports(frame, item, provenance, best=best, latex=latex)
+
+
+MISSING = "\u2014"  # an em dash: how a table shows a value that does not exist
+
+
+def dash_missing(frame: pd.DataFrame, formats: dict[str, str]) -> tuple[pd.DataFrame, list[str]]:
+    """A copy to show where the numeric ``formats`` columns that lack values read as text.
+
+    Streamlit's tables draw a missing number as "None"; these columns become right-aligned text,
+    the number as ``formats[column]`` gives it (``"{:.4f}"``) or :data:`MISSING`. Numbers are
+    padded on the left with spaces to one width, so sorting the text sorts the numbers
+    (non-negative ones) and puts the missing last. Returns the copy and the columns changed
+    (give them ``st.column_config.TextColumn(alignment="right")``).
+    """
+    shown, changed = frame.copy(), []
+    for column, fmt in formats.items():
+        if column not in shown or not shown[column].isna().any():
+            continue
+        text = [None if pd.isna(v) else fmt.format(v) for v in shown[column]]
+        width = max((len(t) for t in text if t is not None), default=0)
+        shown[column] = [MISSING if t is None else t.rjust(width) for t in text]
+        changed.append(column)
+    return shown, changed
 
 
 def show_chart(chart, item: str, provenance: export.Provenance, *, width: str = "stretch",

@@ -162,24 +162,28 @@ if scores_tab.open:
         # LaTeX, for a paper: without the run ids (the provenance names them) or a one-valued
         # origin; the best score and rank of each dataset and setting in bold.
         internal = ["run_id"] + (["origin"] if "origin" in listed and listed["origin"].nunique() <= 1 else [])
+        # Published rows have no fold sd and AUC rows no encoding time: a dash, not "None".
+        optional = {"cv_std": ("fold sd", "{:.4f}", "%.4f",
+                               "Standard deviation of the score over the folds (local runs; the published "
+                               "scores come averaged over folds, so they have none). Exports carry it as cv_std."),
+                    "encode_time": ("encoding time (s)", "{:.3f}", "%.3f",
+                                    "Mean per fold of the time to encode the training fold, the quantity the "
+                                    "published 'time' reports (measured on the study's hardware; none for AUC "
+                                    "rows). Local runs record the same quantity here, so the two compare like "
+                                    "with like; their total time (encoding + fitting or tuning + predicting) "
+                                    "is kept apart.")}
+        shown, as_text = common.dash_missing(listed, {c: spec[1] for c, spec in optional.items()})
+        optional_config = {
+            c: (st.column_config.TextColumn(label, help=text, alignment="right") if c in as_text
+                else st.column_config.NumberColumn(label, format=printf, help=text))
+            for c, (label, _, printf, text) in optional.items()}
+        # 20 rows when there are as many (Streamlit's default shows 10 in any window)
         common.show_table(
-            listed, "scores", prov, height=320,
+            listed, "scores", prov, shown=shown, height=min(38 + 35 * max(len(listed), 1), 38 + 35 * 20),
             best={c: d for c, d in (("cv_score", "max"), ("rank", "min")) if c in listed},
             latex={"best_within": [c for c in ("dataset", "model", "tuning", "metric") if c in listed],
                    "drop": [c for c in internal if c in listed]},
-            column_config={
-                "cv_score": st.column_config.NumberColumn("score", format="%.4f"),
-                "cv_std": st.column_config.NumberColumn(
-                    "fold sd", format="%.4f",
-                    help="Standard deviation of the score over the folds (local runs; the published scores "
-                         "come averaged over folds, so they have none). Exports carry it as cv_std."),
-                "encode_time": st.column_config.NumberColumn(
-                    "encoding time (s)", format="%.3f",
-                    help="Mean per fold of the time to encode the training fold, the quantity the "
-                         "published 'time' reports (measured on the study's hardware; none for AUC rows). "
-                         "Local runs record the same quantity here, so the two compare like with like; "
-                         "their total time (encoding + fitting or tuning + predicting) is kept apart."),
-            })
+            column_config={"cv_score": st.column_config.NumberColumn("score", format="%.4f"), **optional_config})
 if distributions_tab.open:
     with distributions_tab:
         for column, (item, spec) in zip(st.columns(2), box_charts(db, version, load_key).items()):

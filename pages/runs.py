@@ -32,6 +32,8 @@ def _overview() -> None:
         st.info("No runs yet.")
         return
     shown = table.assign(
+        # a run started without --label (from the command line) has none: a dash, not "None"
+        label=[lab if isinstance(lab, str) and lab.strip() else common.MISSING for lab in table["label"]],
         progress=[d / t if t else None for d, t in zip(table["done"], table["total"])],
         rows=[f"{d:,} / {t:,}" if t else f"{d:,}" for d, t in zip(table["done"], table["total"])],
         eta=[format_duration(e) for e in table["eta_s"]],
@@ -41,7 +43,8 @@ def _overview() -> None:
     # their content the 12 columns took 1,205 px and "cancelled" was cut to "cancellec".
     # The origin is in the run id (published-/local-); done/total read as one "rows" column.
     st.dataframe(shown, hide_index=True, width="stretch", column_config={
-        "label": st.column_config.TextColumn("label", width=150),
+        "label": st.column_config.TextColumn("label", width=150,
+                                             help="The name given with encbench run --label; a dash when it has none."),
         "status": st.column_config.TextColumn("status", width=105),
         "progress": st.column_config.ProgressColumn("progress", min_value=0.0, max_value=1.0,
                                                     format="percent", width=95),

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 from pagetest import charts, open_page, texts
 
@@ -76,4 +77,20 @@ def test_scores_table_shows_the_encoding_time_comparable_with_the_published_time
     assert "encode_time" in table.columns
     assert table["encode_time"].notna().all() and (table["encode_time"] > 0).all()
     at = open_page("explorer")  # AUC
-    assert _table(at)["encode_time"].isna().all()
+    assert (_table(at)["encode_time"] == "\u2014").all()      # none: a dash, not "None"
+
+
+def test_scores_table_shows_missing_values_as_a_dash_and_keeps_the_numbers_in_its_exports():
+    """Published rows (no fold sd) and AUC rows (no encoding time) read "None"."""
+    from pages.common import MISSING, dash_missing
+
+    at = open_page("explorer", {"metric": "Acc", "model": "DT"})
+    table = _table(at)
+    assert (table["cv_std"] == MISSING).all()                     # the published scores have none
+    assert table["encode_time"].notna().all() and (table["encode_time"] > 0).all()   # all present: numbers
+    # the helper: right-padded numbers that sort as numbers, the missing last
+    shown, changed = dash_missing(pd.DataFrame({"t": [12.5, None, 3.25, 0.5], "n": [1, 2, 3, 4]}),
+                                  {"t": "{:.2f}", "n": "{:d}"})
+    assert changed == ["t"] and shown["t"].tolist() == ["12.50", MISSING, " 3.25", " 0.50"]
+    assert sorted(shown["t"]) == [" 0.50", " 3.25", "12.50", MISSING]
+    assert shown["n"].tolist() == [1, 2, 3, 4]                     # nothing missing: left as numbers

@@ -121,3 +121,19 @@ def test_a_read_only_server_offers_no_action_even_to_the_owner(shared, monkeypat
     assert not {"cancel", "resume", "delete"} & _keys(at, "button")
     assert "This server is read-only (ENCBENCH_READ_ONLY=1)" in texts(at)
     assert at.dataframe[0].value["run_id"].tolist()[0] == RUN      # runs are still listed
+
+
+def test_a_run_without_a_label_shows_a_dash_not_none(private_db):
+    """A command-line run (no --label) used to read "None" in the runs table."""
+    from pages.common import MISSING
+
+    with Writer(private_db) as writer:
+        writer.ensure_run("local-00000000000000cc", origin="local", label=None, status="done", n_expected=0,
+                          config={"datasets": ["bundled:tic-tac-toe"], "encoders": ["OH"]})
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at.switch_page("pages/runs.py")
+    at.run()
+    assert not at.exception, at.exception
+    runs = at.dataframe[0].value.set_index("run_id")
+    assert runs.loc["local-00000000000000cc", "label"] == MISSING
+    assert runs["label"].notna().all() and "None" not in set(runs["label"])
