@@ -154,3 +154,31 @@ def test_bad_effect_size_arguments_are_named():
         wilcoxon_pairs(_scores(), encoders=["OH", "MT"], level=1.0)
     with pytest.raises(ValueError, match="n_boot"):
         wilcoxon_pairs(_scores(), encoders=["OH", "MT"], n_boot=0)
+
+
+def test_each_finding_names_the_encoder_that_scores_higher():
+    """'significant' did not say which way (Sum vs OH: p = 0.039, OH ahead)."""
+    from scipy.stats import rankdata
+
+    from encbench.stats.pairwise import finding
+
+    frame = _scores()
+    one = wilcoxon_pairs(frame, pairs=[("OH", "Drop")]).table.iloc[0]
+    assert one["significant"] and one["finding"] == f"OH better, p = {one['p_holm']:.2g}"
+    flipped = wilcoxon_pairs(frame, pairs=[("Drop", "OH")]).table.iloc[0]
+    assert flipped["finding"] == f"OH better, p = {flipped['p_holm']:.2g}"
+    table = wilcoxon_pairs(frame, encoders=["OH", "MT", "CB", "Drop"]).table
+    wide = frame.pivot(index="dataset", columns="encoder", values="cv_score")
+    for row in table.itertuples():
+        if not row.significant:
+            assert row.finding == f"no significant difference, Holm p = {row.p_holm:.2g}"
+            continue
+        # naive direction: the signed-rank sums of the non-zero differences
+        diff = (wide[row.encoder_a] - wide[row.encoder_b]).dropna()
+        diff = diff[diff != 0]
+        ranks = rankdata(diff.abs())
+        higher = row.encoder_a if ranks[diff > 0].sum() > ranks[diff < 0].sum() else row.encoder_b
+        assert row.finding == f"{higher} better, Holm p = {row.p_holm:.2g}"
+    assert (~table["significant"]).any() and table["significant"].any()    # both kinds were checked
+    assert finding("A", "B", float("nan"), False, float("nan")) == "not tested: no dataset with both"
+    assert list(table.columns).index("finding") == list(table.columns).index("significant") + 1

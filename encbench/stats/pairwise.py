@@ -35,7 +35,7 @@ from encbench.stats._cube import build_cube
 #: the effect sizes beside each test (see the module docstring)
 EFFECT_COLUMNS = ["median_low", "median_high", "rank_biserial", "rank_biserial_low", "rank_biserial_high"]
 COLUMNS = ["encoder_a", "encoder_b", "n_datasets", "wins_a", "wins_b", "ties", "median_difference",
-           "statistic", "p_value", "p_holm", "significant", *EFFECT_COLUMNS]
+           "statistic", "p_value", "p_holm", "significant", "finding", *EFFECT_COLUMNS]
 _TESTED = COLUMNS[:COLUMNS.index("p_holm")]  # what one pair's test computes
 
 
@@ -49,9 +49,10 @@ class PairwiseResult:
         One row per pair, columns :data:`COLUMNS`: the datasets both encoders have
         (``n_datasets``), on how many A scores higher / lower / the same, the median of
         ``score_A - score_B``, the Wilcoxon statistic, the raw two-sided p-value, the
-        Holm-adjusted one (equal to it for a single pair) and ``p_holm < alpha``; then the
-        effect sizes: ``median_low, median_high`` (exact interval of the median difference),
-        ``rank_biserial`` and its bootstrap interval ``rank_biserial_low, rank_biserial_high``.
+        Holm-adjusted one (equal to it for a single pair), ``p_holm < alpha`` and the
+        ``finding`` in words, which way included (:func:`finding`); then the effect sizes:
+        ``median_low, median_high`` (exact interval of the median difference), ``rank_biserial``
+        and its bootstrap interval ``rank_biserial_low, rank_biserial_high``.
         A pair with no non-zero difference has p-value 1 and rank-biserial 0; one without a
         shared dataset has NaN.
     alpha : float
@@ -151,6 +152,22 @@ def _one_pair(a: np.ndarray, b: np.ndarray) -> tuple:
     return n, wins_a, wins_b, ties, median, float(result.statistic), float(result.pvalue)
 
 
+def finding(a: str, b: str, p: float, significant: bool, rank_biserial: float, *, holm: bool = False) -> str:
+    """One pair's test in words, naming the encoder that scores higher when the difference is
+    significant: ``"OH better, p = 0.039"``, ``"no significant difference, p = 0.41"``.
+
+    The direction is the sign of the rank-biserial correlation, the test's own (its signed
+    ranks), not the count of wins: OH can win on fewer datasets and still carry the larger
+    differences. ``holm`` names the p-value as Holm-adjusted (several pairs tested at once).
+    """
+    if p != p:  # NaN: the two encoders share no dataset
+        return "not tested: no dataset with both"
+    shown = f"{'Holm ' if holm else ''}p = {p:.2g}"
+    if not significant or rank_biserial == 0:
+        return f"no significant difference, {shown}"
+    return f"{a if rank_biserial > 0 else b} better, {shown}"
+
+
 def wilcoxon_pairs(scores: pd.DataFrame, encoders: Iterable[str] | None = None,
                    pairs: Iterable[tuple[str, str]] | None = None, *, alpha: float = 0.05,
                    level: float = 0.95, n_boot: int = 1000,
@@ -217,4 +234,8 @@ def wilcoxon_pairs(scores: pd.DataFrame, encoders: Iterable[str] | None = None,
     table["p_holm"] = holm(table["p_value"].to_numpy())
     table["significant"] = table["p_holm"] < alpha
     table[EFFECT_COLUMNS] = pd.DataFrame(effects, columns=EFFECT_COLUMNS, index=table.index)
+    holm_named = len(table) > 1
+    table["finding"] = [finding(r.encoder_a, r.encoder_b, r.p_holm, r.significant, r.rank_biserial,
+                                holm=holm_named) for r in table.itertuples()]
+    table = table[COLUMNS]
     return PairwiseResult(table=table, alpha=alpha, level=level, n_boot=n_boot)
