@@ -88,12 +88,16 @@ def show_result(run_id: str, *, strategy: str = "R-M") -> None:
                                help=few)
                 filters = result_filters(run_id, dataset, comp, rows)
                 prov = common.provenance("run-result", filters, rows.assign(origin="local"), version)
+                published_rank = f"published {strategy} rank"
+                table = comp.table.rename(columns={"rank": "rank on your data", "published_rank": published_rank})
+                # an encoder the study did not run has no published rank: a dash, not "None"
+                shown, as_text = common.dash_missing(table, {published_rank: "{}"})
                 common.show_table(
-                    comp.table.rename(columns={"rank": "rank on your data",
-                                               "published_rank": f"published {strategy} rank"}),
+                    table,
                     # several datasets (a command-line run): the dataset keeps keys and file names apart
                     f"result-{comp.model}-{comp.scoring}" if local["dataset"].nunique() == 1
-                    else f"result-{dataset}-{comp.model}-{comp.scoring}", prov)
+                    else f"result-{dataset}-{comp.model}-{comp.scoring}", prov, shown=shown,
+                    column_config={c: st.column_config.TextColumn(c, alignment="right") for c in as_text})
 
 
 def result_filters(run_id: str, dataset: str, comp, rows: pd.DataFrame) -> dict:

@@ -137,3 +137,25 @@ def test_a_run_without_a_label_shows_a_dash_not_none(private_db):
     runs = at.dataframe[0].value.set_index("run_id")
     assert runs.loc["local-00000000000000cc", "label"] == MISSING
     assert runs["label"].notna().all() and "None" not in set(runs["label"])
+
+
+def test_an_encoder_without_a_published_rank_shows_a_dash_in_the_run_result(private_db):
+    """The run result's published rank of an encoder the study did not run used to read "None"."""
+    from pages.common import MISSING
+
+    run = "local-00000000000000dd"
+    with Writer(private_db) as writer:
+        writer.ensure_run(run, origin="local", label="three encoders", status="done", n_expected=3,
+                          config={"datasets": ["50"], "encoders": ["OH", "MT"], "models": ["DT"]})
+        writer.write_results([dict(run_id=run, dataset="50", encoder=encoder, model="DT", tuning="no",
+                                   scoring="AUC", fold=0, n_folds=1, cv_score=score, time=0.1, status="ok")
+                              for encoder, score in (("OH", 0.9), ("MT", 0.8), ("Mine", 0.85))])
+        writer.set_run_status(run, "done")
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at.query_params["run"] = run
+    at.switch_page("pages/runs.py")
+    at.run()
+    assert not at.exception, at.exception
+    result = next(f.value for f in at.dataframe if "published R-M rank" in f.value.columns).set_index("encoder")
+    assert result.loc["Mine", "published R-M rank"] == MISSING
+    assert result.loc[["OH", "MT"], "published R-M rank"].str.strip().isin(["1", "2"]).all()
