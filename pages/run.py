@@ -16,7 +16,8 @@ from encbench.engine.grid import Grid
 from encbench.engine.queue_requests import SPLIT_MODES, RunForm, default_workers, positive_class_choice
 from encbench.engine.splits import late_level_warnings, time_column_candidates
 from encbench.uploads import stage_upload
-from pages import common, run_advice, run_views
+from pages import common, run_advice
+from pages.ui import run_panels
 
 common.ensure_routed()
 
@@ -130,8 +131,8 @@ if common.read_only():  # nothing is uploaded, stored or queued on a server shar
     common.read_only_notice("uploads and runs are turned off. The Runs page lists the runs made so far; "
                             "to run the encoders on your data, start encbench on your own machine.")
     st.stop()
-queue = run_views.queue()
-run_views.keep_worker_alive(queue)
+queue = run_panels.queue()
+run_panels.keep_worker_alive(queue)
 
 source = st.radio("Dataset", ["Upload a file", "Bundled dataset"], horizontal=True, key="source")
 bundled_name = staged = None
@@ -348,13 +349,13 @@ if st.button("Launch run", type="primary", key="launch"):
 @st.fragment(run_every=2.0)
 @common.guarded
 def _watch(run_id: str, results: bool = True) -> None:
-    row = run_views.run_progress(run_id)
+    row = run_panels.run_progress(run_id)
     if row is None:
         st.caption("Waiting for the worker to start the run ...")
         return
-    run_views.show_progress(row)
+    run_panels.show_progress(row)
     if results:
-        run_views.show_result(run_id)
+        run_panels.show_result(run_id)
 
 
 if st.session_state.get("last_run"):

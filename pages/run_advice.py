@@ -16,7 +16,8 @@ from encbench import recommend as advisor
 from encbench.data import DatasetError
 from encbench.engine.requests import RunRequest, default_workers
 from encbench.store import queries
-from pages import common, run_views
+from pages import common
+from pages.ui import run_panels
 
 if __name__ == "__main__":  # opened as a page (/run_advice, before app.py's navigation ran)
     common.ensure_routed()
@@ -70,7 +71,7 @@ def _queue_check(result: advisor.Recommendation, *, staged, bundled: str | None,
     encoders = list(dict.fromkeys([*result.recommended, advisor.BASELINE_ENCODER]))
     kwargs = dict(encoders=encoders, models=[result.model], scorings=list(vocab.METRICS), tuning=result.tuning,
                   timeout=TIMEOUT, workers=default_workers(), owner=common.session_owner())
-    queue = run_views.queue()
+    queue = run_panels.queue()
     try:
         if bundled is not None:
             request = RunRequest.bundled(bundled, **kwargs)

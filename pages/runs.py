@@ -6,7 +6,8 @@ import streamlit as st
 from encbench.engine.requests import DeleteRequest, RunRequest
 from encbench.runs import WAITING, format_duration, hide_upload_paths, upload_paths
 from encbench.store import queries
-from pages import common, run_views
+from pages import common
+from pages.ui import run_panels
 
 common.ensure_routed()
 
@@ -16,14 +17,14 @@ st.title("Runs")
 if common.read_only():
     common.read_only_notice("runs are listed with their results, but none can be cancelled, resumed "
                             "or deleted.")
-queue = run_views.queue()
-run_views.keep_worker_alive(queue)
+queue = run_panels.queue()
+run_panels.keep_worker_alive(queue)
 
 
 @st.fragment(run_every=3.0)
 @common.guarded
 def _overview() -> None:
-    table = run_views.progress(queue)
+    table = run_panels.progress(queue)
     running = queue.worker_running()
     pid = queue.worker_pid()
     state = f"running (pid {pid})" if running else "idle (starts when a run is queued)"
@@ -60,7 +61,7 @@ def _overview() -> None:
 
 _overview()
 
-table = run_views.progress(queue)
+table = run_panels.progress(queue)
 if table.empty:
     st.stop()
 labels = {r.run_id: f"{r.label or 'unnamed run'} · {r.run_id}" for r in table.itertuples()}
@@ -90,13 +91,13 @@ is_active = table.set_index("run_id").loc[run_id, "status"] in ACTIVE or run_id 
 @st.fragment(run_every=3.0 if is_active else None)
 @common.guarded
 def _detail(run_id: str) -> None:
-    row = run_views.run_progress(run_id)
+    row = run_panels.run_progress(run_id)
     if row is None:
         st.info(f"Run {run_id} was deleted.")
         return
     db, version = common.data_key()
     runs = common.runs_table(db, version).set_index("run_id")
-    config = run_views.run_config(runs.loc[run_id]) if run_id in runs.index else {}
+    config = run_panels.run_config(runs.loc[run_id]) if run_id in runs.index else {}
     is_published = row["origin"] == "published"
     cancel_requested = queue.is_cancelled(run_id) and row["status"] in ACTIVE
     # Stopping or removing a run belongs to the session that launched it (or the command line);
@@ -140,7 +141,7 @@ def _detail(run_id: str) -> None:
     if run_id in deleting:
         st.caption("Delete requested: the background worker removes the run's rows shortly.")
 
-    run_views.show_progress(row)
+    run_panels.show_progress(row)
     with st.expander("Configuration"):
         st.json(shown_config or {"note": "not recorded"})
     errors = queries.run_errors(common.get_reader(db), run_id)
@@ -154,7 +155,7 @@ def _detail(run_id: str) -> None:
                      f"among the published 32", icon=":material/add_chart:", query_params={"run": run_id})
     if row["origin"] == "local":
         st.subheader("Result")
-        run_views.show_result(run_id)
+        run_panels.show_result(run_id)
 
 
 _detail(run_id)

@@ -8,7 +8,7 @@ from pagetest import open_page
 from pages.common import PAGES
 
 REPO = Path(__file__).resolve().parents[1]
-HELPERS = {"__init__.py", "common.py", "run_advice.py", "run_views.py"}  # modules of pages/ that are not pages
+HELPERS = {"__init__.py", "common.py", "run_advice.py"}  # modules of pages/ that are not pages
 
 
 def test_every_page_file_is_routed_under_its_own_name():
@@ -41,7 +41,7 @@ def test_a_rerouted_first_run_keeps_the_link_filters(published_db, monkeypatch):
 
 
 def test_a_helper_module_opened_as_a_page_lands_on_the_home_page(published_db, monkeypatch):
-    """Before app.py's navigation runs, Streamlit serves /common and /run_views too: they send
+    """Before app.py's navigation runs, Streamlit serves /common and /run_advice too: they send
     the run to app.py, which has no such page and shows its home page."""
     from streamlit.testing.v1 import AppTest
 

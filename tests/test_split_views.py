@@ -130,7 +130,7 @@ def test_a_run_result_export_names_the_split_of_its_folds(split_db):
     """The provenance of a run result's export says whether its folds were cv or time."""
     from encbench.compare import compare_with_published
     from encbench.store import Reader, queries
-    from pages.run_views import result_filters
+    from pages.ui.run_panels import result_filters
 
     reader = Reader(split_db)
     try:

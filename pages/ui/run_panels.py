@@ -1,4 +1,5 @@
-"""UI pieces shared by the "Run on your data" and "Runs" pages (not a page itself)."""
+"""The Run and Runs pages' shared pieces: the queue, each run's progress bar, its result beside
+the published consensus, and whether its best encoders change between splits."""
 from __future__ import annotations
 
 import json
@@ -8,22 +9,20 @@ import streamlit as st
 
 from encbench.compare import MIN_SHARED, compare_splits, compare_with_published, published_agreement, split_headline
 from encbench.engine.queue import RunQueue
-from encbench.runs import format_duration, progress_table
+from encbench.views.runs import format_duration, progress_table
 from encbench.store import queries
-from pages import common
+from pages.ui import exports, session, store, text
 
-if __name__ == "__main__":  # opened as a page (/run_views, before app.py's navigation ran)
-    common.ensure_routed()
 
 
 def queue() -> RunQueue:
-    return RunQueue(common.db_path())
+    return RunQueue(store.db_path())
 
 
 def keep_worker_alive(q: RunQueue) -> None:
     """Start the worker when requests wait and none is running (e.g. it was killed); never on a
     read-only server, which starts no process."""
-    if common.read_only():
+    if session.read_only():
         return
     if (q.pending() or q.active()) and q.ensure_worker():
         st.toast("Started the background worker for queued runs.", icon=":material/play_circle:")
@@ -31,8 +30,8 @@ def keep_worker_alive(q: RunQueue) -> None:
 
 def progress(q: RunQueue) -> pd.DataFrame:
     """Every run's progress, from the newest snapshot and the queue (read fresh on each call)."""
-    db, version = common.data_key()
-    return progress_table(common.runs_table(db, version), q.pending(), q.active(), q.done(),
+    db, version = store.data_key()
+    return progress_table(store.runs_table(db, version), q.pending(), q.active(), q.done(),
                           worker_running=q.worker_running())
 
 
@@ -53,23 +52,23 @@ def show_progress(row: pd.Series) -> None:
         label += f" ({int(row['n_failed'])} failed, {int(row['n_timeout'])} timed out)"
     st.progress(min(done / total, 1.0) if total else 0.0, text=label)
     if row.get("status") == "failed" and isinstance(row.get("error"), str) and row["error"]:
-        st.error(f"The run failed: {common.md_text(row['error'])}")
+        st.error(f"The run failed: {text.md_text(row['error'])}")
 
 
 def show_result(run_id: str, *, strategy: str = "R-M") -> None:
     """The run's encoder ranking per model/metric next to the published consensus."""
-    db, version = common.data_key()
-    local = queries.load_scores(common.get_reader(db), run_ids=[run_id])
+    db, version = store.data_key()
+    local = queries.load_scores(store.get_reader(db), run_ids=[run_id])
     if local.empty:
         st.info("No finished experiment yet: results appear here as folds complete.")
         return
-    published = common.scores(db, version, origins=("published",),
+    published = store.scores(db, version, origins=("published",),
                               models=tuple(local["model"].unique()),
                               tunings=tuple(local["tuning"].unique()),
                               scorings=tuple(local["scoring"].unique()))
-    names = common.datasets_table(db, version).set_index("dataset")["name"]
+    names = store.datasets_table(db, version).set_index("dataset")["name"]
     for dataset, rows in local.groupby("dataset"):
-        st.subheader(f"Dataset {common.md_text(names.get(dataset, dataset))}")
+        st.subheader(f"Dataset {text.md_text(names.get(dataset, dataset))}")
         show_split_change(dataset)
         show_agreement(dataset, rows, published, str(names.get(dataset, dataset)))
         if set(rows["split"]) == {"time"}:
@@ -87,12 +86,12 @@ def show_result(run_id: str, *, strategy: str = "R-M") -> None:
                 cols[1].metric("Jaccard of best sets", f"{comp.jaccard:.2f}" if comp.agreement_shown else "n/a",
                                help=few)
                 filters = result_filters(run_id, dataset, comp, rows)
-                prov = common.provenance("run-result", filters, rows.assign(origin="local"), version)
+                prov = exports.provenance("run-result", filters, rows.assign(origin="local"), version)
                 published_rank = f"published {strategy} rank"
                 table = comp.table.rename(columns={"rank": "rank on your data", "published_rank": published_rank})
                 # an encoder the study did not run has no published rank: a dash, not "None"
-                shown, as_text = common.dash_missing(table, {published_rank: "{}"})
-                common.show_table(
+                shown, as_text = exports.dash_missing(table, {published_rank: "{}"})
+                exports.show_table(
                     table,
                     # several datasets (a command-line run): the dataset keeps keys and file names apart
                     f"result-{comp.model}-{comp.scoring}" if local["dataset"].nunique() == 1
@@ -110,8 +109,8 @@ def result_filters(run_id: str, dataset: str, comp, rows: pd.DataFrame) -> dict:
 def show_split_change(dataset: str) -> None:
     """Say plainly whether the best encoders change between cv and time on ``dataset``,
     when local runs evaluated it under both splits."""
-    db, _ = common.data_key()
-    rows = queries.load_scores(common.get_reader(db), datasets=[dataset], origins=["local"])
+    db, _ = store.data_key()
+    rows = queries.load_scores(store.get_reader(db), datasets=[dataset], origins=["local"])
     if not {"cv", "time"} <= set(rows["split"]):
         return
     comparisons = compare_splits(rows)

@@ -1,0 +1,107 @@
+"""Tables and charts with their download buttons (CSV, Parquet, LaTeX; PNG, SVG), each export
+carrying its provenance."""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import pandas as pd
+import streamlit as st
+
+from encbench import export
+from pages.ui.store import snapshot_label
+
+log = logging.getLogger(__name__)
+
+
+def _download_row(key: str, items: list[tuple[str, str, Callable[[], bytes], str]]) -> None:
+    with st.container(horizontal=True, gap="small", key=f"exports-{key}"):
+        for label, file_name, make, mime in items:
+            st.download_button(label, data=make, file_name=file_name, mime=mime,
+                               key=f"dl-{key}-{label.lower()}", on_click="ignore",
+                               type="tertiary", icon=":material/download:")
+
+
+def table_exports(frame: pd.DataFrame, item: str, provenance: export.Provenance, *,
+                  best: dict[str, str] | None = None, latex: dict | None = None) -> None:
+    """CSV / Parquet / LaTeX / provenance download buttons for ``frame`` (generated when clicked).
+
+    The CSV is plain; its provenance is the JSON sidecar beside it (``<name>.provenance.json``).
+    ``best`` (column -> ``"min"``/``"max"``) sets each column's best value in bold in LaTeX;
+    ``latex`` holds further keywords of :func:`encbench.export.table_to_latex` (``best_within``,
+    ``drop``, ``decimals``)."""
+    _download_row(f"table-{item}", [
+        (export.FORMAT_LABELS[fmt],
+         provenance.file_name(item, fmt),
+         (lambda fmt=fmt: export.table_bytes(frame, fmt, provenance, best=best, item=item,
+                                             **(latex or {}) if fmt == "latex" else {})),
+         export.MIME[fmt])
+        for fmt in export.TABLE_FORMATS
+    ])
+
+
+def chart_exports(chart, item: str, provenance: export.Provenance) -> None:
+    """PNG / SVG download buttons for an Altair chart or a Vega-Lite spec (rendered by vl-convert when clicked)."""
+    _download_row(f"chart-{item}", [
+        (export.FORMAT_LABELS[fmt], provenance.file_name(item, fmt),
+         (lambda fmt=fmt: export.chart_bytes(chart, fmt, provenance)), export.MIME[fmt])
+        for fmt in export.CHART_FORMATS
+    ])
+
+
+def show_table(frame: pd.DataFrame, item: str, provenance: export.Provenance, *,
+               best: dict[str, str] | None = None, latex: dict | None = None,
+               shown: pd.DataFrame | None = None, **kwargs) -> None:
+    """A dataframe with its export buttons underneath (``best``, ``latex``: see :func:`table_exports`).
+
+    ``shown`` is drawn instead of ``frame`` (e.g. :func:`dash_missing`'s copy); the exports are
+    always of ``frame``."""
+    st.dataframe(frame if shown is None else shown, hide_index=True, width="stretch", **kwargs)
+    table_exports(frame, item, provenance, best=best, latex=latex)
+
+
+MISSING = "\u2014"  # an em dash: how a table shows a value that does not exist
+
+
+def dash_missing(frame: pd.DataFrame, formats: dict[str, str]) -> tuple[pd.DataFrame, list[str]]:
+    """A copy to show where the numeric ``formats`` columns that lack values read as text.
+
+    Streamlit's tables draw a missing number as "None"; these columns become right-aligned text,
+    the number as ``formats[column]`` gives it (``"{:.4f}"``) or :data:`MISSING`. Numbers are
+    padded on the left with spaces to one width, so sorting the text sorts the numbers
+    (non-negative ones) and puts the missing last. Returns the copy and the columns changed
+    (give them ``st.column_config.TextColumn(alignment="right")``).
+    """
+    shown, changed = frame.copy(), []
+    for column, fmt in formats.items():
+        if column not in shown or not shown[column].isna().any():
+            continue
+        text = [None if pd.isna(v) else fmt.format(v) for v in shown[column]]
+        width = max((len(t) for t in text if t is not None), default=0)
+        shown[column] = [MISSING if t is None else t.rjust(width) for t in text]
+        changed.append(column)
+    return shown, changed
+
+
+def show_chart(chart, item: str, provenance: export.Provenance, *, width: str = "stretch",
+               scroll: bool = False) -> None:
+    """An Altair chart, or its Vega-Lite spec (a dict, e.g. cached), with its export buttons underneath.
+
+    ``scroll=True`` (for a chart of fixed width, ``width="content"``, such as the CD diagram):
+    on a screen narrower than the chart, the chart scrolls sideways inside its own row instead of
+    widening the page."""
+    # The spec without Altair's JSON-schema validation (st.altair_chart validates on every rerun,
+    # about half of a chart's cost: 400 of 800 ms per Consensus rerun). Chart builders are
+    # validated by tests/test_plots.py, and exports of a chart still validate when clicked.
+    spec = chart if isinstance(chart, dict) else chart.to_dict(validate=False)
+    if scroll:
+        with st.container(horizontal=True, wrap=False, key=f"scroll-{item}"):
+            st.vega_lite_chart(spec, width=width)
+    else:
+        st.vega_lite_chart(spec, width=width)
+    chart_exports(chart, item, provenance)
+
+
+def provenance(view: str, filters: dict, rows: pd.DataFrame | None, version: tuple) -> export.Provenance:
+    """Provenance of an export from the filter state and the rows used."""
+    return export.Provenance.from_scores(view, filters, rows, snapshot=snapshot_label(version))

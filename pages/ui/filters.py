@@ -1,0 +1,168 @@
+"""The filters every view shares: model / tuning / metric, origins (published, local, both) and
+the split, and the banner that says what a view mixes in or leaves out."""
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import streamlit as st
+
+from encbench import vocab
+from encbench.store import queries
+from encbench.views import origins as origin_views
+from encbench.vocab import ordered
+from pages.ui.store import data_key, datasets_table, local_overview, raw_scores
+from pages.ui.widgets import _warn_unknown_url_values, multiselect
+
+log = logging.getLogger(__name__)
+
+
+FACTOR_LABELS = {"model": "Model", "tuning": "Tuning", "scoring": "Metric"}
+
+
+def factor_filters(lv: dict[str, list[str]], defaults: dict[str, Sequence[str]], *,
+                   keys: dict[str, str] | None = None) -> dict[str, list[str]]:
+    """Model / tuning / metric multiselects in a row; returns ``{factor: selected values}``."""
+    keys = keys or {"model": "model", "tuning": "tuning", "scoring": "metric"}
+    out = {}
+    for column, factor in zip(st.columns(3), ("model", "tuning", "scoring")):
+        with column:
+            out[factor] = multiselect(FACTOR_LABELS[factor], ordered(factor, lv[factor]),
+                                      key=keys[factor], default=defaults.get(factor))
+    return out
+
+
+def empty_selection(selected: dict[str, list[str]]) -> list[str]:
+    """Names of the filters left empty (each needs at least one value)."""
+    return [FACTOR_LABELS.get(k, k) for k, v in selected.items() if not v]
+
+
+ORIGIN_HELP = ("published: the study's results (Matteucci et al. 2023), the default. "
+               "both: your local runs are added; a run on a copy of a published dataset is "
+               "counted under that dataset, never as a new one. local: just your runs.")
+
+
+def origin_filter(lv: dict[str, list[str]]) -> tuple[str, tuple[str, ...], str]:
+    """Which results the view shows, bound to the URL (``?origin=both&prefer=local``).
+
+    The published benchmark is the default; the control is shown only when local results exist.
+
+    Returns
+    -------
+    (choice, origins, prefer)
+        The choice (a key of :data:`encbench.origin_views.ORIGIN_CHOICES`), the ``scores.origin``
+        values it includes, and which score counts where an experiment has both.
+    """
+    if "local" not in lv.get("origin", []):
+        return "published", ("published",), "published"
+    choices = list(origin_views.ORIGIN_CHOICES)
+    _warn_unknown_url_values("origin", choices, None)
+    _warn_unknown_url_values("prefer", list(queries.PREFERENCES), None)
+    left, right = st.columns([3, 2])
+    with left:
+        # no format_func: the URL holds the option itself (?origin=both), not a display label
+        choice = st.radio("Results: published benchmark, both, or local runs only", choices,
+                          key="origin", bind="query-params", horizontal=True, help=ORIGIN_HELP)
+    prefer = "published"
+    if choice == "both":
+        with right:
+            prefer = st.radio("Where an experiment has both scores, count the", list(queries.PREFERENCES),
+                              key="prefer", bind="query-params", horizontal=True,
+                              help="A local run on a published dataset repeats published experiments: "
+                                   "only one score per experiment enters rankings and counts.")
+    return choice, origin_views.origins_of(choice), prefer
+
+
+SPLIT_HELP = ("cv: the published protocol, stratified folds in file order. time: forward folds "
+              "over a time column (train on the past, test on what follows), from local runs "
+              "with --split time:COLUMN; a target encoder that looked good under cv may not be.")
+
+
+def split_filter(lv: dict[str, list[str]]) -> str:
+    """Which evaluation scheme the view shows, bound to the URL (``?split=time``); ``cv`` (the
+    published protocol) unless time-split results exist and the user picks them."""
+    if "time" not in lv.get("split", []):
+        return "cv"
+    choices = [s for s in vocab.SPLITS if s in lv["split"]]
+    _warn_unknown_url_values("split", choices, None)
+    return st.radio("Evaluation split", choices, key="split", bind="query-params", horizontal=True,
+                    help=SPLIT_HELP)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _mix(db: str, version: tuple, filters: tuple) -> origin_views.OriginMix:
+    return origin_views.origin_mix(raw_scores(db, version, **dict(filters), origins=("published", "local")))
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _disagreeing(db: str, version: tuple, filters: tuple, prefer: str) -> list[tuple[str, str, int]]:
+    """Published datasets whose local scores agree poorly with the published ones
+    (:func:`encbench.compare.published_agreement`): ``(name, agreement text, local scores of
+    it that count in a view that prefers ``prefer``)``."""
+    from encbench.compare import published_agreement
+
+    raw = raw_scores(db, version, **dict(filters), origins=("published", "local"))
+    local, published = raw[raw["origin"] == "local"], raw[raw["origin"] == "published"]
+    names = datasets_table(db, version).set_index("dataset")["name"]
+    cell = ["dataset", "model", "tuning", "scoring", "encoder"]
+    out = []
+    for dataset, agreement in published_agreement(local, published).items():
+        if not agreement.low:
+            continue
+        mine = local.loc[local["dataset"] == dataset, cell].drop_duplicates()
+        if prefer != "local":  # only the local experiments the published benchmark lacks count
+            mine = mine.merge(published[cell].drop_duplicates(), on=cell, how="left", indicator=True)
+            mine = mine[mine["_merge"] == "left_only"]
+        out.append((str(names.get(dataset, dataset)),
+                    f"{agreement.within} of {agreement.cells} experiments within {agreement.tolerance:g}",
+                    len(mine)))
+    return out
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _other_split_rows(db: str, version: tuple, filters: tuple) -> dict[str, int]:
+    """Local score rows matching ``filters`` except their split, per split not in the view."""
+    shown = dict(filters).get("splits") or ("cv",)
+    rows = raw_scores(db, version, **{k: v for k, v in filters if k != "splits"}, origins=("local",),
+                      splits=None)
+    counts = rows.loc[~rows["split"].isin(shown), "split"].value_counts()
+    return {str(split): int(n) for split, n in counts.items()}
+
+
+def origin_banner(choice: str, prefer: str, **filters) -> None:
+    """Announce local results in a view, or say that local results exist but are left out.
+
+    ``filters`` are the keyword filters of :func:`scores` (without ``origins``/``prefer``).
+    """
+    db, version = data_key()
+    if choice == "published":
+        local = local_overview(db, version)
+        if local["rows"]:
+            st.caption(f"Published benchmark only. {local['rows']:,} local score rows "
+                       f"({local['datasets']} dataset(s), {local['runs']} run(s)) are left out; "
+                       f"choose *both* under *Results* to include them.")
+        return
+    key = tuple(sorted((k, v) for k, v in filters.items()))
+    text = origin_views.origin_banner(choice, _mix(db, version, key), prefer)
+    other = _other_split_rows(db, version, key)
+    if other:  # never left out without a word: a view shows one split
+        shown = "/".join(filters.get("splits") or ("cv",))
+        text += (f" {sum(other.values()):,} local score rows of another split "
+                 f"({', '.join(f'{n:,} {s}' for s, n in other.items())}) are left out: this view shows "
+                 f"split {shown}" + (", the other is chosen under *Evaluation split*." if "splits" in filters
+                                     else "; the Results explorer and Consensus rankings show them under "
+                                          "*Evaluation split*."))
+    with st.container(key="origin-banner"):
+        st.warning(text, icon=":material/merge_type:")
+    if choice == "both":  # never mix silently scores that disagree with the published ones
+        for name, agreement, counted in _disagreeing(db, version, key, prefer):
+            with st.container(key=f"origin-disagreement-{name}"):
+                st.warning(
+                    f"Local scores on {name} disagree with its published scores ({agreement}; README, "
+                    f"'Differences from the published study'): "
+                    + (f"{counted:,} of this view's scores on {name} come from those local runs"
+                       + (", each replacing the published score of the same experiment." if prefer == "local"
+                          else ", experiments the published benchmark lacks.")
+                       if counted else
+                       "none of them enters this view, the published scores count where both exist."),
+                    icon=":material/rule:")
