@@ -1,8 +1,9 @@
-"""Charts as a browser draws them: readable on the dark theme.
+"""Charts as a browser draws them: readable on the dark theme, and inside a narrow screen.
 
 Streamlit colours axis, legend and title text by the theme; anything else keeps the colour the
-spec gives it (a text mark without a colour is black). These tests read the fill of every text
-the browser drew in a chart and compare it with the page's background.
+spec gives it (a text mark without a colour is black). The theme tests read the fill of every
+text the browser drew in a chart and compare it with the page's background; the narrow-screen
+test measures the page and the CD diagram's scrolling row at 400 px.
 """
 from __future__ import annotations
 
