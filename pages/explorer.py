@@ -2,7 +2,10 @@
 import pandas as pd
 import streamlit as st
 
-from encbench import dashboard, plots
+from encbench import plots, vocab
+from encbench.experiment import key_columns
+from encbench.views import explorer, labels
+from encbench.views import origins as origin_views
 from encbench.compare import published_agreement
 from encbench.store import published, queries
 from pages import common
@@ -29,7 +32,7 @@ with st.container(border=True):
     all_datasets = common.view_datasets(db, version, origins)
     c1, c3 = st.columns([4, 1])
     with c1:
-        families = common.multiselect("Encoder family", dashboard.family_names(), key="family",
+        families = common.multiselect("Encoder family", labels.family_names(), key="family",
                                       help="Families from the encoder registry.")
     with c3:
         every = st.toggle("All datasets", value=True, key="all_datasets", bind="query-params")
@@ -48,7 +51,7 @@ if missing:
     st.warning(f"Select at least one value for: {', '.join(missing)}.")
     st.stop()
 
-encoders = [e for e in dashboard.encoders_of_families(families) if e in lv["encoder"]]
+encoders = [e for e in labels.encoders_of_families(families) if e in lv["encoder"]]
 if not encoders:
     st.info("No encoder of the chosen families has results.")
     st.stop()
@@ -67,7 +70,7 @@ if rows.empty:
 @st.cache_data(show_spinner=False, max_entries=16)
 def ranked(db: str, version: tuple, key: tuple):
     frame = common.scores(db, version, **dict(key))
-    return dashboard.ranked_scores(frame)
+    return explorer.ranked_scores(frame)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -76,16 +79,14 @@ def fold_spread(db: str, version: tuple, run_ids: tuple) -> pd.DataFrame:
 
 
 def with_fold_spread(db: str, version: tuple, table: pd.DataFrame) -> pd.DataFrame:
-    """``table`` with ``cv_std``, the per-fold standard deviation of each local score (issue 11
-    item 5); NaN for published scores, which come averaged over folds, and for scores averaged
+    """``table`` with ``cv_std``, the per-fold standard deviation of each local score; NaN for
+    published scores, which come averaged over folds, and for scores averaged
     over several runs (their run ids are joined by commas)."""
     local = sorted({r for r in table.loc[table["origin"] == "local", "run_id"].astype(str) if "," not in r})
     if not local:
         return table.assign(cv_std=float("nan"))
     spread = fold_spread(db, version, tuple(local))
-    keys = ["run_id", "dataset", "model", "tuning", "scoring", "encoder"]
-    if "split" in table.columns:
-        keys.append("split")
+    keys = ["run_id", *key_columns(table)]
     return table.merge(spread[keys + ["cv_std"]], on=keys, how="left")
 
 
@@ -107,7 +108,7 @@ def box_charts(db: str, version: tuple, key: tuple) -> dict[str, dict]:
 @st.cache_data(show_spinner=False, max_entries=32)
 def heatmap_chart(db: str, version: tuple, key: tuple, field: str, encoders: tuple, datasets: tuple) -> dict:
     """Encoder x dataset heatmap of the mean ``field``, encoders best first (then those without results)."""
-    cells = dashboard.encoder_dataset_matrix(ranked(db, version, key), field)
+    cells = explorer.encoder_dataset_matrix(ranked(db, version, key), field)
     order = (cells.groupby("encoder")[field].mean()
              .sort_values(ascending=(field == "rank"), kind="stable").index.tolist())
     order += [e for e in encoders if e not in order]
@@ -120,7 +121,7 @@ def heatmap_chart(db: str, version: tuple, key: tuple, field: str, encoders: tup
 @st.cache_data(show_spinner=False, max_entries=16)
 def side_by_side(db: str, version: tuple, key: tuple):
     both = common.raw_scores(db, version, **dict(key), origins=("published", "local"))
-    return dashboard.published_vs_local(both)
+    return explorer.published_vs_local(both)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -141,12 +142,12 @@ filters = {"model": selected["model"], "tuning": selected["tuning"], "metric": s
            **({"split": split} if "time" in lv.get("split", []) else {})}
 prov = common.provenance("explorer", filters, table, version)
 
-grid = dashboard.coverage(table, encoders, chosen_datasets)
-n_combos = table[["model", "tuning", "scoring"]].drop_duplicates().shape[0]
+grid = explorer.coverage(table, encoders, chosen_datasets)
+n_combos = table[list(vocab.FACTORS)].drop_duplicates().shape[0]
 st.markdown(
     f"**{len(table):,}** results · {table['dataset'].nunique()} datasets · "
     f"{table['encoder'].nunique()} encoders · {n_combos} model/tuning/metric combinations · "
-    f"{grid['missing']:,} of {grid['cells']:,} encoder x dataset cells without any result"
+    f"{grid.missing:,} of {grid.cells:,} encoder x dataset cells without any result"
 )
 
 # One section at a time: only the open tab is drawn (stateful tabs bound to the URL as
@@ -205,7 +206,7 @@ if not pairs.empty:
         f"local run (on a copy of a published dataset, stored under its OpenML id): each local score "
         f"next to its published value, difference = local - published. Which of the two enters the "
         f"views above is chosen with *Results* (now: "
-        f"{'the ' + prefer + ' score' if choice == 'both' else dashboard.ORIGIN_LABELS[choice]})."
+        f"{'the ' + prefer + ' score' if choice == 'both' else origin_views.ORIGIN_LABELS[choice]})."
     )
     for dataset, agreement in agreements(db, version, filter_key).items():
         if agreement.low:

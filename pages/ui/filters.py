@@ -9,6 +9,7 @@ import streamlit as st
 
 from encbench import vocab
 from encbench.store import queries
+from encbench.experiment import EXPERIMENT_KEY
 from encbench.views import origins as origin_views
 from encbench.vocab import ordered
 from pages.ui.store import data_key, datasets_table, local_overview, raw_scores
@@ -18,14 +19,17 @@ log = logging.getLogger(__name__)
 
 
 FACTOR_LABELS = {"model": "Model", "tuning": "Tuning", "scoring": "Metric"}
+#: a factor's URL key where it is not the factor's name (``?metric=AUC``)
+URL_KEYS = {"scoring": "metric"}
 
 
 def factor_filters(lv: dict[str, list[str]], defaults: dict[str, Sequence[str]], *,
                    keys: dict[str, str] | None = None) -> dict[str, list[str]]:
-    """Model / tuning / metric multiselects in a row; returns ``{factor: selected values}``."""
-    keys = keys or {"model": "model", "tuning": "tuning", "scoring": "metric"}
+    """One multiselect per factor of :data:`encbench.vocab.FACTORS` (model / tuning / metric), in a
+    row; returns ``{factor: selected values}``."""
+    keys = keys or {f: URL_KEYS.get(f, f) for f in vocab.FACTORS}
     out = {}
-    for column, factor in zip(st.columns(3), ("model", "tuning", "scoring")):
+    for column, factor in zip(st.columns(len(vocab.FACTORS)), vocab.FACTORS):
         with column:
             out[factor] = multiselect(FACTOR_LABELS[factor], ordered(factor, lv[factor]),
                                       key=keys[factor], default=defaults.get(factor))
@@ -104,7 +108,7 @@ def _disagreeing(db: str, version: tuple, filters: tuple, prefer: str) -> list[t
     raw = raw_scores(db, version, **dict(filters), origins=("published", "local"))
     local, published = raw[raw["origin"] == "local"], raw[raw["origin"] == "published"]
     names = datasets_table(db, version).set_index("dataset")["name"]
-    cell = ["dataset", "model", "tuning", "scoring", "encoder"]
+    cell = list(EXPERIMENT_KEY)
     out = []
     for dataset, agreement in published_agreement(local, published).items():
         if not agreement.low:
