@@ -356,8 +356,9 @@ def check_scheduler(address: str, *, timeout: float = 5.0) -> None:
 
     The address must read as ``[tcp://]host:port`` (or tls, ws, wss; inproc and ucx addresses are
     not probed), a TCP connection to it must open within ``timeout`` seconds and, but for TLS
-    (which needs the cluster's certificates), a Dask handshake must complete on it: a port that
-    accepts connections without a scheduler behind it is refused too.
+    (which needs the cluster's certificates), a Dask handshake must complete on it within twice
+    that (a busy scheduler answers slowly): a port that accepts connections without a scheduler
+    behind it is refused too.
     """
     import asyncio
     import socket
@@ -389,11 +390,11 @@ def check_scheduler(address: str, *, timeout: float = 5.0) -> None:
         return
 
     async def handshake():
-        comm = await connect(text if "://" in text else f"tcp://{text}", timeout=timeout)
+        comm = await connect(text if "://" in text else f"tcp://{text}", timeout=2 * timeout)
         await comm.close()
 
     try:
-        asyncio.run(asyncio.wait_for(handshake(), timeout + 1))
+        asyncio.run(asyncio.wait_for(handshake(), 2 * timeout + 1))
     except Exception as exc:  # noqa: BLE001 - whatever answered, it was not a Dask scheduler
         raise ValueError(f"{host}:{port} accepts connections but no Dask scheduler answered there "
                          f"({type(exc).__name__}); {hint}") from None
@@ -418,7 +419,7 @@ def cmd_run(args) -> int:
     # Everything is validated before anything is created: no database, no stored file.
     grid = _build_grid(args, db_path, final=False)
     _custom_import_path(grid.custom_encoders)
-    the_plan = plan(grid)
+    the_plan = plan(grid, check_custom=not args.dry_run)  # a dry run runs no code of custom encoders
     on_oversize = "skip" if args.skip_oversized else "refuse"
     workers = 1 if args.scheduler else max(1, args.workers)
     skip = guard_memory(the_plan, args.memory_budget, workers=workers, on_oversize=on_oversize)
@@ -429,6 +430,9 @@ def cmd_run(args) -> int:
                   f"of {ds.n_features} features, positive class {ds.positive_class!r}")
         for reason in skip.values():
             print(f"  {reason}")
+        for name in grid.custom_encoders:
+            print(f"  custom encoder {name} ({grid.custom(name).target}): not imported, built or checked "
+                  f"(a dry run runs none of its code); a run first checks it on a sample in a bounded process")
         return 0
     if args.drop_columns:
         grid = _build_grid(args, db_path, final=True)  # the derived files, stored beside the database
@@ -660,7 +664,8 @@ def _add_engine_commands(sub) -> None:
                      help="record encoders over the memory budget as failed with the reason, instead of "
                           "refusing the run")
     run.add_argument("--dry-run", action="store_true",
-                     help="load and validate the datasets, print the plan, run nothing")
+                     help="load and validate the datasets, print the plan, run nothing (custom encoders are "
+                          "not even imported)")
     run.set_defaults(func=cmd_run)
 
     runs = sub.add_parser("runs", help="list runs with status and counts")
