@@ -17,6 +17,9 @@ $(STAMP): requirements.txt pyproject.toml setup.py
 	@# encbench itself, editable: the `encbench` command, importable from any directory (Dask
 	@# workers included); the build backend comes from requirements.txt, so no download here
 	$(BIN)/python -m pip install --disable-pip-version-check -q --no-deps --no-build-isolation -e .
+	@# baycomp 1.0.3's wheel installs its own test suite as a top-level package named `tests`,
+	@# which shadows this checkout's tests/ (a namespace package): `tests.byo_encoders` fails
+	rm -rf $(VENV)/lib/python*/site-packages/tests
 	@rm -f $(VENV)/.installed-*
 	@touch $(STAMP)
 

@@ -156,3 +156,11 @@ def test_the_wheel_installs_into_a_fresh_environment_and_runs_from_elsewhere(tmp
     env["ENCBENCH_DB"] = str(tmp_path / "other.duckdb")
     other = run(script, "db", "info")
     assert f"no database at '{tmp_path / 'other.duckdb'}'" in other.stderr
+
+
+def test_tests_is_this_checkouts_package():
+    """A test-only dependency shipping a top-level ``tests`` package (baycomp 1.0.3 does) would
+    hide ours from the task processes that import ``tests.byo_encoders``: the set-up removes it."""
+    import tests.byo_encoders
+
+    assert Path(tests.byo_encoders.__file__).resolve().parent == REPO / "tests"
