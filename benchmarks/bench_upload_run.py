@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from encbench import vocab
-from encbench.compare import compare_with_published
+from encbench.views.run_result import compare_with_published
 from encbench.data import BUNDLED_DIR, read_table
 from encbench.engine.queue import RunQueue
 from encbench.store import Reader, Writer, import_published, queries

@@ -12,7 +12,7 @@ reference for a local one, or ``''``), and agrees when the scores differ by at m
 Who reads it: the Results explorer's "Published vs local" table, the control encoders of a
 placement (:func:`encbench.placement.control_agreement`), the scores ``encbench run`` prints
 after a run, and the published consensus set beside a user's ranking
-(:func:`encbench.compare.compare_with_published`, which pairs across datasets).
+(:func:`encbench.views.run_result.compare_with_published`, which pairs across datasets).
 
 Examples
 --------

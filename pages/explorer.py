@@ -6,7 +6,7 @@ from encbench import plots, vocab
 from encbench.experiment import key_columns
 from encbench.views import explorer, labels
 from encbench.views import origins as origin_views
-from encbench.compare import published_agreement
+from encbench.views.run_result import published_agreement
 from encbench.store import published, queries
 from pages import common
 

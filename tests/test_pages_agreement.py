@@ -1,6 +1,6 @@
 """AppTest: local scores on a published dataset that disagree with its published scores are
 said so on the run result (Run and Runs pages), in the Results explorer and wherever *both*
-mixes them in (the measure: :func:`encbench.compare.published_agreement`).
+mixes them in (the measure: :func:`encbench.views.run_result.published_agreement`).
 
 The database holds the published benchmark plus one local run, DT/no/AUC with six encoders, on
 vote (56, each local score 0.2 above the published one, as the study's shifted labels make it)

@@ -13,7 +13,7 @@ from test_engine_split import drifting_frame
 
 from encbench import vocab
 from encbench.views import sensitivity
-from encbench.compare import compare_splits, split_headline
+from encbench.views.run_result import compare_splits, split_headline
 from encbench.data import prepare
 from encbench.engine import Grid, run_grid
 from encbench.engine.splits import late_level_warnings, time_column_candidates
@@ -128,7 +128,7 @@ def test_filters_show_time_results(split_env, page):
 
 def test_a_run_result_export_names_the_split_of_its_folds(split_db):
     """The provenance of a run result's export says whether its folds were cv or time."""
-    from encbench.compare import compare_with_published
+    from encbench.views.run_result import compare_with_published
     from encbench.store import Reader, queries
     from pages.ui.run_panels import result_filters
 

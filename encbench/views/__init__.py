@@ -19,6 +19,8 @@ module                                 what it computes
 :mod:`encbench.views.sensitivity`      Sensitivity: similarity as one factor varies
 :mod:`encbench.views.replicability`    Replicability: chart rows, sample sizes
 :mod:`encbench.views.runs`             Runs: each run's progress, status and ETA, what others see
+:mod:`encbench.views.run_result`       a run's result: its ranking beside the published consensus,
+                                       cv vs time, agreement with the published cells
 =====================================  ==========================================================
 
 Nothing is imported here: a page imports the view it draws (``from encbench.views import

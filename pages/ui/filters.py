@@ -101,9 +101,9 @@ def _mix(db: str, version: tuple, filters: tuple) -> origin_views.OriginMix:
 @st.cache_data(show_spinner=False, max_entries=32)
 def _disagreeing(db: str, version: tuple, filters: tuple, prefer: str) -> list[tuple[str, str, int]]:
     """Published datasets whose local scores agree poorly with the published ones
-    (:func:`encbench.compare.published_agreement`): ``(name, agreement text, local scores of
+    (:func:`encbench.views.run_result.published_agreement`): ``(name, agreement text, local scores of
     it that count in a view that prefers ``prefer``)``."""
-    from encbench.compare import published_agreement
+    from encbench.views.run_result import published_agreement
 
     raw = raw_scores(db, version, **dict(filters), origins=("published", "local"))
     local, published = raw[raw["origin"] == "local"], raw[raw["origin"] == "published"]

@@ -7,8 +7,10 @@ import json
 import pandas as pd
 import streamlit as st
 
-from encbench.compare import MIN_SHARED, compare_splits, compare_with_published, published_agreement, split_headline
 from encbench.engine.queue import RunQueue
+from encbench.views.run_result import (
+    MIN_SHARED, compare_splits, compare_with_published, published_agreement, split_headline,
+)
 from encbench.views.runs import format_duration, progress_table
 from encbench.store import queries
 from pages.ui import exports, session, store, text
@@ -122,7 +124,7 @@ def show_split_change(dataset: str) -> None:
 
 def show_agreement(dataset: str, local: pd.DataFrame, published: pd.DataFrame, name: str) -> None:
     """On a published dataset: how the run's scores agree with the published cells, as a
-    warning when the agreement is low (:func:`encbench.compare.published_agreement`)."""
+    warning when the agreement is low (:func:`encbench.views.run_result.published_agreement`)."""
     agreement = published_agreement(local, published).get(str(dataset))
     if agreement is None:
         return

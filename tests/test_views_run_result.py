@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from encbench.compare import compare_with_published
+from encbench.views.run_result import compare_with_published
 
 
 def _published():
@@ -31,7 +31,7 @@ def test_hand_computed_comparison():
 
 def test_agreement_is_reported_only_over_enough_shared_encoders():
     """"Agreement: Spearman rho 1.00" was computed on two shared encoders."""
-    from encbench.compare import MIN_SHARED
+    from encbench.views.run_result import MIN_SHARED
 
     local = pd.DataFrame(dict(model="LogReg", tuning="no", scoring="AUC", dataset="file:x",
                               encoder=["A", "B", "C"], cv_score=[0.70, 0.75, 0.75]))
@@ -84,7 +84,7 @@ def test_published_agreement_counts_cells_within_the_tolerance_per_dataset():
     """Hand-made cells: vote (56) agrees in 1 of 4 (low, its DT cells carry the shifted-label
     note), credit-g (31) in 2 of 2; time-split rows and unpublished datasets are not compared,
     two runs of one experiment are averaged."""
-    from encbench.compare import published_agreement
+    from encbench.views.run_result import published_agreement
 
     def row(dataset, model, encoder, score, split="cv", scoring="AUC"):
         return {"dataset": dataset, "model": model, "tuning": "no", "scoring": scoring,
