@@ -26,7 +26,7 @@ from encbench.data import (
 )
 from encbench.engine.grid import Grid
 from encbench.engine.queue import RunQueue, upload_dir
-from encbench.engine.requests import RunRequest
+from encbench.engine.queue_requests import RunRequest
 from encbench.engine.splits import check_forward_folds, check_time_column, parse_split
 
 log = logging.getLogger(__name__)
@@ -226,7 +226,7 @@ def queue_upload_run(staged: StagedUpload, *, target: str, positive_class=None,
     those of :class:`~encbench.engine.grid.Grid` (``'cv'``, ``'cv:COLUMN'``, ``'time:COLUMN'``);
     a time split's column is checked here, before anything is stored. ``custom_encoders`` are
     installed plugins (:func:`encbench.custom.plugins`) to run besides ``encoders``; ``owner``
-    is the asking app session's token (:class:`~encbench.engine.requests.RunRequest`).
+    is the asking app session's token (:class:`~encbench.engine.queue_requests.RunRequest`).
 
     Raises
     ------

@@ -14,7 +14,7 @@ import streamlit as st
 from encbench import metafeatures, vocab
 from encbench import recommend as advisor
 from encbench.data import DatasetError
-from encbench.engine.requests import RunRequest, default_workers
+from encbench.engine.queue_requests import RunRequest, default_workers
 from encbench.store import queries
 from pages import common
 from pages.ui import run_panels

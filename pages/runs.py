@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from encbench.engine.requests import DeleteRequest, RunRequest
-from encbench.runs import WAITING, format_duration, hide_upload_paths, upload_paths
+from encbench.engine.queue_requests import DeleteRequest, RunRequest
+from encbench.views.runs import WAITING, format_duration, hide_upload_paths, upload_paths
 from encbench.store import queries
 from pages import common
 from pages.ui import run_panels

@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from encbench.engine.grid import Grid
 from encbench.engine.queue import RunQueue
-from encbench.engine.requests import RunRequest, default_workers
+from encbench.engine.queue_requests import RunRequest, default_workers
 
 
 REPO = Path(__file__).resolve().parents[1]
@@ -114,7 +114,7 @@ def test_runs_page_deletes_the_run_named_in_the_url(app_db, monkeypatch):
     """Two runs with the same label: the URL's run id decides which one the buttons act on."""
     from encbench.store import Writer
 
-    from encbench.engine.requests import new_owner_token
+    from encbench.engine.queue_requests import new_owner_token
 
     monkeypatch.setattr(RunQueue, "ensure_worker", lambda self, **kw: False)
     token = new_owner_token()

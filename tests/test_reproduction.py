@@ -4,7 +4,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from encbench import dashboard, placement
+from encbench import placement
+from encbench.views import explorer
 from encbench.reproduction import TOLERANCE, compare_to_published, split_origins
 from encbench.store.published import GLMM_LABEL_AUC_NOTE, LGBM_EARLIER_RUN_NOTE
 
@@ -86,9 +87,8 @@ def test_pairing_across_datasets_and_the_tolerance():
 def test_every_caller_reads_the_same_pairs():
     scores = _scores()
     pairs = compare_to_published(*split_origins(scores)).cells
-    explorer = dashboard.published_vs_local(scores)
-    pd.testing.assert_frame_equal(explorer.reset_index(drop=True),
-                                  pairs[explorer.columns].reset_index(drop=True))
+    table = explorer.published_vs_local(scores)
+    pd.testing.assert_frame_equal(table.reset_index(drop=True), pairs[table.columns].reset_index(drop=True))
     local, published = split_origins(scores)
     controls = placement.control_agreement(local, published, ["OH", "MT"])
     assert (controls.n_cells, controls.share) == (3, pytest.approx(1 / 3))
