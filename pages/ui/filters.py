@@ -12,7 +12,7 @@ from encbench.store import queries
 from encbench.experiment import EXPERIMENT_KEY
 from encbench.views import origins as origin_views
 from encbench.vocab import ordered
-from pages.ui.store import data_key, datasets_table, local_overview, raw_scores
+from pages.ui.store import beyond_view, data_key, datasets_table, local_overview, raw_scores
 from pages.ui.widgets import _warn_unknown_url_values, multiselect
 
 log = logging.getLogger(__name__)
@@ -58,7 +58,7 @@ def origin_filter(lv: dict[str, list[str]]) -> tuple[str, tuple[str, ...], str]:
         values it includes, and which score counts where an experiment has both.
     """
     if "local" not in lv.get("origin", []):
-        return "published", ("published",), "published"
+        return "published", _beyond(lv, ("published",)), "published"
     choices = list(origin_views.ORIGIN_CHOICES)
     _warn_unknown_url_values("origin", choices, None)
     _warn_unknown_url_values("prefer", list(queries.PREFERENCES), None)
@@ -74,7 +74,17 @@ def origin_filter(lv: dict[str, list[str]]) -> tuple[str, tuple[str, ...], str]:
                               key="prefer", bind="query-params", horizontal=True,
                               help="A local run on a published dataset repeats published experiments: "
                                    "only one score per experiment enters rankings and counts.")
-    return choice, origin_views.origins_of(choice), prefer
+    return choice, _beyond(lv, origin_views.origins_of(choice)), prefer
+
+
+def _beyond(lv: dict[str, list[str]], origins: tuple[str, ...]) -> tuple[str, ...]:
+    """``origins``, plus encbench's own results when the (URL-bound) choice to add the encoders
+    beyond the study is on; off by default, offered when the database holds them."""
+    if origin_views.BEYOND_ORIGIN not in lv.get("origin", []):
+        return origins
+    beyond = st.checkbox("Add the encoders beyond the study (encbench's own results)", key="beyond",
+                         bind="query-params", help=origin_views.BEYOND_HELP)
+    return origin_views.with_beyond(origins, beyond)
 
 
 SPLIT_HELP = ("cv: the published protocol, stratified folds in file order. time: forward folds "
@@ -139,6 +149,10 @@ def origin_banner(choice: str, prefer: str, **filters) -> None:
     ``filters`` are the keyword filters of :func:`scores` (without ``origins``/``prefer``).
     """
     db, version = data_key()
+    if st.session_state.get("beyond"):
+        view = beyond_view(db, version, tuple(sorted((k, v) for k, v in filters.items())))
+        if view.datasets:
+            st.info(view.banner)
     if choice == "published":
         local = local_overview(db, version)
         if local["rows"]:

@@ -1,0 +1,52 @@
+"""AppTest: the encoders beyond the study enter a view only when chosen, ranked among the 32 on
+the datasets encbench's own runs cover, with a banner that says so."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from pagetest import open_page, texts
+
+from encbench.store import ENCBENCH_RUN_ID, Writer, snapshot_path
+
+# encbench's own scores (LogReg / no / AUC) on two published datasets: SkTE best on both
+OURS = {("50", "SkTE"): 0.999, ("50", "OH"): 0.80, ("31", "SkTE"): 0.95, ("31", "OH"): 0.70}
+
+
+@pytest.fixture()
+def beyond_db(published_db, tmp_path, monkeypatch):
+    path = tmp_path / "beyond.duckdb"
+    shutil.copyfile(published_db, path)
+    shutil.copyfile(snapshot_path(published_db), snapshot_path(path))
+    with Writer(path) as writer:
+        writer.ensure_run(ENCBENCH_RUN_ID, origin="encbench", label="beyond", status="done", n_expected=4)
+        writer.write_results([
+            dict(run_id=ENCBENCH_RUN_ID, dataset=d, encoder=e, model="LogReg", tuning="no", scoring="AUC",
+                 fold=0, n_folds=1, cv_score=v, time=0.1, status="ok", error=None)
+            for (d, e), v in OURS.items()])
+    monkeypatch.setenv("ENCBENCH_DB", str(path))
+    return path
+
+
+def _rankings(at):
+    return at.dataframe[0].value
+
+
+def test_off_by_default_the_view_is_the_published_one(beyond_db):
+    at = open_page("consensus", {"model": "LogReg", "tuning": "no", "metric": "AUC"})
+    assert at.checkbox(key="beyond").value is False
+    ranking = _rankings(at)
+    assert "SkTE" not in set(ranking["encoder"]) and len(ranking) == 32
+    assert "beyond the study are added" not in texts(at)
+
+
+def test_chosen_they_rank_among_the_32_on_the_datasets_they_cover(beyond_db):
+    at = open_page("consensus", {"model": "LogReg", "tuning": "no", "metric": "AUC", "beyond": "true"})
+    assert at.checkbox(key="beyond").value is True
+    ranking = _rankings(at)
+    assert "SkTE" in set(ranking["encoder"]) and len(ranking) == 33
+    banner = texts(at)
+    assert "Encoders beyond the study are added (1: SkTE)" in banner
+    assert "on the 2 dataset(s) they cover" in banner
+    # the controls' agreement with the published cells is said
+    assert "Their controls agree with the published cells" in banner
