@@ -14,13 +14,13 @@ Cases (seeded numpy; half the columns text of 4 levels, half numbers, a yes/no l
 
 Prints the median of ``--repeat`` runs (each read from a fresh copy of the file, so the readers'
 cache does not answer). Measured on the 2-core machine shared with other jobs (load average
-15-17, so several times an idle machine's figures), 2,000 columns x 300 rows: read 0.3-0.5 s,
-validation 2.4-2.8 s, read to report 2.8-3.5 s; the leakage check 0.4-1.1 s vectorised against
+15-21, so several times an idle machine's figures), 2,000 columns x 300 rows: read 0.3-0.5 s,
+validation 1.6-2.8 s, read to report 1.9-3.5 s; the leakage check 0.4-1.1 s vectorised against
 30-65 s per column (same AUCs to 1e-12; the whole validation took 56 s before); 10,000 columns:
-17-20 s read to report (the issue measured 250 s for a dry run); a million columns refused in
-about 1 s; the Run page under AppTest 18-26 s from upload to Launch on first paint (about half
-of it AppTest's own handling of the 2,000-row tables, 4 s the advice expander's meta-features),
-1.5 s per rerun.
+15-20 s read to report (250 s for a dry run before); a million columns refused in about 1 s;
+the Run page under AppTest 13-26 s from upload to Launch on first paint (about half of it
+AppTest's own handling of the 2,000-row tables, 4 s the advice expander's meta-features),
+1.2-1.5 s per rerun.
 
 Usage: ``.venv/bin/python benchmarks/bench_validation.py [--repeat 5] [--skip-page]``
 """
