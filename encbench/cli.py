@@ -419,7 +419,7 @@ def cmd_run(args) -> int:
     # Everything is validated before anything is created: no database, no stored file.
     grid = _build_grid(args, db_path, final=False)
     _custom_import_path(grid.custom_encoders)
-    the_plan = plan(grid)
+    the_plan = plan(grid, check_custom=not args.dry_run)  # a dry run runs no code of custom encoders
     on_oversize = "skip" if args.skip_oversized else "refuse"
     workers = 1 if args.scheduler else max(1, args.workers)
     skip = guard_memory(the_plan, args.memory_budget, workers=workers, on_oversize=on_oversize)
@@ -430,6 +430,9 @@ def cmd_run(args) -> int:
                   f"of {ds.n_features} features, positive class {ds.positive_class!r}")
         for reason in skip.values():
             print(f"  {reason}")
+        for name in grid.custom_encoders:
+            print(f"  custom encoder {name} ({grid.custom(name).target}): not imported, built or checked "
+                  f"(a dry run runs none of its code); a run first checks it on a sample in a bounded process")
         return 0
     if args.drop_columns:
         grid = _build_grid(args, db_path, final=True)  # the derived files, stored beside the database
@@ -661,7 +664,8 @@ def _add_engine_commands(sub) -> None:
                      help="record encoders over the memory budget as failed with the reason, instead of "
                           "refusing the run")
     run.add_argument("--dry-run", action="store_true",
-                     help="load and validate the datasets, print the plan, run nothing")
+                     help="load and validate the datasets, print the plan, run nothing (custom encoders are "
+                          "not even imported)")
     run.set_defaults(func=cmd_run)
 
     runs = sub.add_parser("runs", help="list runs with status and counts")

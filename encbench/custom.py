@@ -30,6 +30,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.metaestimators import available_if
 
 from encbench import vocab
 
@@ -174,14 +176,139 @@ def build(target: str, params: Mapping | None = None):
 
 
 def build_from_json(text: str):
-    """Build the encoder a task carries (:meth:`CustomEncoder.to_json`)."""
+    """Build the encoder a task carries (:meth:`CustomEncoder.to_json`), wrapped in
+    :class:`CheckedEncoder` so that every output it gives in the task is checked."""
     data = json.loads(text)
-    return build(data["import"], data.get("params"))
+    return CheckedEncoder(encoder=build(data["import"], data.get("params")), name=data["import"])
+
+
+#: rows of an encoder output checked for NaN and infinity at a time (bounds the check's memory).
+_CHECK_CHUNK = 1 << 16
+
+
+def non_finite(output) -> tuple[int, int | None]:
+    """NaN and infinite values in an encoder's output, and the first column holding one.
+
+    Sparse matrices, data frames (column by column) and arrays (by chunks of rows) are checked
+    without a full dense copy; columns that are not numeric are not counted (a model refuses
+    them with its own error).
+    """
+    if hasattr(output, "tocsc") and hasattr(output, "data"):  # scipy.sparse
+        csc = output.tocsc()
+        bad = ~np.isfinite(csc.data.astype(float, copy=False))
+        if not bad.any():
+            return 0, None
+        column = int(np.searchsorted(csc.indptr, np.flatnonzero(bad)[0], side="right") - 1)
+        return int(bad.sum()), column
+    if isinstance(output, pd.DataFrame):
+        total, first = 0, None
+        for j in range(output.shape[1]):
+            try:
+                values = np.asarray(output.iloc[:, j], dtype=float)
+            except (TypeError, ValueError):
+                continue
+            n = int((~np.isfinite(values)).sum())
+            if n and first is None:
+                first = j
+            total += n
+        return total, first
+    array = np.asarray(output)
+    if array.dtype.kind in "biu" or array.ndim == 0:
+        return 0, None
+    if array.ndim == 1:
+        array = array.reshape(-1, 1)
+    total, first = 0, None
+    for start in range(0, len(array), _CHECK_CHUNK):
+        try:
+            chunk = np.asarray(array[start:start + _CHECK_CHUNK], dtype=float)
+        except (TypeError, ValueError):
+            return total, first
+        bad = ~np.isfinite(chunk)
+        if bad.any():
+            if first is None:
+                first = int(np.argwhere(bad)[0][-1])
+            total += int(bad.sum())
+    return total, first
+
+
+class CheckedEncoder(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
+    """A custom encoder whose every output is checked for NaN and infinity, on all the data.
+
+    The pre-run check fits the encoder on a sample; an encoder that returns NaN only on the
+    full data (a level the sample lacks, a count that overflows) would reach the model, and
+    models that accept NaN (DT) would score it. In a task, every ``fit_transform`` and
+    ``transform`` output is checked, and one holding NaN or infinity fails the task with the
+    count and the column. Outputs pass through unchanged, so scores are those of the encoder.
+
+    Parameters
+    ----------
+    encoder : estimator
+        The custom encoder; fitted in place (as a :class:`~sklearn.pipeline.Pipeline` fits its
+        steps), so ``fit_transform`` is the encoder's own (a supervised encoder's may differ
+        from ``fit().transform()``).
+    name : str
+        How errors name it (its import path).
+
+    Attributes
+    ----------
+    n_features_in_ : int
+        Columns seen in fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.preprocessing import FunctionTransformer
+    >>> positive = FunctionTransformer(lambda X: np.where(X > 0, X, np.nan))
+    >>> enc = CheckedEncoder(encoder=positive, name="mypkg:positive")
+    >>> enc.fit_transform(np.array([[1.0], [2.0]])).ravel().tolist()
+    [1.0, 2.0]
+    >>> enc.transform(np.array([[1.0, 0.0]]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: transform of encoder 'mypkg:positive' returned 1 NaN or infinite values in 1 rows ...
+    """
+
+    def __init__(self, *, encoder=None, name: str = "custom"):
+        self.encoder = encoder
+        self.name = name
+
+    def fit(self, X, y=None, **fit_params):
+        self.encoder.fit(X, y, **fit_params)
+        self.n_features_in_ = np.shape(X)[1]
+        return self
+
+    def fit_transform(self, X, y=None, **fit_params):
+        self.n_features_in_ = np.shape(X)[1]
+        if hasattr(self.encoder, "fit_transform"):
+            output = self.encoder.fit_transform(X, y, **fit_params)
+        else:
+            output = self.encoder.fit(X, y, **fit_params).transform(X)
+        return self._checked(output, "fit_transform")
+
+    def transform(self, X):
+        return self._checked(self.encoder.transform(X), "transform")
+
+    @available_if(lambda self: hasattr(self.encoder, "get_feature_names_out"))
+    def get_feature_names_out(self, input_features=None):
+        return self.encoder.get_feature_names_out(input_features)
+
+    def _checked(self, output, what: str):
+        count, column = non_finite(output)
+        if count:
+            raise ValueError(
+                f"{what} of encoder {self.name!r} returned {count} NaN or infinite values in "
+                f"{output.shape[0]} rows (e.g. in output column {column}); the pre-run check fits a "
+                f"sample only: encode missing, unseen and rare levels as finite numbers")
+        return output
 
 
 def package_of(target: str) -> tuple[str | None, str | None]:
     """(distribution, version) of the package providing ``target``'s module, if installed;
-    else (None, the module's ``__version__`` if it has one)."""
+    else (None, the ``__version__`` string the module's source assigns, if it does).
+
+    Nothing is imported: the module's code first runs in the bounded process of the pre-run
+    check (:func:`check_on_datasets`), so a dry run, or the app listing plugins, runs none of it.
+    """
     top = target.split(":", 1)[0].split(".", 1)[0]
     try:
         dists = metadata.packages_distributions().get(top) or []
@@ -192,12 +319,39 @@ def package_of(target: str) -> tuple[str | None, str | None]:
             return dist, metadata.version(dist)
         except metadata.PackageNotFoundError:
             continue
+    return None, _source_version(target.split(":", 1)[0])
+
+
+def _source_version(module_name: str) -> str | None:
+    """The literal ``__version__ = "..."`` of a module's source file, found without importing it
+    (nor its parent packages); None if it has none."""
+    import ast
+    import sys
+    from importlib.machinery import PathFinder
+
+    loaded = sys.modules.get(module_name)
+    if loaded is not None:  # already imported (e.g. the standard library): just read it
+        version = getattr(loaded, "__version__", None)
+        return str(version) if version is not None else None
+    parts, search, spec = module_name.split("."), None, None
+    for depth in range(1, len(parts) + 1):
+        spec = PathFinder.find_spec(".".join(parts[:depth]), search)
+        if spec is None:
+            return None
+        search = spec.submodule_search_locations
+    origin = getattr(spec, "origin", None)
+    if not origin or not str(origin).endswith(".py"):
+        return None
     try:
-        module = importlib.import_module(target.split(":", 1)[0])
-        version = getattr(module, "__version__", None)
-    except Exception:  # noqa: BLE001 - the version is optional provenance
-        version = None
-    return None, str(version) if version is not None else None
+        tree = ast.parse(Path(origin).read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__version__"
+                                                 for t in node.targets)
+                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+            return node.value.value
+    return None
 
 
 # -- plugins -----------------------------------------------------------------------------------
@@ -450,11 +604,23 @@ def check_encoder(spec: CustomEncoder, X: pd.DataFrame, y, *, n_rows: int = CHEC
     """
     start = time.perf_counter()
     rng = np.random.default_rng(seed)
+    X, y = _sample(X, y, n_rows, rng)
+    return _check_sample(spec, X, y, rng, start=start)
+
+
+def _sample(X: pd.DataFrame, y, n_rows: int, rng) -> tuple[pd.DataFrame, np.ndarray]:
+    """The rows the check uses: at most ``n_rows``, drawn with ``rng``, in their order."""
     y = np.asarray(y)
     if len(X) > n_rows:
         take = np.sort(rng.choice(len(X), n_rows, replace=False))
         X, y = X.iloc[take], y[take]
-    X = X.reset_index(drop=True)
+    return X.reset_index(drop=True), y
+
+
+def _check_sample(spec: CustomEncoder, X: pd.DataFrame, y: np.ndarray, rng, *,
+                  start: float | None = None) -> CheckReport:
+    """:func:`check_encoder` on the sample (``rng`` continues from drawing it)."""
+    start = time.perf_counter() if start is None else start
     X = X.apply(lambda c: c.fillna(c.mode().iloc[0]) if c.notna().any() else c.fillna("missing"))
     n = len(X)
     cut = max(2, (2 * n) // 3)
@@ -530,14 +696,88 @@ def _leakage_problems(encoder, X_train: pd.DataFrame, rng) -> list[str]:
     return problems
 
 
-def check_on_datasets(customs, datasets, *, n_rows: int = CHECK_ROWS) -> list[CheckReport]:
-    """Check each custom encoder on the first dataset with categorical columns.
+def check_in_process(spec: dict, X: pd.DataFrame, y: np.ndarray, rng_state: dict) -> CheckReport:
+    """:func:`check_encoder`'s work on a drawn sample, as a task process runs it.
+
+    ``rng_state`` is the state of the generator that drew the sample, so the result equals
+    :func:`check_encoder` on the whole data.
+    """
+    import warnings
+
+    rng = np.random.default_rng()
+    rng.bit_generator.state = rng_state
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _check_sample(CustomEncoder.from_dict(spec), X, y, rng)
+
+
+#: address space of the process checking custom encoders is at least this (its libraries
+#: alone take about 600 MB of it).
+CHECK_MEMORY_FLOOR = 1 << 30
+
+
+def check_memory_limit(memory_budget=None) -> int:
+    """The memory cap of the check process: the task memory budget
+    (:func:`encbench.engine.budget.parse_budget`), at least :data:`CHECK_MEMORY_FLOOR`."""
+    from encbench.engine.budget import parse_budget
+
+    return max(CHECK_MEMORY_FLOOR, parse_budget(memory_budget))
+
+
+def _bounded_check(proc, spec: CustomEncoder, X: pd.DataFrame, y: np.ndarray, *, n_rows: int,
+                   timeout: float, memory_limit: int) -> CheckReport:
+    """:func:`check_encoder` in the task process ``proc``, within ``timeout`` seconds."""
+    from encbench.engine.executors import ChildFailed
+
+    start = time.perf_counter()
+    rng = np.random.default_rng(0)
+    X, y = _sample(X, y, n_rows, rng)
+    try:
+        return proc.call("encbench.custom:check_in_process",
+                         (spec.to_dict(), X, y, rng.bit_generator.state), timeout)
+    except ChildFailed as exc:
+        if exc.timed_out:
+            problem = (f"the check (fit and transform on {len(X)} rows) did not finish within the run's "
+                       f"timeout of {timeout:g} s and was stopped: does fit or transform hang?")
+        elif exc.code is not None and exc.code > 0:
+            problem = (f"the check {exc}: the encoder ended the process (sys.exit or os._exit) "
+                       f"instead of raising an exception")
+        else:
+            problem = (f"the check {exc} (it may use at most {memory_limit / 2**30:.1f} GiB of memory, "
+                       f"the run's memory budget per task)")
+        quoted = exc.output.strip()[-300:]
+        if quoted:
+            problem += f"; its last output: {quoted!r}"
+        return CheckReport(spec.name, (problem,), len(X), X.shape[1], 0, time.perf_counter() - start)
+    except ValueError as exc:  # the check itself raised (e.g. the encoder's output cannot be sent)
+        return CheckReport(spec.name, (f"the check raised {exc}",), len(X), X.shape[1], 0,
+                           time.perf_counter() - start)
+
+
+def check_on_datasets(customs, datasets, *, n_rows: int = CHECK_ROWS, timeout: float | None = None,
+                      memory_limit: int | None = None) -> list[CheckReport]:
+    """Check each custom encoder on the first dataset with categorical columns, in a task process.
+
+    The encoders run in a child process (:class:`encbench.engine.executors.TaskProcess`) whose
+    address space is capped at ``memory_limit`` and which is killed, with everything it
+    started, after ``timeout`` seconds: an encoder that hangs, eats the memory or ends its
+    process fails its check with the reason, and the caller (a run, or the app's server) goes
+    on. Nothing of the encoder is imported in the calling process.
+
+    Parameters
+    ----------
+    timeout : float, optional
+        Seconds the check of one encoder may take (a run's ``--timeout``); default 600.
+    memory_limit : int, optional
+        Bytes; default :func:`check_memory_limit`.
 
     Raises
     ------
     ValueError
         Listing every failed check, with the dataset it used.
     """
+    from encbench.engine.executors import TaskProcess
+
     customs = list(customs)
     if not customs:
         return []
@@ -545,8 +785,16 @@ def check_on_datasets(customs, datasets, *, n_rows: int = CHECK_ROWS) -> list[Ch
     if sample is None:
         raise ValueError("no dataset of the run has a categorical column to check the custom "
                          f"encoders on: got {[ds.key for ds in datasets]!r}")
-    reports = [check_encoder(spec, sample.X[list(sample.categorical)], sample.y, n_rows=n_rows)
-               for spec in customs]
+    timeout = 600.0 if timeout is None else float(timeout)
+    memory_limit = check_memory_limit() if memory_limit is None else int(memory_limit)
+    X, y = sample.X[list(sample.categorical)], sample.y
+    # the call is synchronous: the starting thread outlives the process, whichever it is
+    proc = TaskProcess(die_with_parent=True, memory_limit=memory_limit)
+    try:
+        reports = [_bounded_check(proc, spec, X, y, n_rows=n_rows, timeout=timeout,
+                                  memory_limit=memory_limit) for spec in customs]
+    finally:
+        proc.stop()
     failed = [r for r in reports if not r.ok]
     if failed:
         lines = [f"custom encoder {r.name!r} failed the check on {r.n_rows} rows of dataset "

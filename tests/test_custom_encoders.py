@@ -331,3 +331,64 @@ def test_cli_suite_offline_names_the_missing_and_plans_the_rest(tmp_path):
     assert "OpenML is unreachable" in result.stderr
     assert "run local-" in result.stdout and "tasks" in result.stdout
     assert not (tmp_path / "x.duckdb").exists()  # a dry run creates nothing
+
+
+# -- every output of a custom encoder is checked ---------------------------------------------------
+def _dense_reference(values: np.ndarray) -> int:
+    return int(sum(not np.isfinite(v) for v in values.ravel()))
+
+
+@pytest.mark.parametrize("chunk", [7, 1 << 16])
+def test_non_finite_counts_every_value_of_arrays_frames_and_sparse_matrices(chunk, monkeypatch):
+    import scipy.sparse
+
+    monkeypatch.setattr(custom, "_CHECK_CHUNK", chunk)
+    rng = np.random.default_rng(28)
+    values = rng.normal(size=(50, 6))
+    values[rng.random((50, 6)) < 0.05] = np.nan
+    values[3, 4], values[40, 1] = np.inf, -np.inf
+    expected = _dense_reference(values)
+    assert expected > 2
+    frame = pd.DataFrame(values).assign(label=["a"] * 50)          # a text column is not counted
+    sparse = scipy.sparse.csr_matrix(np.where(rng.random((50, 6)) < 0.5, 0.0, values))
+    for output, reference in ((values, expected), (frame, expected), (values.astype(np.float32), expected),
+                              (sparse, _dense_reference(sparse.toarray()))):
+        count, column = custom.non_finite(output)
+        dense = np.asarray(output.toarray() if hasattr(output, "toarray") else output, dtype=object)
+        assert count == reference
+        assert not all(np.isfinite(float(v)) for v in dense[:, column])   # the named column holds one
+    assert custom.non_finite(np.ones((5, 2), dtype=int)) == (0, None)
+
+
+def test_the_checked_encoder_passes_outputs_through_and_names_bad_ones():
+    import pickle
+
+    from sklearn.base import clone
+
+    from tests.byo_encoders import FrequencyRankEncoder
+
+    X, y = _sample()
+    X = X.fillna("missing")
+    plain = FrequencyRankEncoder().fit_transform(X, y)
+    checked = custom.CheckedEncoder(encoder=FrequencyRankEncoder(), name="tests.byo_encoders:FrequencyRankEncoder")
+    assert np.array_equal(checked.fit_transform(X, y), plain)
+    assert np.array_equal(pickle.loads(pickle.dumps(checked)).transform(X), plain)
+    assert np.array_equal(clone(checked).fit(X, y).transform(X), plain)
+    bad = custom.build_from_json(json.dumps({"import": "tests.byo_encoders:NaNEncoder", "params": {}}))
+    bad.fit(X, y)
+    unseen = X.assign(a=["zzz"] * 60 + list(X["a"][60:]))                # NaN for the unseen level
+    with pytest.raises(ValueError, match=r"^transform of encoder 'tests.byo_encoders:NaNEncoder' "
+                                         r"returned 60 NaN or infinite values in 120 rows \(e.g. in output "
+                                         r"column 0\)"):
+        bad.transform(unseen)
+
+
+def test_the_version_of_a_module_is_read_without_running_it(tmp_path, monkeypatch):
+    package = tmp_path / "pkg_version_probe"
+    package.mkdir()
+    (package / "__init__.py").write_text("raise RuntimeError('the package ran')\n")
+    (package / "encoders.py").write_text("raise RuntimeError('the module ran')\n__version__ = '4.5.6'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert custom.package_of("pkg_version_probe.encoders:Thing") == (None, "4.5.6")
+    assert custom.package_of("pkg_version_probe:Thing") == (None, None)
+    assert "pkg_version_probe" not in sys.modules

@@ -8,11 +8,14 @@ damaged on disk, the full disk is the kernel's ``EFBIG`` under ``RLIMIT_FSIZE``.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
+import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -282,3 +285,227 @@ def test_a_task_that_keeps_losing_its_dask_worker_ends_the_run_incomplete(tmp_pa
     for _, _, _, message in rows:
         assert message.startswith(f"Dask worker lost: the task was sent {MAX_RESUBMITS + 1} times"), message
     assert status == "failed" and "is incomplete: 2 of 2 tasks were lost" in error
+
+
+# -- hostile custom encoders ---------------------------------------------------------------------
+#: custom encoders that misbehave; "on full data" ones pass the pre-run check (a 300-row sample,
+#: 200 rows to fit) and misbehave in the tasks (766 rows of tic-tac-toe to fit)
+HOSTILE = r'''
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+from sklearn.preprocessing import OrdinalEncoder
+
+FULL = 400   # more rows than the pre-run check fits
+
+
+class Base(OrdinalEncoder):
+    def __init__(self, *, pidfile=None):
+        super().__init__(handle_unknown="use_encoded_value", unknown_value=-1)
+        self.pidfile = pidfile
+
+    def get_params(self, deep=True):
+        return {"pidfile": self.pidfile}
+
+
+class Hang(Base):
+    def fit(self, X, y=None):
+        time.sleep(3600)
+
+
+class Exit3(Base):
+    def fit(self, X, y=None):
+        sys.exit(3)
+
+
+class Greedy(Base):
+    def fit(self, X, y=None):
+        self.hoard_ = np.ones((4, 2**30), dtype=np.uint8)   # 4 GiB, twice the cap below
+        return super().fit(X, y)
+
+
+class NaNOnFull(Base):
+    def transform(self, X):
+        out = super().transform(X).astype(float)
+        if len(X) > FULL // 2:
+            out[::7, 0] = np.nan
+        return out
+
+
+class ExitOnFull(Base):
+    def fit(self, X, y=None):
+        if len(X) > FULL:
+            sys.exit(3)
+        return super().fit(X, y)
+
+
+class ForkOnFull(Base):
+    def fit(self, X, y=None):
+        if len(X) > FULL:
+            child = subprocess.Popen(["sleep", "600"])
+            with open(self.pidfile, "a") as fh:
+                fh.write(f"{child.pid}\n")
+            time.sleep(3600)
+        return super().fit(X, y)
+
+
+class Noisy(Base):
+    def fit(self, X, y=None):
+        sys.stderr.write("x" * 2_000_000 + "\nend of the noise\n")
+        sys.stderr.flush()
+        return super().fit(X, y)
+'''
+
+#: a module that does something as soon as it is imported
+IMPORT_MARKER = r'''
+import pathlib
+
+pathlib.Path(__file__).with_name("imported.marker").write_text("imported")
+
+
+def make():
+    from sklearn.preprocessing import OrdinalEncoder
+
+    return OrdinalEncoder()
+'''
+
+
+@pytest.fixture()
+def hostile_dir(tmp_path, monkeypatch):
+    """A directory holding the hostile modules, as the working directory (the command line puts
+    it on its task processes' PYTHONPATH) and on PYTHONPATH (as an installed plugin would be)."""
+    (tmp_path / "hostile_encoders.py").write_text(HOSTILE)
+    (tmp_path / "hostile_import.py").write_text(IMPORT_MARKER)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])))
+    return tmp_path
+
+
+def _run(*args: str, db: Path, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([PY, "-m", "encbench", "run", "--datasets", "bundled:tic-tac-toe", "--controls", "none",
+                           "--models", "DT", "--metrics", "AUC", "--folds", "2", "--db", str(db), *args],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@dataclass(frozen=True)
+class CheckCase:
+    encoder: str
+    message: str
+    extra: tuple = ()
+    env: tuple = ()
+
+
+CHECK_CASES = [
+    CheckCase("hostile_encoders:Hang", "did not finish within the run's timeout of 4 s and was stopped: "
+              "does fit or transform hang?", ("--timeout", "4")),
+    CheckCase("hostile_encoders:Exit3", "the check its process exited with status 3: the encoder ended the "
+              "process (sys.exit or os._exit) instead of raising an exception"),
+    CheckCase("hostile_encoders:Greedy", r"fit on 200 rows x 9 categorical columns raised MemoryError",
+              env=(("ENCBENCH_MEMORY_BUDGET", "2GB"),)),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", CHECK_CASES, ids=lambda c: c.encoder.split(":")[1])
+def test_a_hostile_encoder_fails_its_bounded_check_and_nothing_is_written(case, hostile_dir):
+    db = hostile_dir / "never.duckdb"
+    env_before = dict(os.environ)
+    os.environ.update(dict(case.env))
+    try:
+        start = time.monotonic()
+        done = _run("--encoders", f"Mine={case.encoder}", *case.extra, db=db, timeout=300)
+        seconds = time.monotonic() - start
+    finally:
+        os.environ.clear()
+        os.environ.update(env_before)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    assert "custom encoder 'Mine' failed the check on 300 rows of dataset 'tic-tac-toe' (50):" in done.stderr
+    assert re.search(re.escape(case.message) if "raised" not in case.message else case.message, done.stderr), \
+        done.stderr
+    assert not db.exists() and not list(hostile_dir.glob("*.duckdb"))     # nothing written
+    if "--timeout" in case.extra:
+        assert seconds < 120                                              # bounded, not an hour
+
+
+def test_the_app_server_checks_a_plugin_in_a_bounded_process(hostile_dir):
+    """What the Run page calls for an installed plugin: the check runs in a child process, killed
+    after the run's timeout, and the server process never imports the plugin's module."""
+    import sys as _sys
+
+    from encbench.custom import CustomEncoder
+    from encbench.engine.requests import RunRequest
+
+    plugin = CustomEncoder("Hang", "hostile_encoders:Hang", plugin="Hang", package="hostile", version="1")
+    start = time.monotonic()
+    with pytest.raises(ValueError, match="did not finish within the run's timeout of 3 s and was stopped"):
+        RunRequest.bundled("tic-tac-toe", encoders=[], models=["DT"], scorings=["AUC"], tuning="no",
+                           timeout=3, custom_encoders=[plugin])
+    assert time.monotonic() - start < 60
+    assert "hostile_encoders" not in _sys.modules
+
+
+def test_a_dry_run_imports_and_runs_no_code_of_a_custom_encoder(hostile_dir):
+    marker = hostile_dir / "imported.marker"
+    done = _run("--encoders", "Mine=hostile_import:make,Shell=os:system", "--encoder-params",
+                json.dumps({"Shell": {"command": f"touch {hostile_dir / 'shell.marker'}"}}), "--dry-run",
+                db=hostile_dir / "dry.duckdb")
+    assert done.returncode == 0, done.stderr
+    assert not marker.exists() and not (hostile_dir / "shell.marker").exists()
+    assert "custom encoder Mine (hostile_import:make): not imported, built or checked" in done.stdout
+    assert "custom encoder Shell (os:system): not imported, built or checked" in done.stdout
+    assert not (hostile_dir / "dry.duckdb").exists()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "\nState:\tZ" not in state          # a zombie waits only for its reaper
+
+
+@pytest.mark.slow
+def test_hostile_encoders_in_tasks_fail_with_the_reason_and_leave_nothing_behind(hostile_dir):
+    pidfile = hostile_dir / "forked.pids"
+    db = hostile_dir / "tasks.duckdb"
+    encoders = ("NaN=hostile_encoders:NaNOnFull,Exit=hostile_encoders:ExitOnFull,"
+                "Fork=hostile_encoders:ForkOnFull,Noisy=hostile_encoders:Noisy")
+    done = _run("--encoders", encoders, "--encoder-params", json.dumps({"Fork": {"pidfile": str(pidfile)}}),
+                "--timeout", "8", db=db)
+    assert done.returncode == 0, done.stderr[-5000:]
+    assert "Traceback" not in done.stderr
+    import duckdb
+
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute("SELECT encoder, fold, status, error FROM results WHERE fold >= 0 "
+                           "ORDER BY encoder, fold").fetchall()
+    by_encoder: dict = {}
+    for encoder, _, status, error in rows:
+        by_encoder.setdefault(encoder, []).append((status, error))
+    assert sorted(by_encoder) == ["Exit", "Fork", "NaN", "Noisy"] and all(len(v) == 2 for v in by_encoder.values())
+    # NaN on the full data only: the sample's check passed; every task output is checked
+    for status, error in by_encoder["NaN"]:
+        assert status == "failed" and re.search(
+            r"fit_transform of encoder 'hostile_encoders:NaNOnFull' returned \d+ NaN or infinite values in "
+            r"\d+ rows \(e\.g\. in output column 0\)", error), error
+    # sys.exit(3) in fit: the task process's own exit status, not a SIGKILL
+    for status, error in by_encoder["Exit"]:
+        assert status == "failed" and error.startswith(
+            "task process exited with status 3 (sys.exit or os._exit in the encoder, model or metric?)"), error
+    # a forked process dies with its task at the timeout (the task's process group is killed)
+    assert [s for s, _ in by_encoder["Fork"]] == ["timeout", "timeout"]
+    pids = [int(p) for p in pidfile.read_text().split()]
+    assert len(pids) == 2 and not any(_alive(pid) for pid in pids), pids
+    # 2 MB on stderr in every fit: the log keeps the last 64 KB per task
+    assert [s for s, _ in by_encoder["Noisy"]] == ["ok", "ok"]
+    assert "end of the noise" in done.stderr
+    logged = re.search(r"task 50/Noisy/fold 1/2 wrote (\d+) bytes to stderr, the first (\d+) bytes dropped",
+                       done.stderr)
+    assert logged, done.stderr[-3000:]
+    written, dropped = map(int, logged.groups())
+    assert written >= 2_000_018 and written - dropped == 64 * 1024
+    assert len(done.stderr) < 400_000                                    # not 3 x 2 MB

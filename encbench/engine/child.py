@@ -1,12 +1,15 @@
-"""The task process: ``main([FD_IN, FD_OUT, PARENT_PID, DIE_WITH_PARENT])``.
+"""The task process: ``main([FD_IN, FD_OUT, PARENT_PID, DIE_WITH_PARENT, MEMORY_LIMIT])``.
 
 :class:`encbench.engine.executors.TaskProcess` starts it as
-``python -c "from encbench.engine.child import main; ..." FD_IN FD_OUT PID 0|1``.
+``python -c "from encbench.engine.child import main; ..." FD_IN FD_OUT PID 0|1 BYTES``.
 
 The process receives ``(task, token, payload or None)`` messages on ``FD_IN`` and answers each with
 ``("rows", rows)`` on ``FD_OUT``; ``None`` or end-of-file ends it. Payloads are cached (least
 recently used, :data:`CACHE_SIZE` datasets) under their token; the parent mirrors the cache so it
-sends each dataset once. The parent kills this process when a task overruns its timeout.
+sends each dataset once. A ``("call", "module:function", args)`` message runs that function
+(e.g. the pre-run check of a custom encoder) and answers ``("result", value)`` or
+``("error", text)``. The parent kills this process (its whole process group) when a task or a
+call overruns its timeout; ``MEMORY_LIMIT`` (bytes, 0 for none) caps its address space.
 """
 from __future__ import annotations
 
@@ -54,6 +57,13 @@ def serve(conn_in: Connection, conn_out: Connection, parent_pid: int | None = No
             return
         if message is None:
             return
+        if message[0] == "call":
+            reply = _call(*message[1:])
+            try:
+                conn_out.send(reply)
+            except (BrokenPipeError, OSError):
+                return
+            continue
         task, token, payload = message
         if payload is not None:
             cache[token] = payload
@@ -72,16 +82,40 @@ def serve(conn_in: Connection, conn_out: Connection, parent_pid: int | None = No
             return
 
 
+def _call(target: str, args: tuple) -> tuple[str, object]:
+    """Run ``module:function(*args)``: ``("result", value)``, or ``("error", text)`` if it raised
+    an exception (``SystemExit`` is not caught: the process exits with its status)."""
+    import importlib
+
+    module, _, name = target.partition(":")
+    try:
+        return "result", getattr(importlib.import_module(module), name)(*args)
+    except Exception as exc:  # noqa: BLE001 - sent to the parent, which raises it
+        return "error", f"{type(exc).__name__}: {exc}"
+
+
+def _limit_memory(limit: int) -> None:
+    """Cap this process's address space at ``limit`` bytes (allocations beyond it fail)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
 def main(argv: list[str]) -> int:
-    """``FD_IN FD_OUT PARENT_PID DIE_WITH_PARENT``; the last is 1 or 0.
+    """``FD_IN FD_OUT PARENT_PID DIE_WITH_PARENT [MEMORY_LIMIT]``; DIE_WITH_PARENT is 1 or 0.
 
     Linux delivers the parent-death signal when the *thread* that started the process ends, so
     it is only asked for by a parent that starts task processes from its main thread.
     """
-    if len(argv) != 4:
-        raise ValueError(f"task process arguments are FD_IN FD_OUT PARENT_PID 0|1: got {argv!r}")
+    if len(argv) not in (4, 5):
+        raise ValueError(f"task process arguments are FD_IN FD_OUT PARENT_PID 0|1 [BYTES]: got {argv!r}")
     if argv[3] == "1":
         _die_with_parent()
+    if len(argv) == 5 and int(argv[4]) > 0:
+        _limit_memory(int(argv[4]))
     # Ctrl-C reaches the whole process group; the parent decides what happens to its tasks.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")

@@ -393,10 +393,13 @@ class Plan:
         return todo
 
 
-def plan(grid: Grid) -> Plan:
+def plan(grid: Grid, *, check_custom: bool = True) -> Plan:
     """Load and validate every dataset of ``grid`` and expand it into tasks.
 
-    Nothing is written anywhere; every problem is raised before a run starts.
+    Nothing is written anywhere; every problem is raised before a run starts. Custom encoders
+    are fitted on a sample in a bounded task process (the grid's timeout and the memory budget,
+    :func:`encbench.custom.check_on_datasets`), unless ``check_custom`` is False (a dry run:
+    nothing of theirs is imported or run).
 
     Raises
     ------
@@ -444,10 +447,11 @@ def plan(grid: Grid) -> Plan:
             continue
         seen[ds.key] = spec
         datasets[spec] = ds
-    if grid.custom_encoders:  # fit/transform each on a sample before anything runs
+    if grid.custom_encoders and check_custom:  # fit/transform each on a sample before anything runs
         from encbench.custom import check_on_datasets
 
-        check_on_datasets([grid.custom(n) for n in grid.custom_encoders], datasets.values())
+        check_on_datasets([grid.custom(n) for n in grid.custom_encoders], datasets.values(),
+                          timeout=grid.timeout)
 
     customs = {n: grid.custom(n).to_json() for n in grid.custom_encoders}
     # an encoder that does not apply to a model (Native needs a model that takes categories) runs
