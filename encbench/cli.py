@@ -298,6 +298,8 @@ def _build_grid(args, db_path: Path, *, final: bool):
             opts["target"] = args.target
         if args.positive is not None:
             opts["positive_class"] = args.positive
+        if getattr(args, "task", None) is not None:  # else inferred from each target
+            opts["task"] = args.task
         datasets.append(spec)
         if opts:
             options[spec] = opts
@@ -427,7 +429,8 @@ def cmd_run(args) -> int:
         print(f"run {grid.run_id}: {len(the_plan.tasks)} tasks, {the_plan.n_expected} result rows")
         for spec, ds in the_plan.datasets.items():
             print(f"  {spec}: key {ds.key}, {ds.name}, {ds.n_rows} rows, {ds.n_categorical} categorical "
-                  f"of {ds.n_features} features, positive class {ds.positive_class!r}")
+                  f"of {ds.n_features} features, "
+                  + (f"positive class {ds.positive_class!r}" if ds.task == "binary" else f"task {ds.task}"))
         for reason in skip.values():
             print(f"  {reason}")
         for name in grid.custom_encoders:
@@ -632,8 +635,12 @@ def _add_engine_commands(sub) -> None:
     run.add_argument("--controls", default="OH,MT",
                      help="study encoders run beside a custom encoder, to check the local protocol "
                           "against the published scores (none: no controls)")
-    run.add_argument("--models", default="all", help=f"comma-separated of {' '.join(vocab.MODELS)}, or all")
-    run.add_argument("--metrics", default="all", help=f"comma-separated of {' '.join(vocab.METRICS)}, or all")
+    run.add_argument("--models", default="all",
+                     help=f"comma-separated of {' '.join(vocab.ALL_MODELS)}, or all (every model of each "
+                          f"dataset's task)")
+    run.add_argument("--metrics", default="all",
+                     help=f"comma-separated of {' '.join(vocab.ALL_METRICS)}, or all (every metric of each "
+                          f"dataset's task)")
     run.add_argument("--tuning", default="no", choices=vocab.TUNINGS, help="tuning strategy")
     run.add_argument("--folds", type=int, default=Grid.n_folds,
                      help="outer folds: stratified (split cv) or forward in time (split time)")
@@ -654,6 +661,10 @@ def _add_engine_commands(sub) -> None:
     run.add_argument("--label", help="a name for the run, shown in the app")
     run.add_argument("--target", help="target column of the file datasets (for names containing ':')")
     run.add_argument("--positive", help="positive class of the file datasets (default: the second in sorted order)")
+    run.add_argument("--task", choices=vocab.TASKS,
+                     help="task type of the datasets (default: inferred from each target: two classes are "
+                          "binary, 3 to 50 classes multiclass, a numeric target with fractions or more than "
+                          "20 values regression); models and metrics not serving it are left out")
     run.add_argument("--drop-columns", metavar="COLUMNS",
                      help="comma-separated columns of the file datasets to leave out (e.g. ID-like ones; "
                           "the run uses a copy of the file without them)")

@@ -2,22 +2,22 @@
 
 An experiment is one dataset and one encoder evaluated under one *setting*: a value of each
 factor of :data:`encbench.vocab.FACTORS` (model, tuning, scoring), the factors consensus
-rankings are computed per, and one outer evaluation split (:data:`encbench.vocab.SPLITS`),
-which is never pooled. :data:`EXPERIMENT_KEY` lists those columns; a result row adds its
+rankings are computed per, one outer evaluation split (:data:`encbench.vocab.SPLITS`) and one
+task type (:data:`encbench.vocab.TASKS`: binary, multiclass, regression), which are never
+pooled. :data:`EXPERIMENT_KEY` lists those columns; a result row adds its
 ``fold`` (:data:`RESULT_KEY`). The store's primary key, the score view's grouping, one score
 per experiment, the comparison with the published scores and the engine's resume all read
 them from here.
 
-Adding a factor to the experiment (for instance a ``task`` column: binary, multiclass,
-regression) means adding it to :data:`encbench.vocab.FACTORS` when rankings are computed per
-value of it, else to :data:`SETTING_EXTRAS`, giving it a default in :data:`DEFAULTS` for
-rows written before it existed, plus a migration adding the column to ``results`` and its
-primary key.
+Adding a factor to the experiment means adding it to :data:`encbench.vocab.FACTORS` when
+rankings are computed per value of it, else to :data:`SETTING_EXTRAS`, giving it a default in
+:data:`DEFAULTS` for rows written before it existed, plus a migration adding the column to
+``results`` and its primary key.
 
 Examples
 --------
 >>> EXPERIMENT_KEY
-('dataset', 'encoder', 'model', 'tuning', 'scoring', 'split')
+('dataset', 'encoder', 'model', 'tuning', 'scoring', 'split', 'task')
 >>> setting_label({"model": "LogReg", "tuning": "no", "scoring": "AUC"})
 'LogReg / no / AUC'
 """
@@ -32,9 +32,12 @@ from encbench.vocab import FACTORS
 
 #: Evaluation split of a row that does not say: the published protocol's stratified folds.
 DEFAULT_SPLIT = "cv"
+#: Task type of a row that does not say: the published study's binary classification.
+DEFAULT_TASK = "binary"
 #: Key columns besides :data:`FACTORS` that belong to a setting but are never pooled over:
-#: a view shows one value of each (the split: cv or time).
-SETTING_EXTRAS: tuple[str, ...] = ("split",)
+#: a view shows one value of each (the split: cv or time; the task: binary, multiclass or
+#: regression).
+SETTING_EXTRAS: tuple[str, ...] = ("split", "task")
 #: The columns of one setting: the ranking factors, then the never-pooled ones.
 SETTING: tuple[str, ...] = (*FACTORS, *SETTING_EXTRAS)
 #: The columns that identify one experiment.
@@ -44,7 +47,7 @@ EXPERIMENT_KEY: tuple[str, ...] = ("dataset", "encoder", *SETTING)
 RESULT_KEY: tuple[str, ...] = (*EXPERIMENT_KEY, "fold")
 #: The value a key column has in a frame that lacks it (rows from before the column existed,
 #: or hand-built frames of one setting).
-DEFAULTS: Mapping[str, str] = {"split": DEFAULT_SPLIT}
+DEFAULTS: Mapping[str, str] = {"split": DEFAULT_SPLIT, "task": DEFAULT_TASK}
 
 
 def key_columns(frame: pd.DataFrame, key: Sequence[str] = EXPERIMENT_KEY) -> list[str]:

@@ -34,6 +34,12 @@ def _f1(y_true, y_pred) -> float:
     return float(f1_score(y_true, y_pred, zero_division=0.0))
 
 
+def _f1_macro(y_true, y_pred) -> float:
+    from sklearn.metrics import f1_score
+
+    return float(f1_score(y_true, y_pred, average="macro", zero_division=0.0))
+
+
 def _accuracy(y_true, y_pred) -> float:
     from sklearn.metrics import accuracy_score
 
@@ -44,6 +50,24 @@ def _roc_auc(y_true, y_score) -> float:
     from sklearn.metrics import roc_auc_score
 
     return float(roc_auc_score(y_true, y_score))
+
+
+def _roc_auc_ovr(y_true, y_score) -> float:
+    """Macro one-vs-rest AUC on the probability matrix (one column per class 0..K-1); the
+    labels are passed so that a test fold missing a class still reads the matrix right."""
+    from sklearn.metrics import roc_auc_score
+
+    return float(roc_auc_score(y_true, y_score, multi_class="ovr", average="macro",
+                               labels=np.arange(np.shape(y_score)[1])))
+
+
+#: per task, the function, inner scorer and description of a metric whose definition depends on
+#: the task (F1 and AUC of a multiclass target: macro averages)
+_MULTICLASS = {
+    "F1": (_f1_macro, "f1_macro", "macro F1: the mean of each class's F1"),
+    "AUC": (_roc_auc_ovr, "roc_auc_ovr",
+            "one-vs-rest AUC of each class on its predicted probability, macro-averaged"),
+}
 
 
 def _rmse(y_true, y_pred) -> float:
@@ -75,10 +99,12 @@ class MetricSpec:
     description : str
         What it measures, in words, for help texts and labels.
     function : callable
-        ``function(y_true, values) -> float`` where ``values`` are predicted labels, or, with
-        ``needs_scores``, the predicted probability of the positive class.
+        ``function(y_true, values) -> float`` where ``values`` are predicted labels (or values,
+        for regression), or, with ``needs_scores``, the predicted probability of the positive
+        class (binary) or the whole probability matrix (multiclass).
     needs_scores : bool
-        Computed from probabilities (``predict_proba[:, 1]``) instead of predicted labels.
+        Computed from probabilities (``predict_proba[:, 1]``; for a multiclass target the whole
+        ``predict_proba`` matrix) instead of predicted labels.
     greater_is_better : bool
         Direction: True for accuracies and AUC, False for errors (RMSE, MAE).
     tasks : tuple of str
@@ -86,7 +112,8 @@ class MetricSpec:
     bounds : tuple of float or None
         ``(low, high)`` when the metric is bounded (AUC in [0, 1]); None when it is not (RMSE).
     inner_scorer : str
-        scikit-learn's scorer name used inside tuning (``GridSearchCV``, ``BayesSearchCV``).
+        scikit-learn's scorer name used inside tuning (``GridSearchCV``, ``BayesSearchCV``) for a
+        binary target (:meth:`scorer_for` gives it per task).
     in_study : bool
         One of the published study's four metrics.
     """
@@ -112,31 +139,68 @@ class MetricSpec:
         non-negative, higher-is-better metric (accuracies, F1, AUC)."""
         return self.greater_is_better and self.bounds is not None and self.bounds[0] >= 0
 
-    def score(self, y_true, labels: Callable[[], np.ndarray], scores: Callable[[], np.ndarray]) -> float:
+    def function_for(self, task: str = "binary") -> Callable[..., float]:
+        """The scoring function for ``task`` (macro averages for a multiclass F1 and AUC)."""
+        if task == "multiclass" and self.name in _MULTICLASS:
+            return _MULTICLASS[self.name][0]
+        return self.function
+
+    def scorer_for(self, task: str = "binary") -> str:
+        """scikit-learn's scorer name inside tuning for ``task`` (``"f1_macro"`` and
+        ``"roc_auc_ovr"`` for a multiclass F1 and AUC)."""
+        if task == "multiclass" and self.name in _MULTICLASS:
+            return _MULTICLASS[self.name][1]
+        return self.inner_scorer
+
+    def describe(self, task: str = "binary") -> str:
+        """What it measures for ``task``, in words."""
+        if task == "multiclass" and self.name in _MULTICLASS:
+            return _MULTICLASS[self.name][2]
+        return self.description
+
+    def score(self, y_true, labels: Callable[[], np.ndarray], scores: Callable[[], np.ndarray],
+              task: str = "binary") -> float:
         """The metric on a test fold; ``labels()`` and ``scores()`` compute the predictions
-        lazily (each at most once per fitted model, whatever the number of metrics)."""
-        return self.function(y_true, scores() if self.needs_scores else labels())
+        lazily (each at most once per fitted model, whatever the number of metrics).
+        ``scores()`` gives the positive class's column for a binary target and the whole
+        probability matrix for a multiclass one."""
+        return self.function_for(task)(y_true, scores() if self.needs_scores else labels())
 
-    def stopping_value(self, y_true, probabilities: np.ndarray) -> float:
-        """The early-stopping criterion of LightGBM: the metric on validation probabilities
-        (as is for ``needs_scores`` metrics, rounded to labels for the others)."""
-        return self.function(y_true, probabilities if self.needs_scores else np.round(probabilities))
+    def stopping_value(self, y_true, probabilities: np.ndarray, task: str = "binary") -> float:
+        """The early-stopping criterion of LightGBM: the metric on validation predictions.
 
+        Binary: the positive class's probabilities, as is for ``needs_scores`` metrics and
+        rounded to labels for the others. Multiclass: LightGBM passes the probability matrix
+        (rows x classes), used as is or reduced to its most probable class. Regression: the
+        predicted values, as they are.
+        """
+        function = self.function_for(task)
+        if task == "regression":
+            return function(y_true, probabilities)
+        if task == "multiclass":
+            matrix = np.asarray(probabilities)
+            if matrix.ndim == 1:  # older LightGBM: class-major flat array
+                matrix = matrix.reshape(-1, len(y_true)).T
+            return function(y_true, matrix if self.needs_scores else np.argmax(matrix, axis=1))
+        return function(y_true, probabilities if self.needs_scores else np.round(probabilities))
+
+
+_CLASSIFICATION = ("binary", "multiclass")
 
 #: Every metric, in display order: the study's four first (binary; their order is the published
 #: one), then those of the other task types.
 METRIC_REGISTRY = MappingProxyType({m.name: m for m in (
     MetricSpec("BAcc", "balanced accuracy: the mean of the recall of each class", _balanced_accuracy,
-               needs_scores=False, greater_is_better=True, tasks=("binary",), bounds=(0.0, 1.0),
+               needs_scores=False, greater_is_better=True, tasks=_CLASSIFICATION, bounds=(0.0, 1.0),
                inner_scorer="balanced_accuracy", in_study=True),
     MetricSpec("F1", "F1 score of the positive class", _f1, needs_scores=False,
-               greater_is_better=True, tasks=("binary",), bounds=(0.0, 1.0), inner_scorer="f1",
+               greater_is_better=True, tasks=_CLASSIFICATION, bounds=(0.0, 1.0), inner_scorer="f1",
                in_study=True),
     MetricSpec("Acc", "accuracy: the share of correctly predicted rows", _accuracy,
-               needs_scores=False, greater_is_better=True, tasks=("binary",), bounds=(0.0, 1.0),
+               needs_scores=False, greater_is_better=True, tasks=_CLASSIFICATION, bounds=(0.0, 1.0),
                inner_scorer="accuracy", in_study=True),
     MetricSpec("AUC", "area under the ROC curve, on the predicted probability of the positive class",
-               _roc_auc, needs_scores=True, greater_is_better=True, tasks=("binary",),
+               _roc_auc, needs_scores=True, greater_is_better=True, tasks=_CLASSIFICATION,
                bounds=(0.0, 1.0), inner_scorer="roc_auc", in_study=True),
     MetricSpec("RMSE", "root mean squared error", _rmse, needs_scores=False,
                greater_is_better=False, tasks=("regression",), bounds=None,

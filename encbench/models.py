@@ -44,13 +44,14 @@ class EarlyStopping:
     validation_seed: int
     patience: int
 
-    def fit(self, estimator, X, y, X_val, y_val, metric):
+    def fit(self, estimator, X, y, X_val, y_val, metric, task: str = "binary"):
         """Fit ``estimator`` (LightGBM's scikit-learn API) with ``metric`` (a
-        :class:`encbench.metrics.MetricSpec`) on the validation rows as stopping criterion."""
+        :class:`encbench.metrics.MetricSpec`) on the validation rows as stopping criterion,
+        computed for ``task`` (:meth:`encbench.metrics.MetricSpec.stopping_value`)."""
         import lightgbm
 
         def criterion(y_true, y_pred):
-            return metric.name, metric.stopping_value(y_true, y_pred), metric.greater_is_better
+            return metric.name, metric.stopping_value(y_true, y_pred, task), metric.greater_is_better
 
         return estimator.fit(X, y, eval_X=X_val, eval_y=y_val, eval_metric=criterion,
                              callbacks=[lightgbm.early_stopping(self.patience, first_metric_only=True,
@@ -70,8 +71,10 @@ class ModelSpec:
     tasks : tuple of str
         The task types it serves.
     factory : callable
-        ``factory(tuning) -> estimator``: a new, unfitted estimator with the defaults and seed
-        (``tuning="full"`` may give another configuration, e.g. without early stopping).
+        ``factory(tuning, task) -> estimator``: a new, unfitted estimator with the defaults and
+        seed for ``task`` (a classifier for ``"binary"`` and ``"multiclass"``, a regressor for
+        ``"regression"``; ``tuning="full"`` may give another configuration, e.g. without early
+        stopping).
     seed : int or None
         Its ``random_state`` (None: the estimator draws no random numbers).
     grid : mapping or None
@@ -97,7 +100,7 @@ class ModelSpec:
     name: str
     description: str
     tasks: tuple[str, ...]
-    factory: Callable[[str], object]
+    factory: Callable[[str, str], object]
     seed: int | None
     grid: Mapping[str, list] | None
     space: Callable[[], dict]
@@ -107,9 +110,20 @@ class ModelSpec:
     native_categories: bool = False
     in_study: bool = False
 
-    def make(self, tuning: str = "no"):
-        """A new, unfitted estimator (see :attr:`factory`)."""
-        return self.factory(tuning)
+    def make(self, tuning: str = "no", task: str | None = None):
+        """A new, unfitted estimator for ``task`` (see :attr:`factory`); None is the first task
+        the model serves (binary for every model but Ridge).
+
+        Raises
+        ------
+        ValueError
+            If the model does not serve ``task``.
+        """
+        task = self.tasks[0] if task is None else task
+        if task not in self.tasks:
+            raise ValueError(f"model {self.name!r} does not serve task {task!r}: got task={task!r}; "
+                             f"it serves {', '.join(self.tasks)}")
+        return self.factory(tuning, task)
 
 
 # -- the study's models ----------------------------------------------------------------------
@@ -123,50 +137,67 @@ LGBM_MAX_TREES = 3000
 LGBM_EARLY_STOPPING = EarlyStopping(validation_fraction=0.1, validation_seed=2, patience=50)
 
 
-def _decision_tree(tuning: str):
-    from sklearn.tree import DecisionTreeClassifier
+def _decision_tree(tuning: str, task: str = "binary"):
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
+    if task == "regression":
+        return DecisionTreeRegressor(max_depth=5, random_state=_SEEDS["DT"])
     return DecisionTreeClassifier(max_depth=5, random_state=_SEEDS["DT"])
 
 
-def _svm(tuning: str):
-    from sklearn.svm import SVC
+def _svm(tuning: str, task: str = "binary"):
+    from sklearn.svm import SVC, SVR
+
+    if task == "regression":  # SVR draws no random numbers
+        return SVR(kernel="rbf", C=1.0, gamma="scale")
 
     # probability=True is deprecated in scikit-learn 1.9 (removal in 1.11) but is what the study
     # used (libsvm's internal Platt scaling); the engine silences its FutureWarning.
     return SVC(kernel="rbf", C=1.0, gamma="scale", probability=True, random_state=_SEEDS["SVM"])
 
 
-def _knn(tuning: str):
-    from sklearn.neighbors import KNeighborsClassifier
+def _knn(tuning: str, task: str = "binary"):
+    from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
 
+    if task == "regression":
+        return KNeighborsRegressor(n_neighbors=5)
     return KNeighborsClassifier(n_neighbors=5)
 
 
-def _logreg(tuning: str):
+def _logreg(tuning: str, task: str = "binary"):
     from sklearn.linear_model import LogisticRegression
 
     return LogisticRegression(solver="lbfgs", max_iter=100, random_state=_SEEDS["LogReg"])
 
 
-def _lgbm(tuning: str):
-    from lightgbm import LGBMClassifier
+def _lgbm(tuning: str, task: str = "binary"):
+    from lightgbm import LGBMClassifier, LGBMRegressor
 
+    estimator = LGBMRegressor if task == "regression" else LGBMClassifier
     # n_jobs=1: task processes run in parallel already, and one thread keeps results identical
     # across executors.
-    if tuning == "full":  # a plain classifier whose n_estimators the Bayesian search sets
-        return LGBMClassifier(random_state=_SEEDS["LGBM"], n_jobs=1, verbose=-1)
+    if tuning == "full":  # a plain estimator whose n_estimators the Bayesian search sets
+        return estimator(random_state=_SEEDS["LGBM"], n_jobs=1, verbose=-1)
     # no built-in metric: the scored metric is the early-stopping criterion
-    return LGBMClassifier(n_estimators=LGBM_MAX_TREES, metric="None", random_state=_SEEDS["LGBM"],
-                          n_jobs=1, verbose=-1)
+    return estimator(n_estimators=LGBM_MAX_TREES, metric="None", random_state=_SEEDS["LGBM"],
+                     n_jobs=1, verbose=-1)
 
 
-def _hgb(tuning: str):
-    from sklearn.ensemble import HistGradientBoostingClassifier
+def _hgb(tuning: str, task: str = "binary"):
+    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 
     # scikit-learn's defaults (its own early stopping switches on above 10,000 rows, on a
     # validation split drawn with this seed)
+    if task == "regression":
+        return HistGradientBoostingRegressor(random_state=_SEEDS["HGB"])
     return HistGradientBoostingClassifier(random_state=_SEEDS["HGB"])
+
+
+def _ridge(tuning: str, task: str = "regression"):
+    from sklearn.linear_model import Ridge
+
+    # the solver 'auto' is deterministic: no seed
+    return Ridge(alpha=1.0)
 
 
 def _integer(low: int, high: int, prior: str = "uniform"):
@@ -182,6 +213,8 @@ def _real(low: float, high: float, prior: str = "uniform"):
 
 
 _ONE_HOT_LIKE = frozenset({"OH", "Sum"})
+_CLASSIFICATION = ("binary", "multiclass")
+_ALL_TASKS = ("binary", "multiclass", "regression")
 
 #: Every model, in display order: the study's five (its order), then the models beyond it.
 #: ``sparse_identical``: DT and LGBM give 150 of 150 fits identical per encoder on OH and Sum;
@@ -189,29 +222,31 @@ _ONE_HOT_LIKE = frozenset({"OH", "Sum"})
 #: (gamma='scale' is computed by another formula on sparse input) differ, so they stay dense;
 #: HGB does not take sparse input.
 MODEL_REGISTRY = MappingProxyType({m.name: m for m in (
-    ModelSpec("DT", "decision tree, max_depth=5", ("binary",), _decision_tree, _SEEDS["DT"],
+    ModelSpec("DT", "decision tree, max_depth=5", _ALL_TASKS, _decision_tree, _SEEDS["DT"],
               grid={"max_depth": [2, 5, None]}, space=lambda: {"max_depth": _integer(2, 5)},
               sparse_identical=_ONE_HOT_LIKE, in_study=True),
-    ModelSpec("LGBM", "LightGBM, early stopping on a 10 % validation split", ("binary",), _lgbm,
+    ModelSpec("LGBM", "LightGBM, early stopping on a 10 % validation split", _ALL_TASKS, _lgbm,
               _SEEDS["LGBM"], grid=None,
               space=lambda: {"n_estimators": _integer(1, 1000, "log-uniform")},
               early_stopping=LGBM_EARLY_STOPPING, sparse_identical=_ONE_HOT_LIKE,
               native_categories=True, in_study=True),
-    ModelSpec("SVM", "support vector machine, RBF kernel, C=1, gamma='scale'", ("binary",), _svm,
+    ModelSpec("SVM", "support vector machine, RBF kernel, C=1, gamma='scale'", _ALL_TASKS, _svm,
               _SEEDS["SVM"], grid={"C": [0.1, 1], "gamma": [0.1, 1, 10]},
               space=lambda: {"C": _real(0.1, 2), "gamma": _real(0.1, 100, "log-uniform")},
               in_study=True),
-    ModelSpec("kNN", "k nearest neighbours, k=5", ("binary",), _knn, None,
+    ModelSpec("kNN", "k nearest neighbours, k=5", _ALL_TASKS, _knn, None,
               grid={"n_neighbors": [2, 5, 10]}, space=lambda: {"n_neighbors": _integer(2, 10)},
               in_study=True),
-    ModelSpec("LogReg", "logistic regression, lbfgs, 100 iterations", ("binary",), _logreg,
+    ModelSpec("LogReg", "logistic regression, lbfgs, 100 iterations", _CLASSIFICATION, _logreg,
               _SEEDS["LogReg"], grid={"C": [0.1, 1, 10]}, space=lambda: {"C": _real(0.2, 5)},
               in_study=True),
-    ModelSpec("HGB", "scikit-learn's HistGradientBoostingClassifier, defaults", ("binary",), _hgb,
+    ModelSpec("HGB", "scikit-learn's HistGradientBoostingClassifier, defaults", _ALL_TASKS, _hgb,
               _SEEDS["HGB"], grid={"learning_rate": [0.05, 0.1, 0.2]},
               space=lambda: {"learning_rate": _real(0.01, 0.5, "log-uniform"),
                              "max_leaf_nodes": _integer(8, 64, "log-uniform")},
               native_categories=True),
+    ModelSpec("Ridge", "ridge regression, alpha=1", ("regression",), _ridge, None,
+              grid={"alpha": [0.1, 1, 10]}, space=lambda: {"alpha": _real(0.2, 5)}),
 )})
 
 

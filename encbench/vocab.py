@@ -30,7 +30,8 @@ BEYOND_ENCODERS: tuple[str, ...] = (
 )
 #: every encoder name a grid accepts: the study's 32, then those beyond it
 ALL_ENCODERS: tuple[str, ...] = ENCODERS + BEYOND_ENCODERS
-#: task types: the study's binary classification; multiclass and regression are coming
+#: task types: the study's binary classification, multiclass classification and regression;
+#: a consensus ranks within one task
 TASKS: tuple[str, ...] = ("binary", "multiclass", "regression")
 #: every model of the registry (:mod:`encbench.models`) that serves binary targets, in display
 #: order: the study's five, then those beyond it (HGB)
@@ -39,6 +40,10 @@ MODELS: tuple[str, ...] = models_for("binary")
 STUDY_MODELS: tuple[str, ...] = tuple(m for m in MODELS if MODEL_REGISTRY[m].in_study)
 #: every metric of the registry (:mod:`encbench.metrics`) that serves binary targets: the study's four
 METRICS: tuple[str, ...] = metrics_for("binary")
+#: every model of the registry, whatever its task (what a grid accepts)
+ALL_MODELS: tuple[str, ...] = tuple(MODEL_REGISTRY)
+#: every metric of the registry, whatever its task (what a grid accepts)
+ALL_METRICS: tuple[str, ...] = tuple(METRIC_REGISTRY)
 TUNINGS: tuple[str, ...] = ("no", "model", "full")
 #: outer evaluation schemes: the published stratified folds, forward folds over time
 SPLITS: tuple[str, ...] = ("cv", "time")

@@ -50,8 +50,10 @@ def _check(sha256: str, filename: str, target: str, positive, categorical: tuple
     """The validation report of an upload for these choices (see ``uploads.check_upload``); the
     file name is part of the key because the messages name it."""
     frame = _staged.frame.drop(columns=[*drop, *([time_column] if time_column else [])])
+    # the page runs binary targets (its models, metrics and published reference are binary); the
+    # library and the command line take multiclass and regression targets too
     return prepare(frame, target, positive, list(categorical) if categorical else None, N_FOLDS,
-                   source=_staged.filename).report
+                   source=_staged.filename, task="binary").report
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

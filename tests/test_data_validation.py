@@ -45,31 +45,36 @@ def test_target_not_binary_lists_classes_with_counts():
     frame = _frame(60)
     frame["label"] = np.repeat(["a", "b", "c"], 20)
     frame.loc[:4, "label"] = "b"
-    report = validate(frame, target="label")
+    inferred = validate(frame, target="label")  # three classes: a multiclass target
+    assert inferred.ok and inferred.task == "multiclass"
+    report = validate(frame, target="label", task="binary")
     assert report.errors == [
-        "target column 'label' has 3 classes, the benchmark needs exactly 2 (binary "
-        "classification): 'b' (25 rows), 'c' (20 rows), 'a' (15 rows). This is a multiclass target; "
-        "encbench ranks encoders for binary targets only for now: choose a column with two classes, "
-        "or merge its classes into two in the file (e.g. one class against the rest)"]
+        "target column 'label' has 3 classes, a binary target needs exactly 2: 'b' (25 rows), "
+        "'c' (20 rows), 'a' (15 rows). This is a multiclass target: load it with task='multiclass' "
+        "(or leave the task to be inferred), or merge its classes into two in the file (e.g. one "
+        "class against the rest)"]
     assert report.classes == {"a": 15, "b": 25, "c": 20}
     frame["label"] = "only"
     assert validate(frame, target="label").errors == [
-        "target column 'label' has 1 class, the benchmark needs exactly 2 (binary "
-        "classification): 'only' (60 rows)"]
+        "target column 'label' has 1 class, a binary target needs exactly 2: 'only' (60 rows)"]
 
 
 def test_a_numeric_target_is_named_a_regression_target_not_a_count_of_classes():
     frame = _frame(40)
     frame["label"] = np.arange(40) / 4
-    (message,) = validate(frame, target="label").errors
+    assert validate(frame, target="label").task == "regression"
+    (message,) = validate(frame, target="label", task="binary").errors
     assert message == ("target column 'label' is numeric with 40 distinct values (from 0 to 9.75): a "
-                       "regression target; encbench ranks encoders for binary targets only for now: choose "
-                       "a column with two classes, or make this one binary in the file (e.g. above or below "
-                       "a threshold)")
+                       "regression target, not a binary one; load it with task='regression' (or leave "
+                       "the task to be inferred), or make it binary in the file (e.g. above or below a "
+                       "threshold)")
     frame["label"] = np.arange(40) % 25                          # 25 whole numbers: regression too
-    assert "is numeric with 25 distinct values (from 0 to 24)" in validate(frame, target="label").errors[0]
+    assert validate(frame, target="label").task == "regression"
+    assert "is numeric with 25 distinct values (from 0 to 24)" in validate(
+        frame, target="label", task="binary").errors[0]
     frame["label"] = (np.arange(40) % 4).astype(str)             # 4 codes stored as text: classes
-    (message,) = validate(frame, target="label").errors
+    assert validate(frame, target="label").task == "multiclass"
+    (message,) = validate(frame, target="label", task="binary").errors
     assert message.startswith("target column 'label' has 4 classes") and "multiclass target" in message
 
 

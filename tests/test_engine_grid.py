@@ -89,7 +89,7 @@ def test_pending_skips_finished_and_narrows_models():
     p = plan(Grid(datasets=["bundled:tic-tac-toe"], encoders=["OH"], models=["DT", "LogReg"],
                   scorings=["AUC", "BAcc"], n_folds=2))
     first, second = p.tasks
-    finished = set(first.keys()) | {("50", "OH", "DT", "no", s, "cv", 1) for s in ("AUC", "BAcc")}
+    finished = set(first.keys()) | {("50", "OH", "DT", "no", s, "cv", "binary", 1) for s in ("AUC", "BAcc")}
     todo = p.pending(finished)
     assert todo == [Task("50", "OH", 1, 2, ("LogReg",), ("BAcc", "AUC"), "no")]
     assert p.pending(set()) == list(p.tasks)

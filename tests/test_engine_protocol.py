@@ -91,7 +91,7 @@ def test_full_tuning_iterations_follow_the_published_rule():
 
 
 def test_encoder_failure_fails_every_row_with_its_error(tictactoe, monkeypatch):
-    def broken(name, random_state=0):
+    def broken(name, random_state=0, task="binary"):
         raise RuntimeError(f"no such thing as {name}")
 
     monkeypatch.setattr("encbench.encoders.make_encoder", broken)

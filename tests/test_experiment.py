@@ -8,8 +8,8 @@ from encbench import experiment, vocab
 from encbench.experiment import EXPERIMENT_KEY, RESULT_KEY
 
 
-def test_the_key_is_the_datasets_encoders_factors_and_split():
-    assert EXPERIMENT_KEY == ("dataset", "encoder", *vocab.FACTORS, "split")
+def test_the_key_is_the_datasets_encoders_factors_split_and_task():
+    assert EXPERIMENT_KEY == ("dataset", "encoder", *vocab.FACTORS, "split", "task")
     assert RESULT_KEY == (*EXPERIMENT_KEY, "fold")
     assert set(experiment.DEFAULTS) <= set(EXPERIMENT_KEY)
 

@@ -34,7 +34,7 @@ def test_migrations_from_empty_create_contract_tables():
     cols = [r[0] for r in con.execute("SELECT column_name FROM information_schema.columns "
                                       "WHERE table_name = 'scores' ORDER BY ordinal_position").fetchall()]
     assert cols == ["dataset", "model", "tuning", "scoring", "encoder", "cv_score", "time", "origin",
-                    "run_id", "encode_time", "split"]
+                    "run_id", "encode_time", "split", "task"]
 
 
 def _fold_rows(run_id, values, order, encode=None):
@@ -206,8 +206,8 @@ def test_resumed_writes_never_duplicate_and_retry_failures(mem_writer):
     got = mem_writer.query("SELECT fold, cv_score, status FROM results ORDER BY fold")
     assert got["cv_score"].tolist() == [0.6, 0.8]
     assert got["status"].tolist() == ["ok", "ok"]
-    assert mem_writer.finished_keys("r1") == {("31", "OH", "LogReg", "no", "AUC", "cv", 0),
-                                             ("31", "OH", "LogReg", "no", "AUC", "cv", 1)}
+    assert mem_writer.finished_keys("r1") == {("31", "OH", "LogReg", "no", "AUC", "cv", "binary", 0),
+                                             ("31", "OH", "LogReg", "no", "AUC", "cv", "binary", 1)}
 
 
 def test_bad_result_status_is_named(mem_writer):

@@ -31,7 +31,7 @@ TARGET_ALIGNMENTS = ("row", "study")
 
 @dataclass(frozen=True, eq=False)
 class Dataset:
-    """A validated binary-classification dataset, ready for the protocol.
+    """A validated dataset (binary, multiclass or regression target), ready for the protocol.
 
     Attributes
     ----------
@@ -48,25 +48,31 @@ class Dataset:
         OpenML id; for files, that of the published dataset they are a copy of, else None.
     target : str
         Target column.
-    positive_class : str
-        The class encoded as 1 (as text).
+    positive_class : str or None
+        The class encoded as 1 (as text); None for a multiclass or regression target.
     sha256 : str
         SHA-256 of the file's bytes (as stored), so a changed file is noticed.
     X : pandas.DataFrame
         Features in file order: categorical columns as ``str`` with NaN for missing, numerical
         columns as numbers. Rows with a missing target, empty rows and empty columns dropped.
     y : numpy.ndarray
-        0/1 int64 target (1 = ``positive_class``), aligned with ``X``.
+        The target, aligned with ``X``: 0/1 int64 (1 = ``positive_class``) for a binary task,
+        the class codes 0..K-1 (int64, in ``classes`` order) for a multiclass one, float64 for
+        regression.
     categorical : list of str
         Categorical feature columns.
     classes : tuple of str
-        (negative class, positive class), as text.
+        (negative class, positive class), as text; every class in code order for a multiclass
+        target; () for regression.
     path : pathlib.Path or None
         The file read.
     warnings : list of str
         Validation warnings (ID-like columns, likely leakage, dropped rows/columns).
     report : ValidationReport
         The full validation report.
+    task : {'binary', 'multiclass', 'regression'}
+        The task type: inferred from the target (:func:`encbench.data.validation.target_task`)
+        unless ``load_dataset(task=...)`` says.
     """
 
     key: str
@@ -83,6 +89,7 @@ class Dataset:
     path: Path | None = None
     warnings: list[str] = field(default_factory=list)
     report: ValidationReport | None = None
+    task: str = "binary"
 
     @property
     def numerical(self) -> list[str]:
@@ -108,14 +115,14 @@ class Dataset:
             "dataset": self.key, "name": self.name, "source": self.source,
             "openml_id": self.openml_id, "n_rows": self.n_rows, "n_features": self.n_features,
             "n_categorical": self.n_categorical, "target": self.target,
-            "positive_class": self.positive_class, "sha256": self.sha256,
+            "positive_class": self.positive_class, "sha256": self.sha256, "task": self.task,
         }
 
     def __repr__(self) -> str:
         return (f"Dataset(key={self.key!r}, name={self.name!r}, source={self.source!r}, "
                 f"rows={self.n_rows}, features={self.n_features}, "
                 f"categorical={self.n_categorical}, target={self.target!r}, "
-                f"positive_class={self.positive_class!r})")
+                f"positive_class={self.positive_class!r}, task={self.task!r})")
 
 
 @dataclass(frozen=True)
@@ -178,9 +185,9 @@ def _file_stem(path: Path) -> str:
 def _build(frame: pd.DataFrame, *, key: str | None, name: str, source: str,
            openml_id: int | None, target: str | None, positive_class, categorical,
            n_folds: int, sha256: str, path: Path | None, label: str,
-           in_file: bool = True) -> Dataset:
+           in_file: bool = True, task: str | None = None) -> Dataset:
     prepared = prepare(frame, target, positive_class, categorical, n_folds,
-                       source=label if in_file else None)
+                       source=label if in_file else None, task=task)
     report = prepared.report
     if report.errors:
         headline = None
@@ -191,9 +198,11 @@ def _build(frame: pd.DataFrame, *, key: str | None, name: str, source: str,
         logger.warning("%s: %s", label, message)
     return Dataset(
         key=key or f"file:{sha256[:12]}", name=name, source=source, openml_id=openml_id,
-        target=str(target), positive_class=str(report.positive_class), sha256=sha256,
-        X=prepared.X, y=prepared.y, categorical=list(report.categorical),
-        classes=prepared.classes, path=path, warnings=list(report.warnings), report=report)
+        target=str(target),
+        positive_class=None if report.positive_class is None else str(report.positive_class),
+        sha256=sha256, X=prepared.X, y=prepared.y, categorical=list(report.categorical),
+        classes=prepared.classes, path=path, warnings=list(report.warnings), report=report,
+        task=report.task)
 
 
 def _as_published(dataset: Dataset, frame: pd.DataFrame) -> Dataset:
@@ -202,8 +211,11 @@ def _as_published(dataset: Dataset, frame: pd.DataFrame) -> Dataset:
     A copy (same rows, column set, target and class counts; any column order, quoting or
     missing marker) with the protocol's positive class is the published task: its results are
     stored under the OpenML id, so the dataset is never counted twice. Another positive class
-    is another task and keeps its file key.
+    is another task and keeps its file key, as does a multiclass or regression task (every
+    published dataset is binary).
     """
+    if dataset.task != "binary":
+        return dataset
     match = match_published(frame, dataset.target)
     if match is None:
         return dataset
@@ -270,10 +282,14 @@ def _check_published_task(label: str, default_target: str | None, target, catego
 
 
 def _published(frame, sha, *, label, key, name, source, openml_id, target, positive_class,
-               n_folds, path, file_hint, target_alignment: str = "row") -> Dataset:
+               n_folds, path, file_hint, target_alignment: str = "row",
+               task: str | None = None) -> Dataset:
+    if task not in (None, "binary"):
+        raise DatasetError(f"{label} is a published binary task; got task={task!r}. To use "
+                           f"another task load the file itself: {file_hint}")
     dataset = _build(frame, key=key, name=name, source=source, openml_id=openml_id,
                      target=target, positive_class=None, categorical=None, n_folds=n_folds,
-                     sha256=sha, path=path, label=label)
+                     sha256=sha, path=path, label=label, task="binary")
     if positive_class is not None and str(positive_class) != dataset.positive_class:
         raise DatasetError(
             f"{label} has positive class {dataset.positive_class!r} (the protocol's: second "
@@ -283,7 +299,7 @@ def _published(frame, sha, *, label, key, name, source, openml_id, target, posit
 
 
 def _load_bundled(entry: BundledEntry, target, positive_class, categorical,
-                  n_folds: int, target_alignment: str = "row") -> Dataset:
+                  n_folds: int, target_alignment: str = "row", task: str | None = None) -> Dataset:
     label = f"bundled:{entry.name}"
     file_hint = f"load_dataset({str(entry.path)!r}, target=..., positive_class=...)"
     target = _check_published_task(f"bundled dataset {entry.name!r} (OpenML {entry.openml_id})",
@@ -292,7 +308,7 @@ def _load_bundled(entry: BundledEntry, target, positive_class, categorical,
     return _published(frame, sha, label=label, key=entry.key, name=entry.name,
                       source="bundled", openml_id=entry.openml_id, target=target,
                       positive_class=positive_class, n_folds=n_folds, path=entry.path,
-                      file_hint=file_hint, target_alignment=target_alignment)
+                      file_hint=file_hint, target_alignment=target_alignment, task=task)
 
 
 def load_dataset(spec: str | os.PathLike, target: str | None = None, positive_class=None, *,
@@ -300,7 +316,8 @@ def load_dataset(spec: str | os.PathLike, target: str | None = None, positive_cl
                  max_bytes: int | None = DEFAULT_MAX_BYTES, name: str | None = None,
                  label: str | None = None, format: str | None = None, sep: str | None = None,
                  prefer_bundled: bool = True, cache_dir: str | os.PathLike | None = None,
-                 server: str | None = None, target_alignment: str = "row") -> Dataset:
+                 server: str | None = None, target_alignment: str = "row",
+                 task: str | None = None) -> Dataset:
     """Load, validate and split a dataset for the benchmark.
 
     Parameters
@@ -340,6 +357,10 @@ def load_dataset(spec: str | os.PathLike, target: str | None = None, positive_cl
         study's no-tuning and model-tuning scripts did (see :data:`TARGET_ALIGNMENTS`); for a
         published dataset with an empty row (vote) this reproduces its published DT, kNN,
         LogReg and SVM cells of those tunings. Changes nothing without empty rows.
+    task : {'binary', 'multiclass', 'regression'}, optional
+        The task type; None (default) infers it from the target: two classes are binary, a
+        numeric target with fractions or more than 20 distinct values is regression, other
+        targets multiclass (3 to 50 classes). Bundled and OpenML datasets are binary.
 
     Returns
     -------
@@ -362,7 +383,8 @@ def load_dataset(spec: str | os.PathLike, target: str | None = None, positive_cl
         if entry is None:
             raise DatasetError(f"no bundled dataset {parsed.value!r}; bundled datasets are "
                                f"{bundled_names()}")
-        return _load_bundled(entry, target, positive_class, categorical, n_folds, target_alignment)
+        return _load_bundled(entry, target, positive_class, categorical, n_folds, target_alignment,
+                             task)
 
     if parsed.kind == "openml":
         try:
@@ -372,7 +394,8 @@ def load_dataset(spec: str | os.PathLike, target: str | None = None, positive_cl
         entry = find_bundled(openml_id)
         if entry is not None and prefer_bundled:
             logger.info("OpenML %d: using the bundled copy %s", openml_id, entry.file)
-            return _load_bundled(entry, target, positive_class, categorical, n_folds, target_alignment)
+            return _load_bundled(entry, target, positive_class, categorical, n_folds, target_alignment,
+                             task)
         fetched = fetch_openml(openml_id, cache_dir=cache_dir, server=server)
         label = f"OpenML {openml_id} ({fetched.name})"
         file_hint = f"load_dataset({str(fetched.path)!r}, target=..., positive_class=...)"
@@ -389,7 +412,7 @@ def load_dataset(spec: str | os.PathLike, target: str | None = None, positive_cl
         return _published(frame, sha, label=label, key=str(openml_id), name=fetched.name,
                           source="openml", openml_id=openml_id, target=target,
                           positive_class=positive_class, n_folds=n_folds, path=fetched.path,
-                          file_hint=file_hint, target_alignment=target_alignment)
+                          file_hint=file_hint, target_alignment=target_alignment, task=task)
 
     path = Path(parsed.value)
     label = label or path.name
@@ -401,7 +424,8 @@ def load_dataset(spec: str | os.PathLike, target: str | None = None, positive_cl
                            f"'{parsed.value}:<column>' or with target=...; columns are {columns}")
     dataset = _build(frame, key=None, name=name or _file_stem(path), source="upload",
                      openml_id=None, target=target, positive_class=positive_class,
-                     categorical=categorical, n_folds=n_folds, sha256=sha, path=path, label=label)
+                     categorical=categorical, n_folds=n_folds, sha256=sha, path=path, label=label,
+                     task=task)
     dataset = _as_published(dataset, frame)
     return _study_aligned(dataset, frame) if target_alignment == "study" else dataset
 
@@ -409,7 +433,8 @@ def load_dataset(spec: str | os.PathLike, target: str | None = None, positive_cl
 def validate_file(path: str | os.PathLike, target: str | None, positive_class=None, *,
                   categorical: Sequence[str] | None = None, n_folds: int = 5,
                   max_bytes: int | None = DEFAULT_MAX_BYTES, label: str | None = None,
-                  format: str | None = None, sep: str | None = None) -> ValidationReport:
+                  format: str | None = None, sep: str | None = None,
+                  task: str | None = None) -> ValidationReport:
     """Read and validate a file without raising: read errors become report errors.
 
     For an upload page: every problem (empty, unparseable with line number, over the size
@@ -422,12 +447,12 @@ def validate_file(path: str | os.PathLike, target: str | None, positive_class=No
                                        label=label)
     except DatasetError as exc:
         return ValidationReport(errors=list(exc.errors), target=target)
-    return prepare(frame, target, positive_class, categorical, n_folds, source=label).report
+    return prepare(frame, target, positive_class, categorical, n_folds, source=label, task=task).report
 
 
 def dataset_from_frame(frame: pd.DataFrame, target: str, positive_class=None, *,
                        categorical: Sequence[str] | None = None, n_folds: int = 5,
-                       name: str = "frame") -> Dataset:
+                       name: str = "frame", task: str | None = None) -> Dataset:
     """Validate an in-memory table and return it as a :class:`Dataset` (source ``'upload'``).
 
     ``sha256`` is that of ``frame.to_csv(index=False)`` encoded as UTF-8, so the key equals
@@ -436,5 +461,5 @@ def dataset_from_frame(frame: pd.DataFrame, target: str, positive_class=None, *,
     sha = hashlib.sha256(frame.to_csv(index=False).encode("utf-8")).hexdigest()
     dataset = _build(frame, key=None, name=name, source="upload", openml_id=None, target=target,
                      positive_class=positive_class, categorical=categorical, n_folds=n_folds,
-                     sha256=sha, path=None, label=name, in_file=False)
+                     sha256=sha, path=None, label=name, in_file=False, task=task)
     return _as_published(dataset, frame)

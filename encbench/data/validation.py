@@ -59,6 +59,9 @@ class ValidationReport:
         Rows dropped (missing target or entirely empty).
     dropped_columns : list of str
         Columns dropped because they are entirely empty.
+    task : str or None
+        ``'binary'``, ``'multiclass'`` or ``'regression'``: the one asked for, else the one
+        the target reads as (:func:`target_task`); None when the target is unusable.
     """
 
     errors: list[str] = field(default_factory=list)
@@ -72,6 +75,7 @@ class ValidationReport:
     dropped_rows: int = 0
     dropped_columns: list[str] = field(default_factory=list)
     suspect_columns: list[str] = field(default_factory=list)  # ID-like or leaking: worth dropping
+    task: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -414,22 +418,28 @@ def _as_numbers(values: pd.Series) -> pd.Series | None:
     return values.astype(float)
 
 
+#: the most classes a multiclass target may have (each becomes a column per supervised encoder)
+MAX_CLASSES = 50
+#: the task types a target can be validated for
+TASK_TYPES = ("binary", "multiclass", "regression")
+
+
 def _not_binary(values: pd.Series, target: str, classes: dict[str, int]) -> str:
-    """The error for a target that is not binary: what it is, and what to do."""
+    """The error for a target asked to be binary that is not: what it is, and what to do."""
     task = target_task(values)
     if task == "regression":  # not "578 classes"
         numbers = _as_numbers(values.dropna())
         return (f"target column {target!r} is numeric with {len(classes)} distinct values (from "
-                f"{numbers.min():g} to {numbers.max():g}): a regression target; encbench ranks encoders "
-                f"for binary targets only for now: choose a column with two classes, or make this one "
+                f"{numbers.min():g} to {numbers.max():g}): a regression target, not a binary one; "
+                f"load it with task='regression' (or leave the task to be inferred), or make it "
                 f"binary in the file (e.g. above or below a threshold)")
     noun = "class" if len(classes) == 1 else "classes"
-    text = (f"target column {target!r} has {len(classes)} {noun}, the benchmark needs exactly 2 (binary "
-            f"classification): {_class_list(classes)}")
+    text = (f"target column {target!r} has {len(classes)} {noun}, a binary target needs exactly 2: "
+            f"{_class_list(classes)}")
     if task == "multiclass":
-        text += (". This is a multiclass target; encbench ranks encoders for binary targets only for now: "
-                 "choose a column with two classes, or merge its classes into two in the file (e.g. one "
-                 "class against the rest)")
+        text += (". This is a multiclass target: load it with task='multiclass' (or leave the task "
+                 "to be inferred), or merge its classes into two in the file (e.g. one class against "
+                 "the rest)")
     return text
 
 
@@ -473,10 +483,13 @@ class Prepared:
 
 def prepare(frame: pd.DataFrame, target: str | None, positive_class=None,
             categorical: Sequence[str] | None = None, n_folds: int = 5, *,
-            source: str | None = None) -> Prepared:
-    """Validate ``frame`` and, when it is usable, return its features and 0/1 target.
+            source: str | None = None, task: str | None = None) -> Prepared:
+    """Validate ``frame`` and, when it is usable, return its features and target.
 
     Parameters are those of :func:`validate`. ``X`` and ``y`` are None when there are errors.
+    ``y`` is 0/1 (int64, 1 = the positive class) for a binary target, the class codes 0..K-1
+    in :attr:`ValidationReport.classes` order for a multiclass one, float64 for regression;
+    ``classes`` is (negative, positive), every class in order, or () for regression.
 
     The steps, each adding its errors and warnings in this order: the load report, unique
     column names, the target column, the drops (rows without target, empty columns, empty
@@ -485,6 +498,9 @@ def prepare(frame: pd.DataFrame, target: str | None, positive_class=None,
     """
     if not isinstance(n_folds, (int, np.integer)) or n_folds < 2:
         raise ValueError(f"n_folds must be an integer >= 2, got {n_folds!r}")
+    if task is not None and task not in TASK_TYPES:
+        raise ValueError(f"task must be one of {', '.join(TASK_TYPES)} (or None: inferred from the "
+                         f"target), got {task!r}")
     errors: list[str] = []
     warnings: list[str] = []
     where = _where(source)
@@ -506,9 +522,15 @@ def prepare(frame: pd.DataFrame, target: str | None, positive_class=None,
     classes: dict[str, int] = {}
     positive_text: str | None = None
     y_text: pd.Series | None = None
+    kind: str | None = None
+    y_values: np.ndarray | None = None
     if target_ok:
-        classes, positive_text, y_text = _target_classes(frame[target], target, positive_class, n_folds,
-                                                         where, errors)
+        kind = _task_of(frame[target], task)
+        if kind == "regression":
+            y_values = _regression_target(frame[target], target, where, errors)
+        else:
+            classes, positive_text, y_text = _target_classes(frame[target], target, positive_class,
+                                                             n_folds, where, errors, task=kind)
     cat_cols, num_cols, converted = _column_treatment(frame, columns, features, target, categorical,
                                                       where, errors, warnings)
     suspects: list[str] = []
@@ -521,7 +543,8 @@ def prepare(frame: pd.DataFrame, target: str | None, positive_class=None,
     report = _finish(errors, warnings, cat_cols, num_cols, classes=classes,
                      positive_class=positive_text,
                      target=target, n_rows=n_rows, dropped_rows=dropped_rows,
-                     dropped_columns=dropped_columns, suspect_columns=suspects)
+                     dropped_columns=dropped_columns, suspect_columns=suspects,
+                     task=kind)
     if errors:
         return Prepared(report, None, None, None)
     cat_set = set(cat_cols)
@@ -532,9 +555,57 @@ def prepare(frame: pd.DataFrame, target: str | None, positive_class=None,
         elif c in converted:
             X.isetitem(i, converted[c])
     X.index = pd.RangeIndex(n_rows)
+    if kind == "regression":
+        return Prepared(report, X, y_values, ())
+    if kind == "multiclass":  # codes in class order, as a LabelEncoder
+        codes = {name: i for i, name in enumerate(classes)}
+        return Prepared(report, X, y_text.map(codes).to_numpy(dtype=np.int64), tuple(classes))
     y = (y_text.to_numpy(dtype=object) == positive_text).astype(np.int64)
     negative = next(k for k in classes if k != positive_text)
     return Prepared(report, X, y, (negative, positive_text))
+
+
+def _task_of(values: pd.Series, task: str | None) -> str:
+    """The task to validate a target for: the one asked for, else the one it reads as (a target
+    of one class is validated as binary, whose message says so)."""
+    if task is not None:
+        return task
+    inferred = target_task(values)
+    return "binary" if inferred == "single" else inferred
+
+
+def _regression_target(values: pd.Series, target: str, where: str,
+                       errors: list[str]) -> np.ndarray | None:
+    """A regression target as float64, checked: numbers only, finite, not constant."""
+    if len(values) == 0:
+        errors.append(f"target column {target!r} has no values: every row of {where} misses it")
+        return None
+    if pd.api.types.is_bool_dtype(values.dtype):
+        errors.append(f"target column {target!r} holds true/false values, not numbers: a "
+                      f"regression target needs numbers; load it with task='binary'")
+        return None
+    numbers = values if pd.api.types.is_numeric_dtype(values.dtype) else pd.to_numeric(
+        values.astype(str).str.strip(), errors="coerce")
+    text = values[numbers.isna()]
+    if len(text):
+        shown = _names(pd.unique(text.astype(str)).tolist())
+        errors.append(f"target column {target!r} of {where} is a regression target but has "
+                      f"{len(text)} values that are not numbers: {shown} (first at row "
+                      f"{int(text.index[0]) + 1} of the kept rows); fix them in the file, or load the "
+                      f"column with task='multiclass' if it names classes")
+        return None
+    numbers = numbers.astype(float).to_numpy()
+    infinite = ~np.isfinite(numbers)
+    if infinite.any():
+        errors.append(f"target column {target!r} of {where} has {int(infinite.sum())} infinite "
+                      f"values (first at row {int(np.flatnonzero(infinite)[0]) + 1} of the kept "
+                      f"rows): a regression target needs finite numbers")
+        return None
+    if np.unique(numbers).size < 2:
+        errors.append(f"target column {target!r} of {where} is constant ({numbers[0]:g} in every "
+                      f"row): there is nothing to predict")
+        return None
+    return numbers
 
 
 def _report_missing_marks(frame: pd.DataFrame, where: str, warnings: list[str]) -> None:
@@ -631,11 +702,14 @@ def _spaced_classes(classes: dict[str, int]) -> str:
 
 
 def _target_classes(values: pd.Series, target: str, positive_class, n_folds: int, where: str,
-                    errors: list[str]) -> tuple[dict[str, int], str | None, pd.Series | None]:
-    """The target's classes in LabelEncoder order (sorted values), checked for the protocol.
+                    errors: list[str], *, task: str = "binary"
+                    ) -> tuple[dict[str, int], str | None, pd.Series | None]:
+    """The target's classes in LabelEncoder order (sorted values), checked for the protocol
+    of ``task`` (``'binary'``: exactly two classes, each with two rows per fold;
+    ``'multiclass'``: 3 to :data:`MAX_CLASSES` classes, each with a row per fold).
 
-    Returns class (as text) -> rows, the positive class (None unless exactly two classes and a
-    valid choice) and the target as text (None without rows).
+    Returns class (as text) -> rows, the positive class (None unless binary with exactly two
+    classes and a valid choice) and the target as text (None without rows).
     """
     if len(values) == 0:
         errors.append(f"target column {target!r} has no values: every row of {where} "
@@ -653,6 +727,9 @@ def _target_classes(values: pd.Series, target: str, positive_class, n_folds: int
         errors.append(f"target column {target!r} has classes that differ only in leading or "
                       f"trailing spaces: {spaced}; they are most likely one class: strip the "
                       f"spaces in the file (or rename one class if they truly differ)")
+    if task == "multiclass":
+        _check_multiclass(classes, target, positive_class, n_folds, errors)
+        return classes, None, y_text
     if len(classes) != 2:
         errors.append(_not_binary(values, target, classes))
         return classes, None, y_text
@@ -672,6 +749,32 @@ def _target_classes(values: pd.Series, target: str, positive_class, n_folds: int
                 f"class {cls!r} of target {target!r} has {count} rows; {n_folds}-fold "
                 f"cross-validation needs at least {need} (2 per fold)")
     return classes, positive_text, y_text
+
+
+def _check_multiclass(classes: dict[str, int], target: str, positive_class, n_folds: int,
+                      errors: list[str]) -> None:
+    """A multiclass target's checks: 3 to :data:`MAX_CLASSES` classes, every class with at
+    least ``n_folds`` rows (one per stratified fold), no positive class."""
+    if positive_class is not None:
+        errors.append(f"a multiclass target has no positive class: got positive_class="
+                      f"{positive_class!r} for target {target!r}")
+    if len(classes) < 3:
+        errors.append(f"target column {target!r} has {len(classes)} classes, a multiclass target "
+                      f"needs 3 to {MAX_CLASSES}: {_class_list(classes)}"
+                      + ("; with 2 classes load it with task='binary'" if len(classes) == 2 else ""))
+        return
+    if len(classes) > MAX_CLASSES:
+        errors.append(f"target column {target!r} has {len(classes)} classes, over the limit of "
+                      f"{MAX_CLASSES} for a multiclass target (every supervised encoder gives one "
+                      f"column per class): {_class_list(classes)}; merge rare classes in the file, "
+                      f"or load a numeric target with task='regression'")
+        return
+    rare = {cls: count for cls, count in classes.items() if count < n_folds}
+    if rare:
+        listed = ", ".join(f"{cls!r} ({count} rows)" for cls, count in rare.items())
+        errors.append(f"target column {target!r} has {len(rare)} classes with fewer rows than the "
+                      f"{n_folds} folds (each fold needs a row of every class): {listed}; merge "
+                      f"them into another class (e.g. 'other') in the file, or drop their rows")
 
 
 def _column_treatment(frame: pd.DataFrame, columns: list[str], features: list[str], target: str | None,
@@ -806,7 +909,7 @@ def _finish(errors, warnings, categorical, numerical, **kwargs) -> ValidationRep
 
 def validate(frame: pd.DataFrame, target: str | None, positive_class=None,
              categorical: Sequence[str] | None = None, n_folds: int = 5, *,
-             source: str | None = None) -> ValidationReport:
+             source: str | None = None, task: str | None = None) -> ValidationReport:
     """Check a table against the benchmark protocol and report every problem found.
 
     Parameters
@@ -822,9 +925,12 @@ def validate(frame: pd.DataFrame, target: str | None, positive_class=None,
         Columns to treat as categorical, overriding the dtype rule (object/str/category). Other
         text columns must then hold numbers.
     n_folds : int
-        Folds of the outer cross-validation; every class needs at least ``2 * n_folds`` rows.
+        Folds of the outer cross-validation; every class of a binary target needs at least
+        ``2 * n_folds`` rows, every class of a multiclass one ``n_folds``.
     source : str, optional
         File name used in messages ("target column 'x' not in file 'f.csv'").
+    task : {'binary', 'multiclass', 'regression'}, optional
+        The task to validate for; None infers it from the target (:func:`target_task`).
 
     Returns
     -------
@@ -836,4 +942,4 @@ def validate(frame: pd.DataFrame, target: str | None, positive_class=None,
     >>> report = validate(frame, target="class")
     >>> report.ok, report.positive_class, report.classes
     """
-    return prepare(frame, target, positive_class, categorical, n_folds, source=source).report
+    return prepare(frame, target, positive_class, categorical, n_folds, source=source, task=task).report

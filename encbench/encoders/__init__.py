@@ -22,13 +22,13 @@ import importlib
 #: module of this package -> the public names it provides here
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "registry": ("REGISTRY", "FAMILIES", "EncoderSpec", "make_encoder", "BEYOND_REGISTRY",
-                 "ALL_REGISTRY", "BEYOND_FAMILY", "applies_to"),
+                 "ALL_REGISTRY", "BEYOND_FAMILY", "applies_to", "applies_to_task"),
     "unsupervised": ("DropEncoder", "OneHotEncoder", "OrdinalEncoder", "BinaryEncoder", "CountEncoder",
                      "SumEncoder", "MinHashEncoder"),
     "target": ("MeanTargetEncoder", "WoEEncoder", "MeanEstimateEncoder", "PreBinnedMeanTargetEncoder",
                "DiscretizedMeanTargetEncoder", "CatBoostEncoder"),
     "glmm": ("GLMMEncoder", "OneWayREML", "one_way_reml"),
-    "wrappers": ("CrossValidatedEncoder", "BlowUpEncoder"),
+    "wrappers": ("CrossValidatedEncoder", "BlowUpEncoder", "OneVsRestEncoder"),
     "beyond": ("SklearnTargetEncoder", "StringEncoder", "GapEncoder", "JamesSteinEncoder",
                "LeaveOneOutEncoder", "QuantileEncoder", "SummaryEncoder", "HelmertEncoder",
                "BackwardDifferenceEncoder", "HashingEncoder", "NativeEncoder"),

@@ -97,8 +97,9 @@ class SklearnTargetEncoder(_SupervisedLibraryEncoder):
     """scikit-learn's ``TargetEncoder``: cross-fitted target means with ``smooth="auto"``.
 
     ``fit_transform`` encodes each training row by the encoder fitted on the other folds
-    (``StratifiedKFold(cv, shuffle=True, random_state)``), so it differs from
-    ``fit().transform()``, which uses all training rows; unseen levels get the target mean.
+    (``StratifiedKFold(cv, shuffle=True, random_state)``; ``KFold`` with the same seed for a
+    continuous target), so it differs from ``fit().transform()``, which uses all training rows;
+    unseen levels get the target mean.
 
     Parameters
     ----------
@@ -108,6 +109,9 @@ class SklearnTargetEncoder(_SupervisedLibraryEncoder):
         scikit-learn's empirical-Bayes shrinkage (``"auto"``) or a fixed strength.
     random_state : int, default=1444
         Seed of the folds (the study's seed of its own cross-fitted encoders).
+    target_type : {"binary", "multiclass", "continuous"}, default="binary"
+        scikit-learn's ``target_type``: a multiclass target gives one column per class and
+        input column, a continuous one (regression) the shrunk mean of y.
 
     Examples
     --------
@@ -117,17 +121,24 @@ class SklearnTargetEncoder(_SupervisedLibraryEncoder):
     (20, 1)
     """
 
-    def __init__(self, *, cv=5, smooth="auto", random_state=1444):
+    def __init__(self, *, cv=5, smooth="auto", random_state=1444, target_type="binary"):
         self.cv = cv
         self.smooth = smooth
         self.random_state = random_state
+        self.target_type = target_type
+
+    def _check_params(self):
+        if self.target_type not in ("binary", "multiclass", "continuous"):
+            raise ValueError(f"target_type must be 'binary', 'multiclass' or 'continuous': got "
+                             f"{self.target_type!r}")
 
     def _make(self):
-        from sklearn.model_selection import StratifiedKFold
+        from sklearn.model_selection import KFold, StratifiedKFold
         from sklearn.preprocessing import TargetEncoder
 
-        folds = StratifiedKFold(self.cv, shuffle=True, random_state=self.random_state)
-        return TargetEncoder(smooth=self.smooth, cv=folds, target_type="binary")
+        splitter = KFold if self.target_type == "continuous" else StratifiedKFold
+        folds = splitter(self.cv, shuffle=True, random_state=self.random_state)
+        return TargetEncoder(smooth=self.smooth, cv=folds, target_type=self.target_type)
 
 
 class JamesSteinEncoder(_SupervisedLibraryEncoder):

@@ -24,7 +24,7 @@ from typing import Any
 from ..vocab import BEYOND_ENCODERS, ENCODERS
 
 __all__ = ["ALL_REGISTRY", "BEYOND_FAMILY", "BEYOND_REGISTRY", "EncoderSpec", "REGISTRY", "FAMILIES",
-           "STUDY_SEED", "STUDY_UNKNOWN", "applies_to", "make_encoder"]
+           "STUDY_SEED", "STUDY_UNKNOWN", "applies_to", "applies_to_task", "make_encoder"]
 
 
 @dataclass(frozen=True)
@@ -312,12 +312,17 @@ BEYOND_REGISTRY: MappingProxyType = MappingProxyType(_in_order(_beyond, BEYOND_E
 ALL_REGISTRY: MappingProxyType = MappingProxyType({**REGISTRY, **BEYOND_REGISTRY})
 
 
-def applies_to(encoder: str, model: str) -> bool:
-    """Whether ``model`` can be run with ``encoder``: a native encoder needs a model that takes
-    categories (:attr:`encbench.models.ModelSpec.native_categories`); every other pair applies,
-    custom encoders included."""
+def applies_to(encoder: str, model: str | None = None, task: str = "binary") -> bool:
+    """Whether ``model`` can be run with ``encoder`` on a target of ``task``: a native encoder
+    needs a model that takes categories (:attr:`encbench.models.ModelSpec.native_categories`),
+    WoE a binary target (:func:`applies_to_task`); every other pair applies, custom encoders
+    included. ``model=None`` asks about the task alone."""
     from ..models import MODEL_REGISTRY
 
+    if not applies_to_task(encoder, task):
+        return False
+    if model is None:
+        return True
     spec = ALL_REGISTRY.get(encoder)
     if spec is None or not spec.native:
         return True
@@ -325,7 +330,18 @@ def applies_to(encoder: str, model: str) -> bool:
     return bool(model_spec is not None and model_spec.native_categories)
 
 
-def make_encoder(name: str, random_state=None):
+#: encoders defined for a binary target only (WoE: the log odds of the positive class)
+BINARY_ONLY = frozenset({"WoE"})
+
+
+def applies_to_task(encoder: str, task: str) -> bool:
+    """Whether ``encoder`` is defined for a target of ``task`` (``"binary"``, ``"multiclass"``,
+    ``"regression"``): every encoder but WoE (:data:`BINARY_ONLY`) serves every task; a custom
+    encoder always applies."""
+    return task == "binary" or encoder not in BINARY_ONLY
+
+
+def make_encoder(name: str, random_state=None, task: str = "binary"):
     """A configured, unfitted encoder for the canonical name ``name``.
 
     Parameters
@@ -337,14 +353,34 @@ def make_encoder(name: str, random_state=None):
         Seed of the CV/BU wrappers' fold assignment; None means the study's seed
         (:data:`STUDY_SEED`), which reproduces the published numbers. Ignored by the other
         encoders (CB follows the row order, as the study's).
+    task : {'binary', 'multiclass', 'regression'}, default='binary'
+        The target's task. Binary and regression build the configuration as it is (a
+        supervised encoder encodes the mean of a float y); multiclass wraps a supervised
+        encoder in :class:`encbench.encoders.OneVsRestEncoder` (one column per class, on
+        ``y == k``), except scikit-learn's ``TargetEncoder`` (SkTE), which encodes a
+        multiclass target itself. SkTE follows the task (its ``target_type``).
 
     Raises
     ------
     ValueError
-        If ``name`` is not a canonical encoder name.
+        If ``name`` is not a canonical encoder name, or the encoder does not apply to ``task``
+        (:func:`applies_to_task`).
     """
     spec = ALL_REGISTRY.get(name) if isinstance(name, str) else None
     if spec is None:
         raise ValueError(f"unknown encoder name: got {name!r}; known names: "
                          f"{', '.join(ENCODERS + BEYOND_ENCODERS)}")
-    return spec.make(random_state=random_state)
+    if task not in ("binary", "multiclass", "regression"):
+        raise ValueError(f"task must be binary, multiclass or regression: got {task!r}")
+    if not applies_to_task(name, task):
+        raise ValueError(f"encoder {name!r} is defined for a binary target only: got task={task!r}")
+    encoder = spec.make(random_state=random_state)
+    if task == "binary" or not spec.supervised:
+        return encoder
+    if "target_type" in encoder.get_params():  # encodes every task itself (SkTE)
+        return encoder.set_params(target_type="continuous" if task == "regression" else task)
+    if task == "multiclass":
+        from .wrappers import OneVsRestEncoder
+
+        return OneVsRestEncoder(encoder=encoder)
+    return encoder

@@ -3,11 +3,16 @@
 ``CrossValidatedEncoder(encoder=MeanTargetEncoder(), n_splits=5)`` is CVMT_5;
 ``BlowUpEncoder(encoder=GLMMEncoder(), n_splits=2)`` is BUGLMM_2 (docs/ARCHITECTURE.md, Encoders).
 
-Folds are ``StratifiedKFold(n_splits, shuffle=True, random_state)`` on y, as the study's
+Folds are Folds are ``StratifiedKFold(n_splits, shuffle=True, random_state)`` on y, as the study's
 ``CVRegularized`` and ``CVBlowUp`` (the registry passes the study's seed, 1444), whenever
 scikit-learn can stratify (some class has at least ``n_splits`` rows; a rarer class is then
-spread over fewer folds); plain shuffled K-fold otherwise (e.g. a tiny training set), and
+spread over fewer folds); plain shuffled K-fold with the same seed otherwise (a continuous y:
+fractions or more than :data:`MAX_CLASSES` distinct values; a tiny training set), and
 ``n_splits`` is capped at the number of rows.
+
+``OneVsRestEncoder(encoder=MeanTargetEncoder())`` is MT for a multiclass target: one
+encoder per class ``k`` fitted on ``y == k``, one column per class, as scikit-learn's
+``TargetEncoder(target_type="multiclass")``.
 """
 from __future__ import annotations
 
@@ -22,7 +27,11 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import CategoricalEncoder
 from .unsupervised import _check_sparse_output, _SparseOutput
 
-__all__ = ["CrossValidatedEncoder", "BlowUpEncoder", "make_folds"]
+__all__ = ["CrossValidatedEncoder", "BlowUpEncoder", "OneVsRestEncoder", "make_folds", "MAX_CLASSES"]
+
+#: a y with more distinct values than this (or with fractions) is continuous: folds are not
+#: stratified on it
+MAX_CLASSES = 50
 
 
 def make_folds(y: np.ndarray, n_splits: int, random_state) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -39,7 +48,7 @@ def make_folds(y: np.ndarray, n_splits: int, random_state) -> list[tuple[np.ndar
         raise ValueError(f"cross-validated encoding needs at least 2 rows, got n_samples={n_rows}")
     k = min(int(n_splits), n_rows)
     _, class_counts = np.unique(y, return_counts=True)
-    is_labels = bool(np.all(np.equal(np.mod(y, 1), 0)))
+    is_labels = bool(np.all(np.equal(np.mod(y, 1), 0))) and len(class_counts) <= MAX_CLASSES
     if is_labels and class_counts.max() >= k:
         splitter = StratifiedKFold(n_splits=k, shuffle=True, random_state=random_state)
     else:
@@ -249,3 +258,95 @@ class BlowUpEncoder(_SparseOutput, _FoldWrapper):
             ],
             dtype=object,
         )
+
+
+class OneVsRestEncoder(CategoricalEncoder):
+    """A supervised encoder for a multiclass target: one clone of ``encoder`` per class.
+
+    ``fit`` fits, for each class ``k`` of y (sorted, as ``numpy.unique``), a clone of
+    ``encoder`` on ``(X, y == k)`` (a 0/1 target); ``transform`` puts their encodings side by
+    side, class by class, named ``{name}_{k}`` (``colour_0, colour_1, colour_2`` for one input
+    column and three classes). ``fit_transform`` is each clone's ``fit_transform``, so the
+    cross-validated and ordered encoders (CV, CB) keep their out-of-fold training encodings.
+    A class absent from a later ``transform`` changes nothing: the columns are fixed at fit.
+
+    Parameters
+    ----------
+    encoder : estimator
+        A supervised encoder of this package, e.g. ``MeanTargetEncoder()``.
+
+    Attributes
+    ----------
+    classes_ : ndarray
+        The classes of the training target, in column order.
+    encoders_ : list of estimator
+        One fitted clone of ``encoder`` per class.
+    n_features_in_ : int
+        Number of input columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Input column names seen in ``fit`` (only when they were all strings).
+    output_spec_ : list of (int, str or None)
+        One ``(input position, suffix)`` per output column (see ``get_feature_names_out``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"colour": ["red", "blue", "red", "blue"]})
+    >>> from encbench.encoders import MeanTargetEncoder, OneVsRestEncoder
+    >>> OneVsRestEncoder(encoder=MeanTargetEncoder()).fit_transform(X, [0, 1, 2, 1]).columns.tolist()
+    ['colour_0', 'colour_1', 'colour_2']
+    """
+
+    _supervised = True
+
+    def __init__(self, *, encoder=None):
+        self.encoder = encoder
+
+    def _check_params(self):
+        _check_encoder(self.encoder, type(self).__name__)
+
+    def _set_spec(self, names: list[str]) -> None:
+        self.output_spec_ = [
+            (-1, f"{name}_{_class_text(k)}")
+            for k, encoder in zip(self.classes_, self.encoders_)
+            for name in encoder.get_feature_names_out(names)
+        ]
+
+    def _fit(self, frame, y):
+        self.classes_ = np.unique(y)
+        positional = _positional(frame)
+        self.encoders_ = [clone(self.encoder).fit(positional, (y == k).astype(float))
+                          for k in self.classes_]
+        self._set_spec(list(frame.columns))
+
+    def _transform(self, frame):
+        positional = _positional(frame)
+        return np.hstack([np.asarray(e.transform(positional), dtype=float) for e in self.encoders_])
+
+    def fit_transform(self, X, y=None, **fit_params):
+        """Fit one clone per class and return each clone's own training encoding, side by side."""
+        frame = self._validate_X(X, reset=True)
+        target = self._check_y(y, frame.shape[0])
+        self.classes_ = np.unique(target)
+        positional = _positional(frame)
+        self.encoders_, blocks = [], []
+        for k in self.classes_:
+            encoder = clone(self.encoder)
+            blocks.append(np.asarray(encoder.fit_transform(positional, (target == k).astype(float)),
+                                     dtype=float))
+            self.encoders_.append(encoder)
+        self._set_spec(list(frame.columns))
+        return self._output(np.hstack(blocks), frame.index)
+
+    def get_feature_names_out(self, input_features=None):
+        """Output names ``{name}_{class}``, class by class."""
+        check_is_fitted(self, "encoders_")
+        base = self._input_names(input_features)
+        return np.asarray([f"{name}_{_class_text(k)}" for k, encoder in zip(self.classes_, self.encoders_)
+                           for name in encoder.get_feature_names_out(base)], dtype=object)
+
+
+def _class_text(value) -> str:
+    """A class as it appears in a column name: integral floats without '.0'."""
+    value = float(value)
+    return str(int(value)) if value.is_integer() else str(value)

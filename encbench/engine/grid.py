@@ -21,7 +21,8 @@ from encbench.experiment import RESULT_KEY
 log = logging.getLogger(__name__)
 
 #: keyword arguments of :func:`encbench.data.load_dataset` a grid may set per dataset.
-DATASET_OPTIONS = ("target", "positive_class", "categorical", "name", "label", "format", "sep")
+DATASET_OPTIONS = ("target", "positive_class", "categorical", "name", "label", "format", "sep",
+                   "task")
 
 #: bump when a change of the protocol makes old results incomparable (it enters the run id).
 PROTOCOL_VERSION = 1
@@ -149,7 +150,8 @@ class Grid:
         Human-readable name of the run (not part of the run id).
     dataset_options : mapping, optional
         Dataset reference -> extra keyword arguments of ``load_dataset`` (``target``,
-        ``positive_class``, ``categorical``, ``name``, ``label``, ``format``, ``sep``).
+        ``positive_class``, ``categorical``, ``name``, ``label``, ``format``, ``sep``,
+        ``task``: binary, multiclass or regression, else inferred from the target).
     split : str
         Outer evaluation scheme (:mod:`encbench.engine.splits`): ``'cv'``, the published
         stratified folds (default), or ``'time:COLUMN'``, ``n_folds`` forward folds ordered by
@@ -193,10 +195,13 @@ class Grid:
         set_(self, "custom_encoders", customs)
         # None means "all", as the defaults (JSON requests may carry explicit nulls)
         for attr, allowed, kind in (("encoders", vocab.ALL_ENCODERS, "encoder"),
-                                    ("models", vocab.MODELS, "model"),
-                                    ("scorings", vocab.METRICS, "scoring")):
+                                    ("models", vocab.ALL_MODELS, "model"),
+                                    ("scorings", vocab.ALL_METRICS, "scoring")):
             value = getattr(self, attr)
-            default = vocab.ENCODERS if attr == "encoders" else allowed  # "all" encoders: the 32
+            # "all" encoders: the 32; "all" models and scorings: the binary ones, which stand
+            # for every model and metric of another task (:func:`task_names`)
+            default = {"encoders": vocab.ENCODERS, "models": vocab.MODELS,
+                       "scorings": vocab.METRICS}[attr]
             names = default if value is None else _as_names(value, attr)
             if attr == "encoders" and customs:  # custom encoders run after the canonical ones
                 names = tuple(n for n in names if n not in customs)
@@ -321,6 +326,9 @@ class Task:
     custom : str or None
         A custom encoder's JSON spec (import path and parameters) that the task process builds;
         None for the canonical encoders (built by ``make_encoder``).
+    task : {'binary', 'multiclass', 'regression'}
+        The dataset's task type (:attr:`encbench.data.Dataset.task`): it sets the folds, the
+        models' estimators, the metrics' definitions and the supervised encoders' targets.
     """
 
     dataset: str
@@ -334,12 +342,14 @@ class Task:
     time_column: str | None = None
     gap: int = 0
     custom: str | None = None
+    task: str = "binary"
 
     def key(self, model: str, scoring: str) -> tuple:
         """The result key (:data:`encbench.experiment.RESULT_KEY`) of the task's row for
         ``model`` and ``scoring``."""
         row = {"dataset": self.dataset, "encoder": self.encoder, "model": model, "tuning": self.tuning,
-               "scoring": scoring, "split": self.split, "fold": self.fold}
+               "scoring": scoring, "split": self.split, "fold": self.fold,
+               "task": getattr(self, "task", "binary")}
         return tuple(row[column] for column in RESULT_KEY)
 
     def keys(self) -> list[tuple]:
@@ -367,6 +377,10 @@ class Plan:
     not_applicable : tuple of (str, str)
         ``(encoder, model)`` pairs of the grid that are not run because the encoder does not
         apply to the model (:func:`encbench.encoders.applies_to`).
+    not_applicable_tasks : tuple of (str, str, str)
+        ``(dataset key, encoder, task)`` of the grid that are not run because the encoder is
+        not defined for the dataset's task (WoE beyond binary targets): recorded as not
+        applicable, never as failed, and so absent from that task's rankings.
     """
 
     grid: Grid
@@ -374,6 +388,7 @@ class Plan:
     tasks: tuple[Task, ...]
     n_expected: int
     not_applicable: tuple[tuple[str, str], ...] = ()
+    not_applicable_tasks: tuple[tuple[str, str, str], ...] = ()
 
     def by_key(self) -> dict:
         """Dataset key -> Dataset."""
@@ -460,15 +475,69 @@ def plan(grid: Grid, *, check_custom: bool = True) -> Plan:
     not_applicable = tuple((e, m) for e in grid.encoders for m in grid.models if m not in models_of[e])
     for encoder, model in not_applicable:
         log.info("encoder %s does not apply to model %s: not run (not applicable)", encoder, model)
-    tasks = tuple(
-        Task(ds.key, encoder, fold, grid.n_folds, models_of[encoder], grid.scorings, grid.tuning,
-             grid.split_kind, grid.time_column, grid.gap, custom=customs.get(encoder))
-        for ds in datasets.values() for encoder in grid.encoders if models_of[encoder]
-        for fold in range(grid.n_folds)
-    )
-    n_expected = sum(len(task.models) for task in tasks) * len(grid.scorings)
-    return Plan(grid=grid, datasets=datasets, tasks=tasks, n_expected=n_expected,
-                not_applicable=not_applicable)
+    by_task = _task_settings(grid, datasets.values())
+    not_applicable_tasks = tuple(
+        (ds.key, e, ds.task) for ds in datasets.values() for e in grid.encoders
+        if not applies_to(e, task=ds.task))
+    for key, encoder, task in not_applicable_tasks:
+        log.info("encoder %s is not defined for the %s target of dataset %s: not run (not "
+                 "applicable)", encoder, task, key)
+    tasks = []
+    for ds in datasets.values():
+        models, scorings = by_task[ds.task]
+        for encoder in grid.encoders:
+            if not applies_to(encoder, task=ds.task):
+                continue
+            encoder_models = tuple(m for m in models if applies_to(encoder, m))
+            if not encoder_models:
+                continue
+            tasks += [Task(ds.key, encoder, fold, grid.n_folds, encoder_models, scorings, grid.tuning,
+                           grid.split_kind, grid.time_column, grid.gap, custom=customs.get(encoder),
+                           task=ds.task)
+                      for fold in range(grid.n_folds)]
+    n_expected = sum(len(task.models) * len(task.scorings) for task in tasks)
+    return Plan(grid=grid, datasets=datasets, tasks=tuple(tasks), n_expected=n_expected,
+                not_applicable=not_applicable, not_applicable_tasks=not_applicable_tasks)
+
+
+def task_names(chosen: tuple[str, ...], binary_default: tuple[str, ...], of_task: tuple[str, ...],
+               task: str) -> tuple[str, ...]:
+    """The models (or metrics) of a grid that serve ``task``, in ``chosen`` order.
+
+    The grid's default (every binary model or metric, ``binary_default``) stands for every one
+    of the task (``of_task``); an explicit choice keeps the names that serve the task.
+    """
+    if task != "binary" and tuple(chosen) == tuple(binary_default):
+        return tuple(of_task)
+    return tuple(n for n in chosen if n in of_task)
+
+
+def _task_settings(grid: Grid, datasets) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """``{task: (models, scorings)}`` for the tasks of ``datasets``.
+
+    Raises
+    ------
+    ValueError
+        If no chosen model or no chosen metric serves the task of a dataset.
+    """
+    from encbench.metrics import metrics_for
+    from encbench.models import models_for
+
+    out = {}
+    for task in dict.fromkeys(ds.task for ds in datasets):
+        models = task_names(grid.models, vocab.MODELS, models_for(task), task)
+        scorings = task_names(grid.scorings, vocab.METRICS, metrics_for(task), task)
+        names = [ds.key for ds in datasets if ds.task == task]
+        if not models:
+            raise ValueError(f"no model of the grid serves the {task} target of datasets {names!r}: "
+                             f"got models {list(grid.models)!r}; {task} models are "
+                             f"{', '.join(models_for(task))}")
+        if not scorings:
+            raise ValueError(f"no metric of the grid serves the {task} target of datasets {names!r}: "
+                             f"got scorings {list(grid.scorings)!r}; {task} metrics are "
+                             f"{', '.join(metrics_for(task))}")
+        out[task] = (models, scorings)
+    return out
 
 
 def _time_split_problems(ds, grid: Grid) -> list[str]:

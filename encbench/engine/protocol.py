@@ -12,6 +12,13 @@ search ``StratifiedKFold(5, shuffle=True, random_state=1445)``; Bayesian search 
 ``StratifiedKFold(5, shuffle=True, random_state=1444)`` and ``random_state=1445``. A model with
 early stopping (LightGBM) holds out part of the training fold as its registry entry says and
 stops on the scored metric (:meth:`encbench.metrics.MetricSpec.stopping_value`).
+
+Every task type (:attr:`encbench.engine.grid.Task.task`) follows the same protocol with its
+own folds: a classification target (binary, multiclass) is label-encoded 0..K-1 and split by
+the study's stratified folds; a regression target is a float and split by
+``KFold(n_folds, shuffle=True, random_state=REGRESSION_FOLD_SEED)`` outside and by the same
+shuffled ``KFold`` with the study's inner seeds inside tuning (a file sorted by the target
+never gives folds by target range). A time split orders the rows whatever the task.
 """
 from __future__ import annotations
 
@@ -36,6 +43,9 @@ GRID_CV_SEED = 1445
 BAYES_CV_SEED = 1444
 BAYES_SEED = 1445
 INNER_FOLDS = 5
+#: seed of the shuffled outer ``KFold`` of a regression target (the study's seed of its own
+#: shuffled folds, ``config.py``'s 1444)
+REGRESSION_FOLD_SEED = 1444
 BAYES_MAX_ITER = 20
 
 MAX_ERROR_CHARS = 2000
@@ -43,7 +53,10 @@ MAX_ERROR_CHARS = 2000
 
 @dataclass(frozen=True)
 class Payload:
-    """The data a task needs, shipped once per worker: features, 0/1 target, categorical columns.
+    """The data a task needs, shipped once per worker: features, target, categorical columns.
+
+    The target is 0/1 for a binary task, the class codes 0..K-1 for a multiclass one and a
+    float for regression (as :attr:`encbench.data.Dataset.y`).
 
     Attributes
     ----------
@@ -86,18 +99,20 @@ def warm_up() -> None:
     import encbench.encoders  # noqa: F401
 
     for spec in MODEL_REGISTRY.values():
-        spec.make()
+        for task in spec.tasks:  # a classifier and a regressor may come from two modules
+            spec.make(task=task)
         spec.space()
 
 
 # -- building blocks -----------------------------------------------------------------------------
-def make_model(name: str, *, tuning: str = "no"):
-    """A new, unfitted model with its registry defaults and seed (:mod:`encbench.models`).
+def make_model(name: str, *, tuning: str = "no", task: str = "binary"):
+    """A new, unfitted model with its registry defaults and seed (:mod:`encbench.models`), a
+    classifier or, for ``task='regression'``, a regressor.
 
     ``tuning='full'`` gives the configuration the Bayesian search tunes (for LGBM a plain
-    classifier whose ``n_estimators`` it sets, instead of the early-stopping configuration).
+    estimator whose ``n_estimators`` it sets, instead of the early-stopping configuration).
     """
-    return get_model(name).make(tuning)
+    return get_model(name).make(tuning, task)
 
 
 def bayes_space(name: str) -> dict:
@@ -138,12 +153,13 @@ def uses_sparse(encoder: str, models, custom: str | None = None) -> bool:
 
 
 def make_preprocessor(encoder: str, categorical, numerical, custom: str | None = None, *,
-                      sparse: bool = False):
+                      sparse: bool = False, task: str = "binary"):
     """Categorical: impute most frequent, then encode; numerical: impute median, RobustScaler.
 
     ``custom`` is a custom encoder's JSON spec (:mod:`encbench.custom`); the 32 canonical
-    encoders (``custom`` None) are built by ``make_encoder`` as always. ``sparse=True`` (an
-    encoder with ``sparse_output``) gives a CSR matrix with the dense output's values.
+    encoders (``custom`` None) are built by ``make_encoder`` as always, for ``task`` (a
+    supervised encoder of a multiclass target encodes one column per class). ``sparse=True``
+    (an encoder with ``sparse_output``) gives a CSR matrix with the dense output's values.
     """
     from sklearn.compose import ColumnTransformer
     from sklearn.impute import SimpleImputer
@@ -152,7 +168,8 @@ def make_preprocessor(encoder: str, categorical, numerical, custom: str | None =
 
     from encbench.encoders import ALL_REGISTRY, make_encoder
 
-    encode = make_encoder(encoder, random_state=ENCODER_SEED) if custom is None else _custom_encoder(custom)
+    encode = (make_encoder(encoder, random_state=ENCODER_SEED, task=task) if custom is None
+              else _custom_encoder(custom))
     native = custom is None and ALL_REGISTRY[encoder].native
     if sparse:
         encode.set_params(sparse_output=True)
@@ -179,14 +196,18 @@ def _custom_encoder(spec: str):
 
 
 def fold_indices(y: np.ndarray, n_folds: int, fold: int, *, split: str = "cv",
-                 times: np.ndarray | None = None, gap: int = 0) -> tuple[np.ndarray, np.ndarray]:
+                 times: np.ndarray | None = None, gap: int = 0,
+                 task: str = "binary") -> tuple[np.ndarray, np.ndarray]:
     """Train and test indices of outer fold ``fold``.
 
-    ``split='cv'`` (published): ``StratifiedKFold(n_folds)`` without shuffling, so the folds
-    follow the row order of the file. ``split='time'``: forward folds over ``times``
-    (:func:`encbench.engine.splits.forward_fold_indices`; ``gap`` training rows left out).
+    ``split='cv'`` (published): for a classification ``task`` ``StratifiedKFold(n_folds)``
+    without shuffling, so the folds follow the row order of the file; for ``'regression'``
+    ``KFold(n_folds, shuffle=True, random_state=REGRESSION_FOLD_SEED)``, so a file sorted by
+    the target does not give folds by target range. ``split='time'``: forward folds over
+    ``times`` (:func:`encbench.engine.splits.forward_fold_indices`; ``gap`` training rows left
+    out), for every task.
     """
-    from sklearn.model_selection import StratifiedKFold
+    from sklearn.model_selection import KFold, StratifiedKFold
 
     if split == "time":
         from encbench.engine.splits import forward_fold_indices
@@ -198,17 +219,29 @@ def fold_indices(y: np.ndarray, n_folds: int, fold: int, *, split: str = "cv",
         raise ValueError(f"split must be 'cv' or 'time': got {split!r}")
     if not 0 <= fold < n_folds:
         raise ValueError(f"fold must be in [0, {n_folds}): got {fold!r}")
-    for index, split in enumerate(StratifiedKFold(n_splits=n_folds).split(np.zeros(len(y)), y)):
+    splitter = (KFold(n_splits=n_folds, shuffle=True, random_state=REGRESSION_FOLD_SEED)
+                if task == "regression" else StratifiedKFold(n_splits=n_folds))
+    for index, split in enumerate(splitter.split(np.zeros(len(y)), y)):
         if index == fold:
             return split
     raise AssertionError("unreachable")
 
 
+def inner_cv(task: str, seed: int):
+    """The inner cross-validation of tuning: ``StratifiedKFold(5, shuffle=True, seed)`` for a
+    classification task (the study's), ``KFold`` with the same folds count and seed for
+    regression."""
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    splitter = KFold if task == "regression" else StratifiedKFold
+    return splitter(INNER_FOLDS, shuffle=True, random_state=seed)
+
+
 class _Predictions:
     """Predictions of one fitted estimator on one test set, computed once per kind."""
 
-    def __init__(self, estimator, X, method: str = "predict_proba"):
-        self.estimator, self.X, self.method = estimator, X, method
+    def __init__(self, estimator, X, method: str = "predict_proba", task: str = "binary"):
+        self.estimator, self.X, self.method, self.task = estimator, X, method, task
         self._labels = self._scores = None
 
     def labels(self):
@@ -217,19 +250,23 @@ class _Predictions:
         return self._labels
 
     def scores(self):
-        """The score of the positive class (column 1 of ``predict_proba``)."""
+        """The score of the positive class (column 1 of ``predict_proba``); for a multiclass
+        task the whole matrix (one column per class)."""
         if self._scores is None:
-            self._scores = getattr(self.estimator, self.method)(self.X)[:, 1]
+            matrix = getattr(self.estimator, self.method)(self.X)
+            self._scores = matrix if self.task == "multiclass" else matrix[:, 1]
         return self._scores
 
 
 def score(scoring: str, y_true, predictions: _Predictions) -> float:
     """The metric on the test fold, from the metric registry: on probabilities for the metrics
-    that need them (AUC: ``predict_proba[:, 1]``), on ``predict`` for the others."""
-    return get_metric(scoring).score(y_true, predictions.labels, predictions.scores)
+    that need them (AUC: ``predict_proba[:, 1]``, the matrix for a multiclass task), on
+    ``predict`` for the others."""
+    return get_metric(scoring).score(y_true, predictions.labels, predictions.scores,
+                                     predictions.task)
 
 
-def _lgbm_metric(scoring: str):
+def _lgbm_metric(scoring: str, task: str = "binary"):
     """The scored metric as a LightGBM evaluation function (the early-stopping criterion).
 
     AUC is computed on the predicted probabilities and the other metrics on the probabilities
@@ -239,7 +276,7 @@ def _lgbm_metric(scoring: str):
     metric = get_metric(scoring)
 
     def criterion(y_true, y_pred):
-        return metric.name, metric.stopping_value(y_true, y_pred), metric.greater_is_better
+        return metric.name, metric.stopping_value(y_true, y_pred, task), metric.greater_is_better
 
     return criterion
 
@@ -264,6 +301,7 @@ def result_row(task: Task, model: str, scoring: str, *, cv_score=None, seconds=N
         "dataset": task.dataset, "encoder": task.encoder, "model": model, "tuning": task.tuning,
         "scoring": scoring, "fold": task.fold, "n_folds": task.n_folds, "cv_score": cv_score,
         "time": seconds, "status": status, "error": error, "encode_time": encode_seconds,
+        "task": getattr(task, "task", "binary"),
     }
 
 
@@ -288,8 +326,9 @@ class _Fold:
         if time_column is not None and time_column in X.columns:  # and is never a feature
             X = X.drop(columns=[time_column])
             categorical = [c for c in categorical if c != time_column]
+        self.kind = getattr(task, "task", "binary")  # binary, multiclass or regression
         train, test = fold_indices(data.y, task.n_folds, task.fold, split=split, times=times,
-                                   gap=getattr(task, "gap", 0))
+                                   gap=getattr(task, "gap", 0), task=self.kind)
         self.X_train = X.iloc[train].reset_index(drop=True)
         self.X_test = X.iloc[test].reset_index(drop=True)
         self.y_train, self.y_test = data.y[train], data.y[test]
@@ -301,7 +340,8 @@ class _Fold:
     def preprocessor(self):
         custom = getattr(self.task, "custom", None)
         return make_preprocessor(self.task.encoder, self.categorical, self.numerical, custom,
-                                 sparse=uses_sparse(self.task.encoder, self.task.models, custom))
+                                 sparse=uses_sparse(self.task.encoder, self.task.models, custom),
+                                 task=self.kind)
 
     def encoded(self):
         """``(X_train_encoded, X_test_encoded, seconds)``; raises the encoder's exception."""
@@ -338,7 +378,7 @@ def _fit(stage: str, function, *args, **kwargs):
 
 
 def _evaluate(fold: _Fold, scoring: str, estimator, X_test, model: str) -> float:
-    predictions = _Predictions(estimator, X_test, get_model(model).auc_scores)
+    predictions = _Predictions(estimator, X_test, get_model(model).auc_scores, fold.kind)
     return _fit(f"scoring {scoring}", score, scoring, fold.y_test, predictions)
 
 
@@ -346,8 +386,8 @@ def _no_tuning(fold: _Fold, model: str, scorings) -> dict:
     """Fit once on the encoded training fold; every scoring from the same fit."""
     train, test, encode_seconds = fold.encoded()
     start = time.perf_counter()
-    estimator = _fit(f"model {model}", make_model(model).fit, train, fold.y_train)
-    predictions = _Predictions(estimator, test, get_model(model).auc_scores)
+    estimator = _fit(f"model {model}", make_model(model, task=fold.kind).fit, train, fold.y_train)
+    predictions = _Predictions(estimator, test, get_model(model).auc_scores, fold.kind)
     out = {}
     for scoring in scorings:
         try:
@@ -359,9 +399,10 @@ def _no_tuning(fold: _Fold, model: str, scorings) -> dict:
 
 
 def _grid_search(fold: _Fold, model: str, scorings) -> dict:
-    """Model tuning: GridSearchCV (inner stratified 5-fold) on the once-encoded training fold,
-    one search per scoring (the scoring is the search's criterion)."""
-    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+    """Model tuning: GridSearchCV (inner stratified 5-fold; shuffled 5-fold for regression) on
+    the once-encoded training fold, one search per scoring (the scoring is the search's
+    criterion)."""
+    from sklearn.model_selection import GridSearchCV
 
     train, test, encode_seconds = fold.encoded()
     out = {}
@@ -369,8 +410,8 @@ def _grid_search(fold: _Fold, model: str, scorings) -> dict:
         start = time.perf_counter()
         try:
             search = GridSearchCV(
-                make_model(model), get_model(model).grid, scoring=get_metric(scoring).inner_scorer,
-                cv=StratifiedKFold(INNER_FOLDS, shuffle=True, random_state=GRID_CV_SEED),
+                make_model(model, task=fold.kind), get_model(model).grid,
+                scoring=get_metric(scoring).scorer_for(fold.kind), cv=inner_cv(fold.kind, GRID_CV_SEED),
                 refit=True, n_jobs=1, error_score="raise",
             )
             _fit(f"model {model} (grid search)", search.fit, train, fold.y_train)
@@ -407,9 +448,9 @@ def _early_stopping(fold: _Fold, model: str, scorings) -> dict:
                 E_val, E_test = prep.transform(X_val), prep.transform(fold.X_test)
             except Exception as exc:
                 raise _StageError(f"encoder {fold.task.encoder}", exc) from exc
-            estimator = make_model(model)
+            estimator = make_model(model, task=fold.kind)
             _fit(f"model {model}", stopping.fit, estimator, E_fit, y_fit, E_val, y_val,
-                 get_metric(scoring))
+                 get_metric(scoring), fold.kind)
             value = _evaluate(fold, scoring, estimator, E_test, model)
         except _StageError as exc:
             value = exc
@@ -420,7 +461,6 @@ def _early_stopping(fold: _Fold, model: str, scorings) -> dict:
 def _bayes_search(fold: _Fold, model: str, scorings) -> dict:
     """Full tuning: BayesSearchCV over the whole pipeline (encoder inside), so each inner
     training fold is encoded independently; one search per scoring."""
-    from sklearn.model_selection import StratifiedKFold
     from sklearn.pipeline import Pipeline
     from skopt import BayesSearchCV
 
@@ -429,10 +469,11 @@ def _bayes_search(fold: _Fold, model: str, scorings) -> dict:
     for scoring in scorings:
         start = time.perf_counter()
         try:
-            pipe = Pipeline([("preprocess", fold.preprocessor()), ("model", make_model(model, tuning="full"))])
+            pipe = Pipeline([("preprocess", fold.preprocessor()),
+                             ("model", make_model(model, tuning="full", task=fold.kind))])
             search = BayesSearchCV(
-                pipe, space, n_iter=bayes_n_iter(space), scoring=get_metric(scoring).inner_scorer,
-                cv=StratifiedKFold(INNER_FOLDS, shuffle=True, random_state=BAYES_CV_SEED),
+                pipe, space, n_iter=bayes_n_iter(space), scoring=get_metric(scoring).scorer_for(fold.kind),
+                cv=inner_cv(fold.kind, BAYES_CV_SEED),
                 random_state=BAYES_SEED, refit=True, n_jobs=1, error_score="raise",
             )
             _fit(f"model {model} with encoder {fold.task.encoder} (Bayesian search)", search.fit,
@@ -445,9 +486,12 @@ def _bayes_search(fold: _Fold, model: str, scorings) -> dict:
     return out
 
 
-def _strategy(model: str, tuning: str, encoder: str | None = None):
-    from encbench.encoders import applies_to
+def _strategy(model: str, tuning: str, encoder: str | None = None, task: str = "binary"):
+    from encbench.encoders import applies_to, applies_to_task
 
+    if encoder is not None and not applies_to_task(encoder, task):
+        raise _StageError(f"encoder {encoder}", ValueError(
+            f"encoder {encoder!r} does not apply to a {task} target: got task={task!r}"))
     if encoder is not None and not applies_to(encoder, model):
         takers = ", ".join(n for n, spec in MODEL_REGISTRY.items() if spec.native_categories)
         raise _StageError(f"model {model}", ValueError(
@@ -490,7 +534,7 @@ def run_task(task: Task, data: Payload) -> list[dict]:
             start = time.perf_counter()
             try:
                 results = _strategy(model, task.tuning, None if getattr(task, "custom", None)
-                                    else task.encoder)(fold, model, task.scorings)
+                                    else task.encoder, fold.kind)(fold, model, task.scorings)
             except _StageError as exc:
                 seconds = time.perf_counter() - start
                 results = {s: (exc, seconds, None) for s in task.scorings}

@@ -88,8 +88,8 @@ def import_encbench(writer: Writer, results_file: Path | str = ENCBENCH_RESULTS_
     missing = [c for c in needed if c not in rows.columns]
     if missing:
         raise ValueError(f"{str(path)!r} lacks the columns {missing!r}: got {list(rows.columns)!r}")
-    for column, known in (("encoder", vocab.ALL_ENCODERS), ("model", vocab.MODELS),
-                          ("scoring", vocab.METRICS)):
+    for column, known in (("encoder", vocab.ALL_ENCODERS), ("model", vocab.ALL_MODELS),
+                          ("scoring", vocab.ALL_METRICS)):
         unknown = sorted(set(rows[column]) - set(known))
         if unknown:
             raise ValueError(f"{str(path)!r} names unknown {column} values: got {unknown!r}")

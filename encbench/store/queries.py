@@ -29,9 +29,9 @@ def _as_list(values: Sequence[str] | str | int | None) -> list[str] | None:
 
 
 # Filters over a closed vocabulary: an unknown value is a mistake, not an empty selection.
-_VOCABULARY = {"models": vocab.MODELS, "tunings": vocab.TUNINGS, "scorings": vocab.METRICS,
+_VOCABULARY = {"models": vocab.ALL_MODELS, "tunings": vocab.TUNINGS, "scorings": vocab.ALL_METRICS,
                "encoders": vocab.ALL_ENCODERS, "origins": ("published", "local", "encbench"),
-               "splits": vocab.SPLITS}
+               "splits": vocab.SPLITS, "tasks": vocab.TASKS}
 
 
 def _check_vocabulary(name: str, values: list[str] | None) -> None:
@@ -58,11 +58,12 @@ _SCORES_SQL = (
 
 
 def load_scores(source: Source, *, datasets=None, models=None, tunings=None, scorings=None,
-                encoders=None, origins=None, run_ids=None, splits=None) -> pd.DataFrame:
+                encoders=None, origins=None, run_ids=None, splits=None, tasks=None) -> pd.DataFrame:
     """Rows of the ``scores`` view (one per experiment and run), filtered.
 
     Returns columns ``dataset, model, tuning, scoring, encoder, cv_score, time, origin, run_id,
-    split, encode_time``. ``encode_time`` is the mean per fold of the training-fold encoding
+    split, task, encode_time``; ``tasks`` keeps the rows of some task types (binary,
+    multiclass, regression; None: every task). ``encode_time`` is the mean per fold of the training-fold encoding
     time (the published ``time`` is that quantity, on the study's hardware); a local ``time``
     is the total of encoding, fitting or tuning and predicting over the folds. Values are
     canonical names (``encbench.vocab``); an unknown model, tuning, scoring, encoder, origin or
@@ -71,7 +72,8 @@ def load_scores(source: Source, *, datasets=None, models=None, tunings=None, sco
     experiment.
     """
     filters = {"dataset": datasets, "model": models, "tuning": tunings, "scoring": scorings,
-               "encoder": encoders, "origin": origins, "run_id": run_ids, "split": splits}
+               "encoder": encoders, "origin": origins, "run_id": run_ids, "split": splits,
+               "task": tasks}
     params: list = []
     for column in _SCORE_FILTERS:
         values = _as_list(filters[column])

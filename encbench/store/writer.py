@@ -29,7 +29,7 @@ RESULT_COLUMNS = (
 )
 DATASET_COLUMNS = (
     "dataset", "name", "source", "openml_id", "n_rows", "n_features", "n_categorical",
-    "target", "positive_class", "sha256",
+    "target", "positive_class", "sha256", "task",
 )
 RUN_STATUSES = ("queued", "running", "done", "failed", "cancelled")
 
@@ -138,6 +138,8 @@ class Writer:
         if missing:
             raise ValueError(f"dataset record lacks {missing!r}: got {dict(record)!r}")
         values = {c: record.get(c) for c in DATASET_COLUMNS}
+        if values["task"] is None:  # a record from before task types: the study's binary task
+            values["task"] = KEY_DEFAULTS["task"]
         with self._transaction():
             old = self.con.execute(
                 f"SELECT {', '.join(DATASET_COLUMNS)} FROM datasets WHERE dataset = ?",
@@ -260,6 +262,10 @@ class Writer:
         bad = set(frame["split"]) - {"cv", "time"}
         if bad:
             raise ValueError(f"result split must be cv or time: got {sorted(map(str, bad))!r}")
+        bad = set(frame["task"]) - {"binary", "multiclass", "regression"}
+        if bad:
+            raise ValueError(f"result task must be binary, multiclass or regression: got "
+                             f"{sorted(map(str, bad))!r}")
         with self._transaction():
             self.con.register("incoming_results", frame)
             try:
