@@ -238,8 +238,11 @@ def test_cli_compare_reports_controls_ranks_tests_and_exports(compared_run):
     files = sorted(p.name for p in out.iterdir())
     assert any(f.startswith("encbench_compare_ranks_") and f.endswith(".csv") for f in files)
     assert any(f.startswith("encbench_compare_cd-pooled_") and f.endswith(".svg") for f in files)
-    ranks_csv = next(out.glob("encbench_compare_ranks_*.csv")).read_text()
-    assert FREQ in ranks_csv and '{\\"scale\\": true}' in ranks_csv or '"scale": true' in ranks_csv
+    ranks_csv = next(out.glob("encbench_compare_ranks_*.csv"))
+    assert "FreqRank" in set(pd.read_csv(ranks_csv)["encoder"])  # a plain CSV
+    # the provenance (the encoder's import path and parameters) is in the sidecar beside it
+    provenance = ranks_csv.with_name(ranks_csv.name[:-len(".csv")] + ".provenance.json").read_text()
+    assert FREQ in provenance and ('"scale": true' in provenance or '\\"scale\\": true' in provenance)
 
 
 def test_placement_matches_a_naive_recomputation(compared_run):
