@@ -45,3 +45,15 @@ def private_db(published_db, tmp_path, monkeypatch):
     monkeypatch.setenv("ENCBENCH_DB", str(path))
     monkeypatch.setenv("ENCBENCH_WORKER_IDLE_EXIT", "1")
     return path
+
+
+@pytest.fixture(scope="session")
+def published_server(published_db, tmp_path_factory):
+    """One ``streamlit run serve.py`` on the published test database for the browser tests that
+    only read it (a server start costs seconds on two cores); tests that need a fresh server or a
+    private database start their own."""
+    from browsertest import streamlit_server
+
+    with streamlit_server(published_db, tmp_path_factory.mktemp("published_server"),
+                          ENCBENCH_WORKER_IDLE_EXIT="0") as url:
+        yield url

@@ -23,10 +23,9 @@ pytestmark = [pytest.mark.browser, needs_chromium]
 
 
 @pytest.fixture()
-def server(published_db, tmp_path):
-    """The app on a free port, reading the published test database."""
-    with streamlit_server(published_db, tmp_path, ENCBENCH_WORKER_IDLE_EXIT="0") as url:
-        yield url
+def server(published_server):
+    """The app on a free port, reading the published test database (one server per session)."""
+    return published_server
 
 
 def test_consensus_model_change_download_and_screenshot(server, tmp_path):

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from browsertest import browser_page, needs_chromium, streamlit_server
+from browsertest import browser_page, needs_chromium
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
@@ -40,10 +40,9 @@ def _contrast(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
     return (high + 0.05) / (low + 0.05)
 
 
-@pytest.fixture(scope="module")
-def server(published_db, tmp_path_factory):
-    with streamlit_server(published_db, tmp_path_factory.mktemp("charts"), ENCBENCH_WORKER_IDLE_EXIT="0") as url:
-        yield url
+@pytest.fixture()
+def server(published_server):
+    return published_server
 
 
 @pytest.mark.parametrize("scheme", ["dark", "light"])

@@ -5,15 +5,14 @@ import re
 
 import pytest
 
-from browsertest import browser_page, needs_chromium, streamlit_server
+from browsertest import browser_page, needs_chromium
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
 
-@pytest.fixture(scope="module")
-def server(published_db, tmp_path_factory):
-    with streamlit_server(published_db, tmp_path_factory.mktemp("details"), ENCBENCH_WORKER_IDLE_EXIT="0") as url:
-        yield url
+@pytest.fixture()
+def server(published_server):
+    return published_server
 
 
 def test_typing_an_encoder_name_and_enter_adds_that_encoder_only(server):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from browsertest import browser_page, needs_chromium, streamlit_server
+from browsertest import browser_page, needs_chromium
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
@@ -21,11 +21,11 @@ def _download(page, key: str):
     return download.suggested_filename, Path(download.path()).read_bytes()
 
 
-def test_every_csv_reads_plainly_and_the_latex_is_paper_ready(published_db, tmp_path):
+def test_every_csv_reads_plainly_and_the_latex_is_paper_ready(published_server, tmp_path):
     from playwright.sync_api import expect
 
-    with streamlit_server(published_db, tmp_path, ENCBENCH_WORKER_IDLE_EXIT="0") as url, \
-            browser_page(height=1800, timeout_ms=90_000, downloads=True) as page:
+    url = published_server
+    with browser_page(height=1800, timeout_ms=90_000, downloads=True) as page:
         csvs, latex = {}, {}
         for path, ready in (("/", "Best overall"), ("/consensus", "Best by R-M"),
                             ("/explorer", "encoder x dataset cells")):

@@ -11,7 +11,7 @@ from urllib.parse import urlencode, urlsplit
 
 import pytest
 
-from browsertest import browser_page, needs_chromium, streamlit_server
+from browsertest import browser_page, needs_chromium
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
@@ -20,11 +20,11 @@ QUERY = {"model": f"[click here](http://{OUTSIDE})", "alpha": f"![x](http://{OUT
          "section": f"![y](https://{OUTSIDE}/j.png) www.{OUTSIDE}"}
 
 
-def test_hostile_link_values_show_as_text_in_the_browser(published_db, tmp_path):
+def test_hostile_link_values_show_as_text_in_the_browser(published_server):
     from playwright.sync_api import expect
 
-    with streamlit_server(published_db, tmp_path, ENCBENCH_WORKER_IDLE_EXIT="0") as url, \
-            browser_page(height=1600, timeout_ms=90_000) as page:
+    url = published_server
+    with browser_page(height=1600, timeout_ms=90_000) as page:
         requested = []
         page.on("request", lambda request: requested.append(request.url))
         page.goto(f"{url}/consensus?{urlencode(QUERY)}")
