@@ -37,7 +37,9 @@ serve-readonly: db
 
 test: db
 	$(BIN)/python -m ruff check .
-	$(BIN)/python -m pytest -q
+	@# two processes on CI's two cores (pytest-xdist; work stealing evens out the long browser
+	@# and engine tests); the slowest 25 are listed for whoever speeds the suite up next
+	$(BIN)/python -m pytest -q -n 2 --dist worksteal --durations=25
 
 bench: setup
 	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
