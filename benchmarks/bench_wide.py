@@ -13,22 +13,33 @@ with columns of 300, 40 and 4 levels, missing values and numerical columns.
 ``memory``: the 20,000-level case, 20,000 levels on 30,000 rows (seeded numpy, as
 tests/test_hostile_inputs.py builds it), one no-tuning task (fold 0) of OH with the given model
 in a fresh interpreter, dense (the published path, forced) and sparse (what the engine does for
-DT and LGBM); prints peak RSS, wall time and the memory guard's estimate of each.
+DT and LGBM at any size, and for every model that takes sparse input above
+``protocol.SPARSE_ABOVE_BYTES``); prints peak RSS, wall time and the memory guard's estimate of
+each.
+
+``differences``: every bundled dataset (seeded row samples of ``--max-rows``), OH and Sum, 5
+folds, no tuning, with the given models (LogReg, SVM, kNN), through the engine's ``run_task``
+with the size threshold forced to 0 (sparse) and to infinity (dense); prints per (model,
+metric) the cells, how many are bit-identical and the largest difference.
 
 Measured (2-core machine at load 3-9, scikit-learn 1.9.1, LightGBM 4.7.0): ``identity`` with
 ``--models DT,LGBM --max-rows 3000``: 150 of 150 fits bit-identical per (encoder, model);
 kNN, LogReg and SVM differ (see ``SPARSE_MODELS`` in encbench/engine/protocol.py). ``memory``:
 OH + DT dense 8,866 MB and 132 s, sparse 240 MB and 3-5 s; OH + LGBM dense 11,217 MB and 276 s,
-sparse 256 MB and 5 s (same scores).
+sparse 256 MB and 5 s (same scores). OH + LogReg, sparse since the size threshold (load 19):
+246 MB and 4.4 s. ``differences`` (17 datasets, 3,000 rows at most, load 13-24): SVM identical
+in 680 of 680 cells; LogReg 636 of 680, at most 0.025 apart; kNN 393 of 680, up to 0.25 apart.
 
 Usage: ``.venv/bin/python benchmarks/bench_wide.py identity [--models DT,kNN] [--max-rows 3000]
-[--folds 0,1,2,3,4]`` and ``.venv/bin/python benchmarks/bench_wide.py memory [--model LogReg]``
+[--folds 0,1,2,3,4]``, ``.venv/bin/python benchmarks/bench_wide.py memory [--model LogReg]`` and
+``.venv/bin/python benchmarks/bench_wide.py differences [--models LogReg,SVM,kNN] [--datasets a,b]``
 """
 from __future__ import annotations
 
 import argparse
 import functools
 import json
+import os
 import subprocess
 import sys
 import time
@@ -43,6 +54,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from encbench.engine import protocol  # noqa: E402
+from encbench.engine.protocol import run_task  # noqa: E402
+
+DEFAULT_THRESHOLD = protocol.SPARSE_ABOVE_BYTES
 
 ENCODERS = ("OH", "Sum", "Bin")
 BUNDLED = ("tic-tac-toe", "credit-g", "kr-vs-kp", "nursery", "adult")
@@ -107,14 +121,16 @@ def _fit_predict(make, prep, X_train, y_train, X_test):
         import lightgbm
         from sklearn.model_selection import train_test_split
 
+        from encbench.models import LGBM_EARLY_STOPPING as stopping
+
         X_fit, X_val, y_fit, y_val = train_test_split(
-            X_train, y_train, test_size=protocol.LGBM_VALIDATION_FRACTION,
-            random_state=protocol.LGBM_VALIDATION_SEED)
+            X_train, y_train, test_size=stopping.validation_fraction,
+            random_state=stopping.validation_seed)
         E_fit = prep.fit_transform(X_fit, y_fit)
         E_val, E_test = prep.transform(X_val), prep.transform(X_test)
         model = protocol.make_model("LGBM").fit(
             E_fit, y_fit, eval_X=E_val, eval_y=y_val, eval_metric=protocol._lgbm_metric(make),
-            callbacks=[lightgbm.early_stopping(protocol.LGBM_PATIENCE, first_metric_only=True,
+            callbacks=[lightgbm.early_stopping(stopping.patience, first_metric_only=True,
                                                verbose=False)])
     else:
         E_train = prep.fit_transform(X_train, y_train)
@@ -209,12 +225,15 @@ from encbench.engine import protocol
 from encbench.engine.protocol import Payload, run_task
 path, model, mode = sys.argv[1:4]
 data = Payload.from_dataset(load_dataset(path + ":label"))
-if mode == "dense":  # the published path, whatever the table of sparse pairs says
+if mode == "dense":  # the published path, whatever the table of sparse pairs and the size say
     protocol.SPARSE_MODELS = {}
+    protocol.SPARSE_ABOVE_BYTES = float("inf")
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 start = time.perf_counter()
-rows = run_task(Task(data.key, "OH", 0, 5, (model,), ("AUC", "Acc"), "no"), data)
-print(json.dumps({"seconds": time.perf_counter() - start, "loaded_kb": before,
+task = Task(data.key, "OH", 0, 5, (model,), ("AUC", "Acc"), "no")
+sparse = protocol._Fold(task, data).sparse
+rows = run_task(task, data)
+print(json.dumps({"seconds": time.perf_counter() - start, "loaded_kb": before, "sparse": sparse,
                   "peak_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
                   "rows": [(r["scoring"], r["status"], r["cv_score"], r["error"]) for r in rows]}))
 """
@@ -239,8 +258,62 @@ def memory(model: str, modes) -> None:
             estimate, _ = budget.estimate_task_bytes("OH", 30_000, {"lvl": 20_000}, 0,
                                                      sparse=(mode == "sparse"))
             print(f"{mode:6}: peak RSS {out['peak_kb'] / 1024:8.0f} MB (after loading the data "
-                  f"{out['loaded_kb'] / 1024:.0f} MB), {out['seconds']:6.1f} s, budget estimate "
-                  f"{budget.size_text(estimate)}; rows {out['rows']}")
+                  f"{out['loaded_kb'] / 1024:.0f} MB), {out['seconds']:6.1f} s, encoded "
+                  f"{'sparse' if out['sparse'] else 'dense'}, budget estimate "
+                  f"{budget.size_text(estimate)}; rows {out['rows']}; load {_load()}")
+
+
+def _load() -> str:
+    return "/".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+# -- score differences ----------------------------------------------------------------------------
+def differences(models, encoders, max_rows: int, folds, datasets) -> None:
+    """Scores of each bundled dataset's tasks with the fold encoded dense and encoded sparse
+    (the size threshold forced to 0), through :func:`encbench.engine.protocol.run_task`; prints
+    per (model, metric) the cells, how many are bit-identical and the largest difference."""
+    from encbench.data import list_bundled, load_dataset
+
+    warnings.simplefilter("ignore")
+    names = datasets or list(list_bundled()["name"])
+    table = defaultdict(lambda: {"n": 0, "same": 0, "max": 0.0, "where": ""})
+    seconds = {"dense": 0.0, "sparse": 0.0}
+    for name in names:
+        ds = load_dataset(f"bundled:{name}")
+        X, y = ds.X, np.asarray(ds.y)
+        if len(X) > max_rows:  # a seeded sample, rows kept in file order
+            keep = np.sort(np.random.default_rng(0).choice(len(X), max_rows, replace=False))
+            X, y = X.iloc[keep].reset_index(drop=True), y[keep]
+        data = protocol.Payload(ds.key, f"{ds.sha256}:{len(X)}", X, y, tuple(ds.categorical))
+        for encoder in encoders:
+            for fold in folds:
+                task = protocol.Task(data.key, encoder, fold, 5, tuple(models), SCORINGS, "no")
+                runs = {}
+                for mode, threshold in (("dense", float("inf")), ("sparse", 0)):
+                    protocol.SPARSE_ABOVE_BYTES = threshold
+                    start = time.perf_counter()
+                    runs[mode] = {(r["model"], r["scoring"]): r["cv_score"] for r in run_task(task, data)}
+                    seconds[mode] += time.perf_counter() - start
+                for key, dense in runs["dense"].items():
+                    sparse, cell = runs["sparse"][key], table[key]
+                    if dense is None or sparse is None:
+                        continue
+                    cell["n"] += 1
+                    cell["same"] += dense == sparse
+                    if abs(dense - sparse) > cell["max"]:
+                        cell["max"], cell["where"] = abs(dense - sparse), f"{name}/{encoder}/fold {fold}"
+        print(f"done {name} ({len(X)} rows), load {_load()}", file=sys.stderr, flush=True)
+    protocol.SPARSE_ABOVE_BYTES = DEFAULT_THRESHOLD
+    print(f"{len(names)} bundled datasets (at most {max_rows:,} rows each), encoders "
+          f"{', '.join(encoders)}, folds {', '.join(map(str, folds))}, no tuning; dense "
+          f"{seconds['dense']:.0f} s, sparse {seconds['sparse']:.0f} s; load {_load()}")
+    print(f"{'model':6} {'metric':6} {'cells':>5} {'identical':>9} {'max |sparse - dense|':>20}  where")
+    for model in models:
+        for scoring in SCORINGS:
+            c = table[(model, scoring)]
+            print(f"{model:6} {scoring:6} {c['n']:5d} {c['same']:9d} {c['max']:20.2e}  {c['where'] or '-'}")
+        worst = max(table[(model, s)]["max"] for s in SCORINGS)
+        print(f"{model:6} {'any':6} max abs difference {worst:.2e}")
 
 
 def main(argv=None) -> None:
@@ -253,9 +326,19 @@ def main(argv=None) -> None:
     two = sub.add_parser("memory")
     two.add_argument("--model", default="LogReg")
     two.add_argument("--modes", default="sparse,dense")
+    three = sub.add_parser("differences")
+    three.add_argument("--models", default="LogReg,SVM,kNN")
+    three.add_argument("--encoders", default="OH,Sum")
+    three.add_argument("--max-rows", type=int, default=3000)
+    three.add_argument("--folds", default="0,1,2,3,4")
+    three.add_argument("--datasets", default="", help="bundled names (default: every one)")
     args = parser.parse_args(argv)
     if args.command == "identity":
         identity(args.models.split(","), args.max_rows, [int(f) for f in args.folds.split(",")])
+    elif args.command == "differences":
+        differences(args.models.split(","), args.encoders.split(","), args.max_rows,
+                    [int(f) for f in args.folds.split(",")],
+                    [d for d in args.datasets.split(",") if d])
     else:
         memory(args.model, args.modes.split(","))
 

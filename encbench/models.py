@@ -3,9 +3,10 @@
 Everything that needs to know a model reads its entry here: the engine builds it
 (:meth:`ModelSpec.make`), tunes it (:attr:`ModelSpec.grid` for model tuning,
 :meth:`ModelSpec.space` for full tuning), fits it (:attr:`ModelSpec.early_stopping`), decides
-whether a fold may be encoded sparse for it (:attr:`ModelSpec.sparse_identical`) and asks it for
-AUC's scores (:attr:`ModelSpec.auc_scores`); the vocabulary (:data:`encbench.vocab.MODELS`), the
-pages' model lists, ``warm_up`` and the memory guard read the registry.
+whether a fold may be encoded sparse for it (:attr:`ModelSpec.sparse_identical`, and
+:attr:`ModelSpec.takes_sparse` above the engine's size threshold) and asks it for AUC's scores
+(:attr:`ModelSpec.auc_scores`); the vocabulary (:data:`encbench.vocab.MODELS`), the pages' model
+lists, ``warm_up`` and the memory guard read the registry.
 
 The study's five models carry its defaults and seeds (Matteucci et al. 2023, repository
 ``DrCohomology/EncoderBenchmarking``, ``src/config.py``: ``RANDOM_STATE + {2, 4, 6, 3}`` with
@@ -87,7 +88,11 @@ class ModelSpec:
     sparse_identical : frozenset of str
         Encoders whose sparse (CSR) output gives this model the dense output's predictions bit
         for bit (measured by ``benchmarks/bench_wide.py identity``); a fold is encoded sparse
-        only when every model of its task lists the encoder.
+        at any size when every model of its task lists the encoder.
+    takes_sparse : bool
+        Accepts a scipy.sparse CSR matrix as input. A fold whose dense encoding would exceed
+        :data:`encbench.engine.protocol.SPARSE_ABOVE_BYTES` is encoded sparse when every model
+        of its task takes sparse input, whether or not its scores stay bit-identical.
     auc_scores : str
         The estimator method AUC is computed on (its column of the positive class).
     native_categories : bool
@@ -106,6 +111,7 @@ class ModelSpec:
     space: Callable[[], dict]
     early_stopping: EarlyStopping | None = None
     sparse_identical: frozenset[str] = field(default_factory=frozenset)
+    takes_sparse: bool = False
     auc_scores: str = "predict_proba"
     native_categories: bool = False
     in_study: bool = False
@@ -220,33 +226,34 @@ _ALL_TASKS = ("binary", "multiclass", "regression")
 #: ``sparse_identical``: DT and LGBM give 150 of 150 fits identical per encoder on OH and Sum;
 #: kNN (distance ties fall in another order), LogReg (lbfgs sums in another order) and SVM
 #: (gamma='scale' is computed by another formula on sparse input) differ, so they stay dense;
-#: HGB does not take sparse input.
+#: HGB does not take sparse input. ``takes_sparse``: every model but HGB accepts CSR input.
 MODEL_REGISTRY = MappingProxyType({m.name: m for m in (
     ModelSpec("DT", "decision tree, max_depth=5", _ALL_TASKS, _decision_tree, _SEEDS["DT"],
               grid={"max_depth": [2, 5, None]}, space=lambda: {"max_depth": _integer(2, 5)},
-              sparse_identical=_ONE_HOT_LIKE, in_study=True),
+              sparse_identical=_ONE_HOT_LIKE, takes_sparse=True, in_study=True),
     ModelSpec("LGBM", "LightGBM, early stopping on a 10 % validation split", _ALL_TASKS, _lgbm,
               _SEEDS["LGBM"], grid=None,
               space=lambda: {"n_estimators": _integer(1, 1000, "log-uniform")},
               early_stopping=LGBM_EARLY_STOPPING, sparse_identical=_ONE_HOT_LIKE,
-              native_categories=True, in_study=True),
+              takes_sparse=True, native_categories=True, in_study=True),
     ModelSpec("SVM", "support vector machine, RBF kernel, C=1, gamma='scale'", _ALL_TASKS, _svm,
               _SEEDS["SVM"], grid={"C": [0.1, 1], "gamma": [0.1, 1, 10]},
               space=lambda: {"C": _real(0.1, 2), "gamma": _real(0.1, 100, "log-uniform")},
-              in_study=True),
+              takes_sparse=True, in_study=True),
     ModelSpec("kNN", "k nearest neighbours, k=5", _ALL_TASKS, _knn, None,
               grid={"n_neighbors": [2, 5, 10]}, space=lambda: {"n_neighbors": _integer(2, 10)},
-              in_study=True),
+              takes_sparse=True, in_study=True),
     ModelSpec("LogReg", "logistic regression, lbfgs, 100 iterations", _CLASSIFICATION, _logreg,
               _SEEDS["LogReg"], grid={"C": [0.1, 1, 10]}, space=lambda: {"C": _real(0.2, 5)},
-              in_study=True),
+              takes_sparse=True, in_study=True),
     ModelSpec("HGB", "scikit-learn's HistGradientBoostingClassifier, defaults", _ALL_TASKS, _hgb,
               _SEEDS["HGB"], grid={"learning_rate": [0.05, 0.1, 0.2]},
               space=lambda: {"learning_rate": _real(0.01, 0.5, "log-uniform"),
                              "max_leaf_nodes": _integer(8, 64, "log-uniform")},
               native_categories=True),
     ModelSpec("Ridge", "ridge regression, alpha=1", ("regression",), _ridge, None,
-              grid={"alpha": [0.1, 1, 10]}, space=lambda: {"alpha": _real(0.2, 5)}),
+              grid={"alpha": [0.1, 1, 10]}, space=lambda: {"alpha": _real(0.2, 5)},
+              takes_sparse=True),
 )})
 
 

@@ -50,7 +50,7 @@ def _grid(path, encoders, models):
 def test_a_20000_level_column_runs_sparse_with_accepting_models(hicard):
     accepted = plan(_grid(hicard, ("OH", "Sum"), ("DT", "LGBM")))
     assert guard_memory(accepted, "100MB") == {}
-    refused = plan(_grid(hicard, ("OH",), ("DT", "LogReg")))
+    refused = plan(_grid(hicard, ("OH",), ("DT", "HGB")))  # HGB takes no sparse input
     with pytest.raises(ValueError) as info:
         guard_memory(refused, "100MB")
     assert re.search(r"column 'lvl' has 20,000 levels on 30,000 rows, so one task would need about "
@@ -86,3 +86,21 @@ def test_peak_memory_of_the_20000_level_case_with_sparse_output(hicard, tmp_path
                                "WHERE origin = 'local' GROUP BY ALL ORDER BY 1").fetchall()
     assert statuses == [("DT", "ok", 5), ("LGBM", "ok", 5)], statuses
     sys.stderr.write(f"\npeak RSS: OH + DT, LGBM on 20,000 levels x 30,000 rows, sparse {peak_mb:.0f} MB\n")
+
+
+def test_above_the_size_threshold_every_model_that_takes_sparse_is_estimated_sparse(hicard, monkeypatch):
+    """4.8 GB dense (30,000 x 20,000 x 8 B) is over the 256 MB threshold: OH with LogReg, SVM and
+    kNN encodes sparse and the guard counts its stored values; raising the threshold above the
+    dense size makes the same plan dense and refused."""
+    from encbench.engine import protocol
+    from encbench.engine.budget import dense_bytes
+
+    assert dense_bytes("OH", 30_000, {"lvl": 20_000}, 0) == 4_800_000_000 > protocol.SPARSE_ABOVE_BYTES
+    accepted = plan(_grid(hicard, ("OH", "Sum"), ("LogReg", "SVM", "kNN")))
+    assert guard_memory(accepted, "100MB") == {}
+    skipped = guard_memory(accepted, "500kB", on_oversize="skip")
+    key = next(iter(accepted.datasets.values())).key
+    assert "about 720.0 kB (sparse output)" in skipped[(key, "OH")]
+    monkeypatch.setattr(protocol, "SPARSE_ABOVE_BYTES", 4_800_000_000)
+    with pytest.raises(ValueError, match=r"about 9\.6 GB \(dense output\)"):
+        guard_memory(plan(_grid(hicard, ("OH",), ("LogReg",))), "100MB")

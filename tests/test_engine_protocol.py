@@ -203,3 +203,76 @@ def test_sparse_pairs_score_exactly_as_dense(encoder, model, tuning, folds, monk
             dense_rows = run_task(task, data)
         assert [r["status"] for r in sparse_rows] == ["ok"] * len(scorings)
         assert [r["cv_score"] for r in sparse_rows] == [r["cv_score"] for r in dense_rows]
+
+
+# -- sparse for every model that takes it, above a size -------------------------------------------
+def _dense_size(data):
+    """The dense encoding of every row under OH, by hand: one column per level of each
+    categorical column plus one per numerical column, 8 bytes a cell."""
+    columns = sum(data.X[c].nunique() for c in data.categorical) + data.X.shape[1] - len(data.categorical)
+    return len(data.y) * columns * 8
+
+
+def test_sparse_above_the_size_threshold_for_every_model_that_takes_it():
+    from encbench.engine.protocol import SPARSE_ABOVE_BYTES, uses_sparse
+
+    above = SPARSE_ABOVE_BYTES + 1
+    for model in ("LogReg", "SVM", "kNN"):
+        assert uses_sparse("OH", (model,), dense_bytes=above) and uses_sparse("Sum", (model,), dense_bytes=above)
+        assert not uses_sparse("OH", (model,), dense_bytes=SPARSE_ABOVE_BYTES)   # at it: dense
+    assert uses_sparse("OH", ("DT", "LGBM", "SVM", "kNN", "LogReg"), dense_bytes=above)
+    assert not uses_sparse("OH", ("LogReg", "HGB"), dense_bytes=above)           # HGB takes no CSR
+    assert not uses_sparse("Bin", ("LogReg",), dense_bytes=above)                # nothing to save
+    assert not uses_sparse("MT", ("LogReg",), dense_bytes=above)
+    assert not uses_sparse("OH", ("LogReg",), custom='{"import": "x:y"}', dense_bytes=above)
+
+
+def test_a_fold_switches_to_sparse_when_the_dense_encoding_exceeds_the_threshold(monkeypatch):
+    """Every fold of one experiment decides on the whole dataset's size, so they all agree."""
+    import scipy.sparse as sp
+
+    data = _many_levels_payload()
+    size = _dense_size(data)
+    assert size == 600 * (data.X["hi"].nunique() + 30 + 4 + 2) * 8
+    task = lambda fold: Task(data.key, "OH", fold, 5, ("LogReg", "kNN"), ("AUC",), "no")  # noqa: E731
+    monkeypatch.setattr(protocol, "SPARSE_ABOVE_BYTES", size)
+    assert not any(sp.issparse(protocol._Fold(task(f), data).encoded()[0]) for f in range(5))
+    monkeypatch.setattr(protocol, "SPARSE_ABOVE_BYTES", size - 1)
+    assert all(sp.issparse(protocol._Fold(task(f), data).encoded()[0]) for f in range(5))
+    # with HGB in the task, the fold stays dense whatever its size
+    monkeypatch.setattr(protocol, "SPARSE_ABOVE_BYTES", 0)
+    hgb = Task(data.key, "OH", 0, 5, ("LogReg", "HGB"), ("AUC",), "no")
+    assert not sp.issparse(protocol._Fold(hgb, data).encoded()[0])
+
+
+def test_small_data_stays_dense_and_scores_as_before(credit):
+    """The default threshold leaves a bundled dataset dense: the same scores as with sparse
+    output switched off entirely (the study's path)."""
+    import scipy.sparse as sp
+
+    task = Task(credit.key, "OH", 1, 5, ("LogReg", "kNN", "SVM"), ("AUC", "Acc"), "no")
+    assert _dense_size(credit) < protocol.SPARSE_ABOVE_BYTES
+    assert not sp.issparse(protocol._Fold(task, credit).encoded()[0])
+    rows = run_task(task, credit)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(protocol, "SPARSE_ABOVE_BYTES", float("inf"))
+        patch.setattr(protocol, "SPARSE_MODELS", {})
+        reference = run_task(task, credit)
+    assert [r["cv_score"] for r in rows] == [r["cv_score"] for r in reference]
+
+
+@pytest.mark.parametrize("model", ["LogReg", "SVM", "kNN"])
+def test_sparse_scores_repeat_bit_for_bit_and_stay_near_dense(model, monkeypatch):
+    """Forced sparse (threshold 0): two runs of a grid give the same scores bit for bit, and the
+    scores are those of the dense encoding up to the order of floating-point sums (kNN: the
+    order of distance ties)."""
+    data = _many_levels_payload()
+    tasks = [Task(data.key, encoder, fold, 5, (model,), ("AUC", "Acc"), "no")
+             for encoder in ("OH", "Sum") for fold in (0, 3)]
+    monkeypatch.setattr(protocol, "SPARSE_ABOVE_BYTES", 0)
+    first = [r["cv_score"] for t in tasks for r in run_task(t, data)]
+    second = [r["cv_score"] for t in tasks for r in run_task(t, data)]
+    assert first == second and None not in first
+    monkeypatch.setattr(protocol, "SPARSE_ABOVE_BYTES", float("inf"))
+    dense = [r["cv_score"] for t in tasks for r in run_task(t, data)]
+    assert np.max(np.abs(np.subtract(first, dense))) < 0.05, (first, dense)

@@ -49,6 +49,30 @@ def test_sparse_encoding_is_derived_from_the_entries():
     assert not uses_sparse("OH", ("DT", "HGB"))  # HGB takes no sparse input
 
 
+def test_takes_sparse_says_which_estimators_fit_on_csr_input():
+    """The flag against the estimators themselves: those that take sparse fit and predict on a
+    CSR matrix with the dense matrix's shape; the others refuse it."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(4)
+    dense = (rng.random((120, 6)) < 0.3).astype(float)
+    y = (dense[:, 0] + rng.random(120) > 0.8).astype(int)
+    assert {"DT", "LGBM", "SVM", "kNN", "LogReg"} <= \
+        {n for n, spec in MODEL_REGISTRY.items() if spec.takes_sparse} and not get_model("HGB").takes_sparse
+    for name, spec in MODEL_REGISTRY.items():
+        if "binary" not in spec.tasks:
+            continue
+        estimator = spec.make("full")
+        if spec.takes_sparse:
+            fitted = estimator.fit(sp.csr_matrix(dense), y)
+            assert fitted.predict(sp.csr_matrix(dense)).shape == (120,), name
+        else:
+            with pytest.raises((TypeError, ValueError)):
+                estimator.fit(sp.csr_matrix(dense), y)
+    assert uses_sparse("OH", ("LogReg", "kNN"), dense_bytes=10**12)
+    assert not uses_sparse("OH", ("LogReg", "HGB"), dense_bytes=10**12)
+
+
 def test_search_sizes_follow_the_published_rule():
     # Integer dimensions count their values, a real one 3 points, capped at 20
     assert bayes_n_iter(get_model("DT").space()) == 4

@@ -12,9 +12,10 @@ levels of each categorical column, and ``COPIES`` = 2 accounts for the encoder's
 ColumnTransformer's stacked array (calibrated on that measurement: the estimate for it is
 9.6 GB). The model's own working memory is not counted.
 
-A task whose encoder and models all accept sparse output
-(:data:`encbench.engine.protocol.SPARSE_MODELS`: OH and Sum with DT and LGBM, whose scores are
-bit-identical on it) encodes to a CSR matrix: it costs its stored values, ``nnz x 12 bytes x
+A task that encodes to a CSR matrix (:func:`encbench.engine.protocol.uses_sparse`: OH and Sum
+with DT and LGBM, whose scores are bit-identical on it, at any size; OH and Sum with any models
+that take sparse input once the dense encoding of the dataset, :func:`dense_bytes`, exceeds
+:data:`encbench.engine.protocol.SPARSE_ABOVE_BYTES`) costs its stored values, ``nnz x 12 bytes x
 COPIES`` (a float64 value and an int32 column index each), not rows x columns: about one value
 per row and categorical column (Sum: also the intercept, and L-1 for the rows of the level
 that comes last in order of first appearance, whose contrast row is all -1).
@@ -135,7 +136,7 @@ class Oversize:
     estimate: int
     budget: int
     sparse: bool = False
-    #: models that would let this encoder's output be sparse (when the plan's are dense)
+    #: models that take this encoder's output sparse (when another model of the plan does not)
     sparse_models: tuple[str, ...] = ()
     sparse_estimate: int | None = None
 
@@ -149,6 +150,18 @@ class Oversize:
             text += (f"; with only the models {', '.join(self.sparse_models)} (--models) its "
                      f"output would be sparse, about {size_text(self.sparse_estimate)}")
         return text
+
+
+def dense_bytes(encoder: str, n_rows: int, levels: dict[str, int], n_numerical: int) -> int:
+    """Bytes of one dense float64 encoding of ``n_rows`` rows under ``encoder``.
+
+    ``levels``: the number of levels of each categorical column; ``n_numerical``: the numerical
+    columns (one output column each). One copy, without :data:`COPIES`: the size the engine
+    compares with :data:`encbench.engine.protocol.SPARSE_ABOVE_BYTES`.
+    """
+    widths = [output_columns(encoder, n) for n in levels.values()]
+    total = (1 if encoder == "Drop" else sum(widths)) + n_numerical
+    return int(n_rows * total * CELL_BYTES)
 
 
 def estimate_task_bytes(encoder: str, n_rows: int, levels: dict[str, int], n_numerical: int, *,
@@ -169,8 +182,7 @@ def estimate_task_bytes(encoder: str, n_rows: int, levels: dict[str, int], n_num
             stored += sum(max(0, (last_counts or {}).get(c, 1)) * max(0, n - 2)
                           for c, n in levels.items())
         return int(stored * SPARSE_CELL_BYTES * COPIES), widest
-    total = (1 if encoder == "Drop" else sum(widths.values())) + n_numerical
-    return int(n_rows * total * CELL_BYTES * COPIES), widest
+    return dense_bytes(encoder, n_rows, levels, n_numerical) * COPIES, widest
 
 
 def _last_level_counts(X, columns) -> dict[str, int]:
@@ -186,7 +198,7 @@ def _last_level_counts(X, columns) -> dict[str, int]:
 
 def check_plan(the_plan, budget: int) -> list[Oversize]:
     """Every (dataset, encoder) of a plan whose task estimate exceeds ``budget`` bytes."""
-    from encbench.engine.protocol import SPARSE_MODELS, uses_sparse
+    from encbench.engine.protocol import sparse_takers, uses_sparse
 
     found = []
     models = tuple(the_plan.grid.models)
@@ -198,10 +210,11 @@ def check_plan(the_plan, budget: int) -> list[Oversize]:
             time_column in ds.X.columns and time_column not in ds.categorical)
         last_counts = None
         for encoder in the_plan.grid.encoders:
-            accepting = tuple(m for m in models if m in SPARSE_MODELS.get(encoder, ()))
+            dense = dense_bytes(encoder, ds.n_rows, levels, n_numerical)
+            accepting = sparse_takers(encoder, models, dense_bytes=dense)
             if encoder == "Sum" and accepting and last_counts is None:
                 last_counts = _last_level_counts(ds.X, levels)
-            sparse = uses_sparse(encoder, models)
+            sparse = uses_sparse(encoder, models, dense_bytes=dense)
             estimate, widest = estimate_task_bytes(encoder, ds.n_rows, levels, n_numerical,
                                                    sparse=sparse, last_counts=last_counts)
             if estimate > budget:

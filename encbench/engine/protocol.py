@@ -27,6 +27,7 @@ import math
 import time
 import warnings
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -76,6 +77,12 @@ class Payload:
     @property
     def token(self) -> tuple[str, str]:
         return (self.key, self.sha256)
+
+    @cached_property
+    def levels(self) -> dict[str, int]:
+        """``{categorical column: levels}`` over every row (missing values not counted),
+        computed once per payload: the size a fold's dense encoding is estimated from."""
+        return {c: int(self.X[c].nunique(dropna=True)) for c in self.categorical}
 
     @classmethod
     def from_dataset(cls, dataset) -> Payload:
@@ -142,14 +149,40 @@ def bayes_n_iter(space: dict) -> int:
 #: is listed (its folds are encoded once for all of them). Bin is identical with DT and LGBM too
 #: but left dense: it has log2(levels) + 1 columns (16 for 20,000 levels), nothing to save.
 SPARSE_MODELS = sparse_models()
+#: Encoders whose sparse output stores about one value per row and categorical column, so that
+#: it saves memory whatever the number of levels (Bin's is about half ones: nothing saved).
+SPARSE_ENCODERS = frozenset({"OH", "Sum"})
+#: Above this many bytes of dense encoding (float64, one copy, every row of the dataset:
+#: :func:`encbench.engine.budget.dense_bytes`, an upper bound of every training fold's) a task of
+#: a :data:`SPARSE_ENCODERS` encoder whose models all take sparse input
+#: (:attr:`encbench.models.ModelSpec.takes_sparse`) encodes sparse even where the scores are not
+#: bit-identical to dense (LogReg, SVM, kNN: see README for how far they move). Below it, data
+#: stays dense and scores as the study's code does. The decision is per (dataset, encoder,
+#: models), so every fold of an experiment gets the same representation.
+SPARSE_ABOVE_BYTES = 256_000_000
 
 
-def uses_sparse(encoder: str, models, custom: str | None = None) -> bool:
-    """Whether a task of ``encoder`` with ``models`` encodes to a sparse matrix
-    (:data:`SPARSE_MODELS`: only where every model's scores are unchanged)."""
-    accepting = SPARSE_MODELS.get(encoder) if custom is None else None
+def uses_sparse(encoder: str, models, custom: str | None = None, *, dense_bytes: int = 0) -> bool:
+    """Whether a task of ``encoder`` with ``models`` encodes to a sparse matrix.
+
+    Sparse at any size where every model's scores are unchanged (:data:`SPARSE_MODELS`), and
+    where the dense encoding would take more than :data:`SPARSE_ABOVE_BYTES` (``dense_bytes``)
+    for a :data:`SPARSE_ENCODERS` encoder whose models all take sparse input. A custom encoder
+    (``custom``) always stays dense.
+    """
     models = set(models)
-    return bool(accepting) and bool(models) and models <= accepting
+    if custom is not None or not models:
+        return False
+    if models <= SPARSE_MODELS.get(encoder, frozenset()):
+        return True
+    return (encoder in SPARSE_ENCODERS and dense_bytes > SPARSE_ABOVE_BYTES
+            and all(getattr(MODEL_REGISTRY.get(m), "takes_sparse", False) for m in models))
+
+
+def sparse_takers(encoder: str, models, *, dense_bytes: int = 0) -> tuple[str, ...]:
+    """The models of ``models`` that would each, alone, get ``encoder``'s output sparse at
+    ``dense_bytes`` (see :func:`uses_sparse`), in the given order."""
+    return tuple(m for m in models if uses_sparse(encoder, (m,), dense_bytes=dense_bytes))
 
 
 def make_preprocessor(encoder: str, categorical, numerical, custom: str | None = None, *,
@@ -316,7 +349,7 @@ class _Fold:
     """One outer fold of a dataset, with the training fold encoded at most once."""
 
     def __init__(self, task: Task, data: Payload):
-        self.task = task
+        self.task, self.data = task, data
         X, categorical = data.X, list(data.categorical)
         split, times, time_column = getattr(task, "split", "cv"), None, getattr(task, "time_column", None)
         if split == "time":  # the time column orders the rows
@@ -340,8 +373,21 @@ class _Fold:
     def preprocessor(self):
         custom = getattr(self.task, "custom", None)
         return make_preprocessor(self.task.encoder, self.categorical, self.numerical, custom,
-                                 sparse=uses_sparse(self.task.encoder, self.task.models, custom),
-                                 task=self.kind)
+                                 sparse=self.sparse, task=self.kind)
+
+    @cached_property
+    def sparse(self) -> bool:
+        """Whether this task encodes sparse (:func:`uses_sparse`); the dense size is estimated
+        over every row of the dataset, so that every fold of an experiment decides alike."""
+        from encbench.engine.budget import dense_bytes
+
+        task, custom = self.task, getattr(self.task, "custom", None)
+        size = 0
+        if task.encoder in SPARSE_ENCODERS and custom is None:  # nothing to count otherwise
+            encoded = set(self.categorical)
+            levels = {c: n for c, n in self.data.levels.items() if c in encoded}
+            size = dense_bytes(task.encoder, len(self.data.y), levels, len(self.numerical))
+        return uses_sparse(task.encoder, task.models, custom, dense_bytes=size)
 
     def encoded(self):
         """``(X_train_encoded, X_test_encoded, seconds)``; raises the encoder's exception."""
