@@ -33,7 +33,7 @@ from encbench import __version__, vocab  # noqa: E402
 from encbench.data import bundled_entries  # noqa: E402
 from encbench.encoders import applies_to  # noqa: E402
 from encbench.engine import Grid, run_grid  # noqa: E402
-from encbench.store import Writer  # noqa: E402
+from encbench.store import Reader  # noqa: E402
 
 SEED_FILE = REPO / "db" / "seed" / "encbench_beyond_results.parquet"
 CONTROLS = ("OH", "MT")
@@ -63,7 +63,8 @@ def export(db: Path, grid: Grid, command: str) -> int:
     Only datasets whose every task has finished are written (a run stopped early ships the
     datasets it completed, never part of one).
     """
-    with Writer(db, publish=False) as writer:
+    # the read snapshot: a run still in progress holds the database itself
+    with Reader(db) as writer:
         rows = writer.query("SELECT * FROM results WHERE run_id = ? ORDER BY dataset, encoder, model, "
                             "scoring, fold", [grid.run_id])
         datasets = writer.query("SELECT * FROM datasets WHERE dataset IN "
