@@ -161,11 +161,17 @@ def stage_upload(data: bytes, filename: str, *, max_bytes: int | None = DEFAULT_
 
 
 def check_upload(staged: StagedUpload, target: str | None, positive_class=None, *,
-                 categorical: list[str] | None = None, n_folds: int = Grid.n_folds) -> ValidationReport:
-    """Validate a staged upload for the chosen target (errors and warnings name the problem)."""
+                 categorical: list[str] | None = None, n_folds: int = Grid.n_folds,
+                 task: str | None = "binary") -> ValidationReport:
+    """Validate a staged upload for the chosen target (errors and warnings name the problem).
+
+    ``task`` is the task type the upload is run for: binary (the app's, default), multiclass,
+    regression, or None to infer it from the target.
+    """
     if not staged.ok:
         return ValidationReport(errors=list(staged.errors), target=target)
-    return prepare(staged.frame, target, positive_class, categorical, n_folds, source=staged.filename).report
+    return prepare(staged.frame, target, positive_class, categorical, n_folds, source=staged.filename,
+                   task=task).report
 
 
 def without_columns(staged: StagedUpload, drop: list[str], *,
@@ -218,7 +224,7 @@ def queue_upload_run(staged: StagedUpload, *, target: str, positive_class=None,
                      encoders, models, scorings, tuning: str, n_folds: int = Grid.n_folds,
                      timeout: float = 600.0, db_path: Path | str | None = None,
                      workers: int = 1, split: str = "cv", gap: int = 0, custom_encoders=(),
-                     owner: str | None = None) -> Grid:
+                     owner: str | None = None, task: str | None = "binary") -> Grid:
     """Validate, store and queue a run of the chosen grid on a staged upload; return the grid.
 
     ``drop`` lists columns to leave out (e.g. ID-like or leaking ones); the run then uses a
@@ -226,7 +232,8 @@ def queue_upload_run(staged: StagedUpload, *, target: str, positive_class=None,
     those of :class:`~encbench.engine.grid.Grid` (``'cv'``, ``'cv:COLUMN'``, ``'time:COLUMN'``);
     a time split's column is checked here, before anything is stored. ``custom_encoders`` are
     installed plugins (:func:`encbench.custom.plugins`) to run besides ``encoders``; ``owner``
-    is the asking app session's token (:class:`~encbench.engine.queue_requests.RunRequest`).
+    is the asking app session's token (:class:`~encbench.engine.queue_requests.RunRequest`);
+    ``task`` the task type (binary by default, as the app's; None: inferred from the target).
 
     Raises
     ------
@@ -236,7 +243,8 @@ def queue_upload_run(staged: StagedUpload, *, target: str, positive_class=None,
     label = f"{Path(staged.filename).name}: {target}" + (f" (without {', '.join(drop)})" if drop else "")
     name = Path(staged.filename).name
     staged = without_columns(staged, list(drop or []), db_path=db_path)
-    report = check_upload(staged, target, positive_class, categorical=categorical, n_folds=n_folds)
+    report = check_upload(staged, target, positive_class, categorical=categorical, n_folds=n_folds,
+                          task=task)
     if report.errors:
         raise DatasetError(report.errors, headline=f"upload {staged.filename!r} cannot be used")
     spec_split = parse_split(split)
@@ -253,7 +261,9 @@ def queue_upload_run(staged: StagedUpload, *, target: str, positive_class=None,
     stored = store_upload(staged, db_path)
     spec = str(stored)
     options = {"target": target, "positive_class": None if positive_class is None else str(positive_class),
-               "categorical": categorical, "name": name}
+               "categorical": categorical, "name": name,
+               # a binary upload's options (and run id) stay as they were: its target infers binary
+               **({"task": task} if task not in (None, "binary") else {})}
     grid = Grid(datasets=[spec], encoders=encoders, models=models, scorings=scorings, tuning=tuning,
                 n_folds=n_folds, timeout=timeout, label=label, dataset_options={spec: options},
                 split=split, gap=gap, custom_encoders=list(custom_encoders))
