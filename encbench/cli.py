@@ -51,7 +51,7 @@ from encbench.store import (
     ENCBENCH_RUN_ID, PUBLISHED_RUN_ID, Reader, SnapshotMissing, Writer, default_db_path, import_encbench,
     import_published, queries,
 )
-from encbench.store.db import migration_files
+from encbench.store.db import migration_files, verify_database
 from encbench.store.writer import DatabaseBusy
 from encbench.suites import expand
 from encbench.uploads import stage_upload, store_upload
@@ -93,6 +93,7 @@ def _snapshot_up_to_date(db_path: Path) -> bool:
 
 def cmd_db_init(args) -> int:
     db_path = _db_path(args)
+    verify_database(db_path, read=True)  # a damaged database is not 'up to date' because its snapshot is
     if not args.force and db_path.exists() and _snapshot_up_to_date(db_path):
         # Nothing to do, and no need for the write lock (a queue worker may hold it).
         print(f"{db_path}: up to date (published results present)")
@@ -122,6 +123,7 @@ def cmd_db_info(args) -> int:
     if not db_path.exists():
         raise ValueError(f"no database at {str(db_path)!r}: build it with `python -m encbench db init` "
                          "(or check --db / ENCBENCH_DB)")
+    verify_database(db_path, read=True)  # the snapshot may be sound while the database is not
     try:  # read the snapshot: works while a run or the queue worker holds the database
         source = Reader(db_path)
     except SnapshotMissing:

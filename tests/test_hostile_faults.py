@@ -509,3 +509,257 @@ def test_hostile_encoders_in_tasks_fail_with_the_reason_and_leave_nothing_behind
     written, dropped = map(int, logged.groups())
     assert written >= 2_000_018 and written - dropped == 64 * 1024
     assert len(done.stderr) < 400_000                                    # not 3 x 2 MB
+
+
+# -- damaged databases and snapshots ---------------------------------------------------------------
+def _digest(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _truncate_half(path: Path) -> None:
+    os.truncate(path, path.stat().st_size // 2)
+
+
+def _truncate_at_a_block(path: Path) -> None:
+    """Cut the file at a block boundary, as DuckDB itself never cuts a used block: only reading
+    the blocks finds it."""
+    os.truncate(path, 3 * 4096 + 10 * 262_144)
+
+
+def _flip_header_iteration(path: Path) -> None:
+    """Change the iteration counter of the first database header (its checksum no longer matches)."""
+    with open(path, "r+b") as fh:
+        fh.seek(4096 + 8)
+        value = fh.read(1)
+        fh.seek(4096 + 8)
+        fh.write(bytes([value[0] ^ 0xFF]))
+
+
+def _zero_main_header(path: Path) -> None:
+    with open(path, "r+b") as fh:
+        fh.write(b"\0" * 4096)
+
+
+@dataclass(frozen=True)
+class Damage:
+    name: str
+    apply: object
+    message: str
+
+
+DAMAGES = [
+    Damage("truncated", _truncate_half, r"is truncated: it holds [\d,]+ bytes, its header describes [\d,]+ blocks "
+                                        r"of 262,144 bytes \([\d,]+ bytes\)"),
+    Damage("truncated at a block", _truncate_at_a_block,
+           r"cannot be read \(DuckDB: IO Error: Could not read enough bytes from file .*\)"),
+    Damage("damaged header", _flip_header_iteration,
+           r"has a damaged header: the checksum of its database header 1 \(bytes 4,096-8,191\) does not match"),
+    Damage("not a database", _zero_main_header,
+           r"is not a DuckDB database: its header is damaged \(no DuckDB signature at byte 8\)"),
+]
+
+
+def _files(folder: Path) -> dict:
+    return {p.name: _digest(p) for p in folder.iterdir() if p.is_file()}
+
+
+@pytest.mark.parametrize("damage", DAMAGES, ids=lambda d: d.name)
+def test_a_damaged_database_is_named_by_every_command_and_nothing_changes(damage, private_db, capsys):
+    from encbench.cli import main
+    from encbench.store import snapshot_path
+
+    db = private_db
+    damage.apply(db)
+    before = _files(db.parent)
+    commands = [["db", "info"], ["db", "init"], ["runs"],
+                ["run", "--datasets", "bundled:tic-tac-toe", "--encoders", "OH", "--models", "DT", "--metrics", "AUC"]]
+    for command in commands:
+        capsys.readouterr()
+        assert main([*command, "--db", str(db)]) == 2, command        # no traceback: main returned
+        err = capsys.readouterr().err
+        assert re.search(rf"error: the database '{re.escape(str(db))}' {damage.message}, so it cannot be used; "
+                         rf"nothing was changed\. To recover: its read snapshot "
+                         rf"'{re.escape(str(snapshot_path(db)))}' is sound", err), (command, err)
+    assert _files(db.parent) == before                                # nothing written, nothing lost
+    # what the message says to do works
+    os.replace(db, db.with_name(db.name + ".damaged"))
+    import shutil
+
+    shutil.copyfile(snapshot_path(db), db)
+    capsys.readouterr()
+    assert main(["db", "info", "--db", str(db)]) == 0
+    assert "published-matteucci2023" in capsys.readouterr().out
+
+
+def test_a_truncated_snapshot_is_rebuilt_from_the_database(private_db):
+    from encbench.store import Reader, snapshot_path
+
+    db, snapshot = private_db, snapshot_path(private_db)
+    with Writer(db, publish=False) as w:
+        expected = w.query("SELECT count(*) AS n, sum(cv_score) AS s FROM results").iloc[0].tolist()
+    _truncate_half(snapshot)
+    with Reader(db) as reader:                                        # rebuilt on opening
+        assert reader.query("SELECT count(*) AS n, sum(cv_score) AS s FROM results").iloc[0].tolist() == expected
+    assert snapshot.stat().st_size == db.stat().st_size
+
+
+def test_a_snapshot_damaged_under_an_open_reader_is_rebuilt_at_the_next_query(private_db):
+    """Bit rot in place (same file, size and time stamp): the reader's connection meets the bad
+    blocks in a query, rebuilds the snapshot and answers from the new one."""
+    from encbench.store import Reader, snapshot_path
+
+    db, snapshot = private_db, snapshot_path(private_db)
+    with Writer(db, publish=False) as w:
+        expected = w.query("SELECT sum(cv_score) AS s FROM results")["s"].iloc[0]
+    with Reader(db) as reader:
+        reader.query("SELECT count(*) AS n FROM runs")
+        stat = snapshot.stat()
+        with open(snapshot, "r+b") as fh:                             # one byte in every data block
+            for offset in range(3 * 4096 + 100, stat.st_size, 262_144):
+                fh.seek(offset)
+                byte = fh.read(1)
+                fh.seek(offset)
+                fh.write(bytes([byte[0] ^ 0xFF]))
+        os.utime(snapshot, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        assert reader.query("SELECT sum(cv_score) AS s FROM results")["s"].iloc[0] == expected
+    assert _digest(snapshot) != "" and snapshot.stat().st_ino != stat.st_ino   # a new file
+
+
+@pytest.mark.slow
+def test_every_page_says_what_is_wrong_when_the_snapshot_cannot_be_rebuilt(private_db):
+    """Snapshot and database both damaged: no page can show data; each says why, and what to do."""
+    from pagetest import texts
+
+    from encbench.store import snapshot_path
+    from pages.ui.navigation import PAGES
+
+    _truncate_half(snapshot_path(private_db))
+    _truncate_half(private_db)
+    before = _files(private_db.parent)
+    silent = []
+    for path, *_ in PAGES:
+        at = AppTest.from_file(str(REPO / "app.py"), default_timeout=90)
+        at.switch_page(path)
+        at.run()
+        assert not at.exception, (path, at.exception)
+        shown = texts(at).replace("\\", "")                     # markdown escapes off
+        if "could not be rebuilt from the database" not in shown:
+            silent.append(path)
+            continue
+        assert "is truncated" in shown and "To recover: restore it from a backup" in shown, (path, shown)
+    # the Run page reads no results before a dataset is chosen: its form is all it shows
+    assert silent == ["pages/run.py"], silent
+    assert _files(private_db.parent) == before
+
+
+def test_a_snapshot_is_awaited_while_another_process_writes_the_database(private_db, monkeypatch):
+    """A writer holds the database: the reader does not fight for the lock; it waits for that
+    writer's next snapshot, and says so if none comes."""
+    from encbench.store import Reader, SnapshotDamaged, reader, snapshot_path
+
+    monkeypatch.setattr(reader, "REBUILD_WAIT", 1.0)
+    holder = subprocess.Popen([PY, "-c", "import sys, time; from encbench.store import Writer; "
+                               "w = Writer(sys.argv[1], publish=False); print('held', flush=True); time.sleep(60)",
+                               str(private_db)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        _truncate_half(snapshot_path(private_db))
+        with pytest.raises(SnapshotDamaged, match=r"is truncated: .*, and it could not be rebuilt from the database: "
+                                                  r"another process \(a run, or the app's queue worker\) writes the "
+                                                  r"database and has not published a new snapshot within 1 s"):
+            Reader(private_db)
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+# -- a full disk ---------------------------------------------------------------------------------
+#: run a module's command line under a file size limit: writes beyond it fail with EFBIG, as on a
+#: full disk (the kernel's own error; Python ignores SIGXFSZ)
+LIMITED = ("import resource, runpy, sys; limit = int(sys.argv.pop(1)); "
+           "resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)); "
+           "runpy.run_module(sys.argv.pop(1), run_name='__main__', alter_sys=True)")
+
+
+def _limited(limit: int, module: str, *args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
+    return subprocess.run([PY, "-c", LIMITED, str(limit), module, *args], capture_output=True, text=True,
+                          timeout=600, cwd=cwd)
+
+
+def test_a_full_disk_before_a_run_is_named_and_nothing_changes(private_db, tmp_path):
+    run = ["run", "--datasets", "bundled:tic-tac-toe", "--encoders", "OH", "--models", "DT", "--metrics", "AUC"]
+    before = _files(private_db.parent)
+    done = _limited(1_000_000, "encbench", *run, "--db", str(private_db))
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert re.search(r"error: could not write '.*encbench\.read\.duckdb' while publishing the read snapshot "
+                     r"\(File too large\): the disk is full, or a file size limit or a read-only disk stops it\. "
+                     r"What was committed before is kept; free space \(df -h .*\) and run the same command again",
+                     done.stderr), done.stderr
+    assert _files(private_db.parent) == before                     # no temporary copy left either
+    fresh = tmp_path / "fresh" / "new.duckdb"
+    done = _limited(1_000_000, "encbench", *run, "--db", str(fresh))
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "could not write" in done.stderr and "File too large" in done.stderr
+    assert not fresh.exists() and not list(fresh.parent.glob("new*"))   # the half-made database is gone
+
+
+GRID_SCRIPT = r'''
+import json, sys
+from encbench.engine import Grid, run_grid
+grid = Grid(datasets=["bundled:tic-tac-toe"], encoders=["OH", "Ord", "Count", "MT"], models=["DT"], scorings=["AUC"])
+sizes = []
+def progress(done, total, info):
+    import os
+    sizes.append(os.path.getsize(sys.argv[1]))
+try:
+    run_grid(grid, db_path=sys.argv[1], publish_every=0, progress=progress)
+except ValueError as exc:
+    print(f"error: {exc}", file=sys.stderr)
+    sys.exit(2)
+print(json.dumps({"run_id": grid.run_id, "sizes": sizes}))
+'''
+
+
+@pytest.mark.slow
+def test_a_full_disk_mid_run_marks_the_run_failed_with_the_reason_and_it_resumes(tmp_path):
+    """The database grows as checkpoints fold results in; a limit between its size at the start
+    and its size later makes a checkpoint fail mid-run (a fatal DuckDB error that invalidates the
+    connection). The run is marked failed with the reason, committed results survive, and
+    running the grid again completes it without duplicates."""
+    (tmp_path / "limited_grid.py").write_text(GRID_SCRIPT)
+    probe, db = tmp_path / "probe" / "p.duckdb", tmp_path / "real" / "r.duckdb"
+    for path in (probe, db):
+        path.parent.mkdir()
+        with Writer(path):
+            pass
+
+    def grid(*prefix: str, path: Path) -> subprocess.CompletedProcess:
+        return subprocess.run([PY, *prefix, str(path)], capture_output=True, text=True, timeout=600, cwd=REPO,
+                              env=dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(REPO)])))
+
+    free = grid(str(tmp_path / "limited_grid.py"), path=probe)
+    assert free.returncode == 0, free.stderr
+    sizes = json.loads(free.stdout.strip().splitlines()[-1])["sizes"]
+    start, later = sizes[0], max(sizes)
+    assert later > start, sizes                                     # the file grows during the run
+    stopped = grid("-c", LIMITED, str((start + later) // 2), "limited_grid", path=db)
+    assert stopped.returncode == 2, stopped.stderr[-3000:]
+    assert "Traceback" not in stopped.stderr
+    assert re.search(r"error: run local-\w+ stopped: could not write .* \(.*File too large.*\): the disk is full.*"
+                     r"run the same command again; the run is marked failed", stopped.stderr), stopped.stderr[-3000:]
+    with Writer(db, publish=False) as w:
+        status, error = w.query("SELECT status, error FROM runs WHERE origin = 'local'").iloc[0]
+        n, distinct = w.query("SELECT count(*), count(DISTINCT (dataset, encoder, fold)) FROM results").iloc[0]
+    assert status == "failed" and "File too large" in error
+    assert 0 < n == distinct < 20                                     # committed rows kept, the run unfinished
+
+    resumed = grid(str(tmp_path / "limited_grid.py"), path=db)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    with Writer(db, publish=False) as w:
+        status = w.query("SELECT status FROM runs WHERE origin = 'local'")["status"].iloc[0]
+        n, distinct, ok = w.query("SELECT count(*), count(DISTINCT (dataset, encoder, fold)), "
+                                  "count(*) FILTER (WHERE status = 'ok') FROM results").iloc[0]
+    assert status == "done" and n == distinct == ok == 20

@@ -18,6 +18,7 @@ from encbench.engine.executors import make_executor
 from encbench.engine.grid import PROTOCOL_VERSION, Grid, Plan, plan
 from encbench.engine.protocol import Payload, unfinished_rows
 from encbench.store import Writer, queries
+from encbench.store.db import DatabaseDamaged, StoreWriteFailed
 
 log = logging.getLogger(__name__)
 
@@ -284,75 +285,112 @@ def _run(the_plan: Plan, executor, writer: Writer, report, should_stop, publish_
         writer.ensure_run(run_id, origin="local", config=run_config(grid, the_plan), label=grid.label,
                           n_expected=the_plan.n_expected, status="running", owner=owner)
         writer.set_run_status(run_id, "running")
-        todo = the_plan.pending(writer.finished_keys(run_id))
-        total = len(the_plan.tasks)
-        skipped = total - len(todo)
-        if skip:  # over the memory budget: recorded as failed with the reason, never run
-            guarded = [t for t in todo if (t.dataset, t.encoder) in skip]
-            for task in guarded:
-                writer.write_results([dict(row, run_id=run_id, split=grid.split_kind) for row in unfinished_rows(
-                    task, "failed", skip[(task.dataset, task.encoder)])])
-            todo = [t for t in todo if (t.dataset, t.encoder) not in skip]
-            skipped += len(guarded)
-        writer.publish()
-        log.info("run %s: %d tasks to run (%d finished before) on %s executor", run_id, len(todo),
-                 skipped, executor.name)
-        report(skipped, total, {"run_id": run_id, "skipped": skipped, "todo": len(todo)})
-
-        payloads = {ds.key: Payload.from_dataset(ds) for ds in the_plan.datasets.values()}
-        names = {ds.key: ds.name for ds in the_plan.datasets.values()}
-        stream = executor.run(todo, payloads, grid.timeout)
-        started = time.monotonic()
-        last_publish = started
-        done = 0
-        lost = 0
-        cancelled = False
         try:
-            for outcome in stream:
-                if outcome is not None:
-                    rows = [dict(row, run_id=run_id, split=grid.split_kind) for row in outcome.rows]
-                    writer.write_results(rows)
-                    done += 1
-                    lost += bool(getattr(outcome, "lost", False))
-                    elapsed = time.monotonic() - started
-                    remaining = len(todo) - done
-                    counts = {s: sum(r["status"] == s for r in rows) for s in ("ok", "failed", "timeout")}
-                    task = outcome.task
-                    report(skipped + done, total, {
-                        "run_id": run_id, "task": task.name, "dataset": task.dataset,
-                        "dataset_name": names.get(task.dataset), "encoder": task.encoder,
-                        "fold": task.fold, "status": _task_status(rows), "seconds": outcome.seconds,
-                        "error": _first_error(rows), "elapsed": elapsed,
-                        "eta": elapsed / done * remaining if remaining else 0.0,
-                        "rows_ok": counts["ok"], "rows_failed": counts["failed"],
-                        "rows_timeout": counts["timeout"], "skipped": skipped, "where": outcome.where,
-                    })
-                if should_stop is not None and should_stop():
-                    cancelled = True
-                    log.info("run %s: stop requested after %d tasks", run_id, done)
-                    break
-                if time.monotonic() - last_publish >= publish_every:
-                    writer.heartbeat(run_id)
-                    writer.publish()
-                    last_publish = time.monotonic()
-        except KeyboardInterrupt:
-            stream.close()
-            writer.set_run_status(run_id, "cancelled", error="interrupted")
+            _run_tasks(the_plan, executor, writer, report, should_stop, publish_every, skip)
+        except RunIncomplete:
             raise
         except BaseException as exc:
-            stream.close()
-            writer.set_run_status(run_id, "failed", error=f"{type(exc).__name__}: {exc}")
+            recorded = _record_stop(writer, run_id, exc)
+            if isinstance(exc, (StoreWriteFailed, DatabaseDamaged)):
+                note = ("the run is marked failed" if recorded else
+                        "the run could not be marked failed (it shows as interrupted once this process ends)")
+                raise type(exc)(f"run {run_id} stopped: {exc}; {note}") from exc
             raise
-        finally:
-            stream.close()
-        if lost and not cancelled:
-            message = (f"run {run_id} is incomplete: {lost} of {len(todo)} tasks were lost with their "
-                       f"Dask workers (their rows are recorded as failed); check the workers, then re-run "
-                       f"the same command to resume them")
-            writer.set_run_status(run_id, "failed", error=message)
-            log.error("%s", message)
-            raise RunIncomplete(message)
-        writer.set_run_status(run_id, "cancelled" if cancelled else "done")
-        log.info("run %s %s: %d tasks run, %d skipped", run_id, "cancelled" if cancelled else "done",
-                 done, skipped)
     return run_id
+
+
+def _record_stop(writer: Writer, run_id: str, exc: BaseException) -> bool:
+    """Mark a run that stopped on ``exc`` as cancelled (Ctrl-C) or failed, with the reason, so it
+    is never left ``running``; True when recorded.
+
+    A fatal DuckDB error (e.g. a checkpoint that found the disk full) invalidates the writer's
+    connection; the mark is then written through a new one, which replays what was committed.
+    """
+    status, reason = (("cancelled", "interrupted") if isinstance(exc, KeyboardInterrupt)
+                      else ("failed", f"{type(exc).__name__}: {exc}"))
+    try:
+        writer.set_run_status(run_id, status, error=reason)
+        return True
+    except Exception as first:  # noqa: BLE001 - tried again below, then logged
+        log.warning("run %s: could not record that it %s (%s); trying a new connection", run_id, status, first)
+    if str(writer.path) == ":memory:":
+        return False
+    writer.discard()
+    try:
+        with Writer(writer.path, publish=False) as again:
+            again.set_run_status(run_id, status, error=reason)
+        return True
+    except Exception as second:  # noqa: BLE001 - the run's own error is what the caller reports
+        log.error("run %s: could not record that it %s (%s); it shows as interrupted once this "
+                  "process ends", run_id, status, second)
+        return False
+
+
+def _run_tasks(the_plan: Plan, executor, writer: Writer, report, should_stop, publish_every: float,
+               skip: dict | None) -> None:
+    """The body of :func:`_run` once the run is marked running: the tasks, then its final status."""
+    grid = the_plan.grid
+    run_id = grid.run_id
+    todo = the_plan.pending(writer.finished_keys(run_id))
+    total = len(the_plan.tasks)
+    skipped = total - len(todo)
+    if skip:  # over the memory budget: recorded as failed with the reason, never run
+        guarded = [t for t in todo if (t.dataset, t.encoder) in skip]
+        for task in guarded:
+            writer.write_results([dict(row, run_id=run_id, split=grid.split_kind) for row in unfinished_rows(
+                task, "failed", skip[(task.dataset, task.encoder)])])
+        todo = [t for t in todo if (t.dataset, t.encoder) not in skip]
+        skipped += len(guarded)
+    writer.publish()
+    log.info("run %s: %d tasks to run (%d finished before) on %s executor", run_id, len(todo),
+             skipped, executor.name)
+    report(skipped, total, {"run_id": run_id, "skipped": skipped, "todo": len(todo)})
+
+    payloads = {ds.key: Payload.from_dataset(ds) for ds in the_plan.datasets.values()}
+    names = {ds.key: ds.name for ds in the_plan.datasets.values()}
+    stream = executor.run(todo, payloads, grid.timeout)
+    started = time.monotonic()
+    last_publish = started
+    done = 0
+    lost = 0
+    cancelled = False
+    try:
+        for outcome in stream:
+            if outcome is not None:
+                rows = [dict(row, run_id=run_id, split=grid.split_kind) for row in outcome.rows]
+                writer.write_results(rows)
+                done += 1
+                lost += bool(getattr(outcome, "lost", False))
+                elapsed = time.monotonic() - started
+                remaining = len(todo) - done
+                counts = {s: sum(r["status"] == s for r in rows) for s in ("ok", "failed", "timeout")}
+                task = outcome.task
+                report(skipped + done, total, {
+                    "run_id": run_id, "task": task.name, "dataset": task.dataset,
+                    "dataset_name": names.get(task.dataset), "encoder": task.encoder,
+                    "fold": task.fold, "status": _task_status(rows), "seconds": outcome.seconds,
+                    "error": _first_error(rows), "elapsed": elapsed,
+                    "eta": elapsed / done * remaining if remaining else 0.0,
+                    "rows_ok": counts["ok"], "rows_failed": counts["failed"],
+                    "rows_timeout": counts["timeout"], "skipped": skipped, "where": outcome.where,
+                })
+            if should_stop is not None and should_stop():
+                cancelled = True
+                log.info("run %s: stop requested after %d tasks", run_id, done)
+                break
+            if time.monotonic() - last_publish >= publish_every:
+                writer.heartbeat(run_id)
+                writer.publish()
+                last_publish = time.monotonic()
+    finally:
+        stream.close()
+    if lost and not cancelled:
+        message = (f"run {run_id} is incomplete: {lost} of {len(todo)} tasks were lost with their "
+                   f"Dask workers (their rows are recorded as failed); check the workers, then re-run "
+                   f"the same command to resume them")
+        writer.set_run_status(run_id, "failed", error=message)
+        log.error("%s", message)
+        raise RunIncomplete(message)
+    writer.set_run_status(run_id, "cancelled" if cancelled else "done")
+    log.info("run %s %s: %d tasks run, %d skipped", run_id, "cancelled" if cancelled else "done",
+             done, skipped)

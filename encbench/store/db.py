@@ -8,9 +8,11 @@ read-only. A reader therefore never meets the writer's lock.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import re
+import struct
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +25,172 @@ log = logging.getLogger(__name__)
 
 MIGRATIONS_DIR = resources.resource_dir("migrations")
 _MIGRATION_NAME = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
+
+
+class DatabaseDamaged(ValueError):
+    """A database (or snapshot) file is truncated, has a damaged header or cannot be read."""
+
+
+class StoreWriteFailed(ValueError):
+    """The store could not write a file (a full disk, a file size limit, a read-only disk)."""
+
+
+#: DuckDB's file layout: a main header and two alternating database headers of this size each,
+#: then the blocks; each header starts with the checksum of the rest of it.
+_HEADER_SIZE = 4096
+_MAGIC = b"DUCK"
+
+
+def _header_checksum(block: bytes) -> int:
+    """DuckDB's checksum of a header's last 4088 bytes (XOR of each 8-byte word times a constant,
+    seeded with 5381)."""
+    total = 5381
+    for (word,) in struct.iter_unpack("<Q", block[8:_HEADER_SIZE]):
+        total ^= (word * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    return total
+
+
+def database_problem(path: Path | str) -> str | None:
+    """What is wrong with a DuckDB file, read from its headers without opening it; None if nothing.
+
+    Checks that the file holds the three headers, that the main header carries DuckDB's
+    signature, that every header's checksum matches, and that the file is as long as the newest
+    database header's block count says (a truncated copy or a half-written disk is shorter).
+    Damage inside the blocks is found by DuckDB's own block checksums when they are read.
+    """
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            head = fh.read(3 * _HEADER_SIZE)
+    except FileNotFoundError:
+        return "does not exist"
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    if size < 3 * _HEADER_SIZE:
+        return (f"is truncated: it holds {size:,} bytes, less than DuckDB's {3 * _HEADER_SIZE:,} bytes "
+                f"of headers")
+    if head[8:12] != _MAGIC:
+        return "is not a DuckDB database: its header is damaged (no DuckDB signature at byte 8)"
+    headers = []
+    for index in range(3):
+        block = head[index * _HEADER_SIZE:(index + 1) * _HEADER_SIZE]
+        if struct.unpack_from("<Q", block)[0] != _header_checksum(block):
+            where = "main header" if index == 0 else f"database header {index}"
+            return (f"has a damaged header: the checksum of its {where} (bytes "
+                    f"{index * _HEADER_SIZE:,}-{(index + 1) * _HEADER_SIZE - 1:,}) does not match")
+        headers.append(block)
+    # database header: checksum, iteration, meta block, free list, block count, block size, ...
+    iteration, block_count, block_size = max(
+        (struct.unpack_from("<Q", b, 8)[0], *struct.unpack_from("<QQ", b, 32)) for b in headers[1:])
+    expected = 3 * _HEADER_SIZE + block_count * block_size
+    # DuckDB may cut free blocks off the end of the file, never part of a block: a file ending
+    # inside a block was cut short (a copy or a write that stopped)
+    if 0 < block_size and size < expected and (size - 3 * _HEADER_SIZE) % block_size:
+        return (f"is truncated: it holds {size:,} bytes, its header describes {block_count:,} blocks of "
+                f"{block_size:,} bytes ({expected:,} bytes)")
+    return None
+
+
+def read_problem(path: Path | str) -> str | None:
+    """Read every table of a DuckDB file (read-only, through a private instance); what DuckDB
+    says if a block is missing or damaged, None if all reads (or the file is held by a writer,
+    whose own reads would say so)."""
+    con = duckdb.connect(":memory:")
+    try:
+        try:
+            con.execute("ATTACH ? AS checked (READ_ONLY)", [str(path)]).fetchall()
+        except duckdb.IOException as exc:
+            if "lock" in str(exc).lower():
+                return None
+            raise
+        tables = [row[0] for row in con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = 'checked'").fetchall()]
+        for table in tables:  # names from the file's own catalog; hash(row) reads every column
+            con.execute(f'SELECT count(*), max(hash(t)) FROM checked.main."{table}" AS t').fetchall()
+    except duckdb.Error as exc:
+        return f"cannot be read (DuckDB: {str(exc).strip().splitlines()[0]})"
+    finally:
+        con.close()
+    return None
+
+
+#: what DuckDB says when a file it reads is damaged
+_DAMAGE_WORDS = ("not a valid duckdb database", "corrupt", "could not read enough bytes", "checksum",
+                 "failed to read", "serialization")
+#: errno values of a disk that cannot take more data
+_FULL_ERRNOS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EROFS}
+_FULL_WORDS = ("no space left", "file too large", "disk quota", "read-only file system",
+               "could not write", "failed to create checkpoint", "could not truncate")
+
+
+def is_write_failure(exc: BaseException) -> bool:
+    """True for an error of a disk that cannot take more data (full, size limit, read-only)."""
+    if isinstance(exc, OSError) and exc.errno in _FULL_ERRNOS:
+        return True
+    text = str(exc).lower()
+    return isinstance(exc, (duckdb.Error, OSError)) and any(w in text for w in _FULL_WORDS)
+
+
+def is_damage(exc: BaseException) -> bool:
+    """True for a DuckDB error saying a file it read is damaged."""
+    text = str(exc).lower()
+    return isinstance(exc, duckdb.Error) and any(w in text for w in _DAMAGE_WORDS)
+
+
+def _healthy_snapshot(db_path: Path) -> Path | None:
+    """The read snapshot of ``db_path`` if its headers are sound, else None."""
+    snapshot = snapshot_path(db_path)
+    return snapshot if snapshot.exists() and database_problem(snapshot) is None else None
+
+
+def damaged_message(db_path: Path | str, problem: str) -> str:
+    """What is wrong with a damaged database and what to do: copy its sound read snapshot over it
+    (what was published last), else restore a backup or rebuild the published results."""
+    import time as _time
+
+    db_path = Path(db_path)
+    snapshot = _healthy_snapshot(db_path)
+    wal = db_path.with_name(db_path.name + ".wal")
+    aside = f"mv {db_path} {db_path}.damaged"
+    if wal.exists():  # its log belongs to the damaged file: never replay it onto another
+        aside += f" && mv {wal} {wal}.damaged"
+    if snapshot is not None:
+        when = _time.strftime("%Y-%m-%d %H:%M", _time.localtime(snapshot.stat().st_mtime))
+        what = (f"its read snapshot {str(snapshot)!r} is sound and holds the database as last published "
+                f"({when}): stop the app's worker and any run using it, then `{aside} && cp {snapshot} "
+                f"{db_path}`; results committed after that publication are lost")
+    else:
+        what = (f"restore it from a backup, or move it aside (`{aside}`) and rebuild the published "
+                f"results with `python -m encbench db init --db {db_path}` (local runs are then lost)")
+    return f"the database {str(db_path)!r} {problem}, so it cannot be used; nothing was changed. To recover: {what}"
+
+
+def verify_database(db_path: Path | str, *, read: bool = False) -> None:
+    """Raise :class:`DatabaseDamaged` (with what to do) if ``db_path`` exists and is damaged.
+
+    The headers are always checked (:func:`database_problem`); ``read=True`` also reads every
+    table (:func:`read_problem`, about 0.1 s for the published results), which finds blocks
+    missing from a file cut at a block boundary or damaged inside.
+    """
+    db_path = Path(db_path)
+    if not db_path.exists():
+        return
+    problem = database_problem(db_path)
+    if problem is None and read:
+        problem = read_problem(db_path)
+    if problem is not None:
+        raise DatabaseDamaged(damaged_message(db_path, problem))
+
+
+def write_failed_message(path: Path | str, exc: BaseException, doing: str) -> str:
+    """What a failed write means and what to do (free space, then the same command)."""
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if isinstance(exc, OSError) and exc.strerror:
+        reason = exc.strerror
+    return (f"could not write {str(path)!r} while {doing} ({reason}): the disk is full, or a file size "
+            f"limit or a read-only disk stops it. What was committed before is kept; free space "
+            f"(df -h {Path(path).parent}) and run the same command again")
 
 
 def default_db_path() -> Path:
@@ -142,8 +310,13 @@ def publish_snapshot(con: duckdb.DuckDBPyConnection, db_path: Path | str, source
     """
     db_path = Path(db_path)
     target = snapshot_path(db_path)
-    con.execute("CHECKPOINT").fetchall()
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        con.execute("CHECKPOINT").fetchall()
+        fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except (duckdb.Error, OSError) as exc:
+        if is_write_failure(exc):
+            raise StoreWriteFailed(write_failed_message(db_path, exc, "publishing the read snapshot")) from exc
+        raise
     try:
         try:
             _copy_from_fd(source_fd, fd)
@@ -151,8 +324,10 @@ def publish_snapshot(con: duckdb.DuckDBPyConnection, db_path: Path | str, source
         finally:
             os.close(fd)
         os.replace(tmp_name, target)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
+        if isinstance(exc, OSError) and is_write_failure(exc):
+            raise StoreWriteFailed(write_failed_message(target, exc, "publishing the read snapshot")) from exc
         raise
     return target

@@ -6,6 +6,7 @@ process loses at most the call in flight.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -18,7 +19,10 @@ import pandas as pd
 
 from encbench.experiment import DEFAULTS as KEY_DEFAULTS
 from encbench.experiment import RESULT_KEY
-from encbench.store.db import apply_migrations, default_db_path, publish_snapshot, remove_stale_snapshot_tmp
+from encbench.store.db import (
+    DatabaseDamaged, StoreWriteFailed, apply_migrations, damaged_message, default_db_path, is_damage,
+    is_write_failure, publish_snapshot, remove_stale_snapshot_tmp, verify_database, write_failed_message,
+)
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +68,17 @@ class Writer:
         Database file (default: :func:`default_db_path`) or ``":memory:"``.
     publish
         Publish a read snapshot when the writer closes (ignored for ``":memory:"``).
+
+    Raises
+    ------
+    DatabaseBusy
+        Another process writes the database.
+    encbench.store.db.DatabaseDamaged
+        The file is truncated, its header damaged or DuckDB cannot read it (what to do is in
+        the message); nothing is changed.
+    encbench.store.db.StoreWriteFailed
+        A write failed (a full disk, a file size limit), here or in a later call; what was
+        committed before is kept. A database this call was creating is removed again.
     """
 
     def __init__(self, path: Path | str | None = None, *, publish: bool = True):
@@ -71,28 +86,59 @@ class Writer:
         if self.path is None:
             self.path = default_db_path()
         self._publish_on_close = publish and str(self.path) != ":memory:"
-        if str(self.path) != ":memory:":
+        self.con = None
+        self._fd = None
+        on_disk = str(self.path) != ":memory:"
+        created = self._created = on_disk and not Path(self.path).exists()
+        if on_disk:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            if not created:  # refuse a damaged file before DuckDB reads it (or replays a log onto it)
+                verify_database(self.path)
         try:
             self.con = duckdb.connect(str(self.path))
         except duckdb.IOException as exc:
             if "lock" not in str(exc).lower():
-                raise
+                self._abort(created)
+                raise self._translated(exc, "opening it") or exc from None
             raise DatabaseBusy(
                 f"the database {str(self.path)!r} is in use by another writer (a run, or the app's "
                 f"queue worker); wait for it to finish or use another database: {exc}") from None
-        # Held open until close(): the snapshot copy reads through it (see publish_snapshot).
-        self._fd = os.open(self.path, os.O_RDONLY) if str(self.path) != ":memory:" else None
-        if self._fd is not None:
-            remove_stale_snapshot_tmp(self.path)  # we hold the write lock: no publish in flight
-        apply_migrations(self.con)
+        except duckdb.Error as exc:
+            self._abort(created)
+            raise self._translated(exc, "opening it") or exc from None
+        try:
+            # Held open until close(): the snapshot copy reads through it (see publish_snapshot).
+            self._fd = os.open(self.path, os.O_RDONLY) if on_disk else None
+            if self._fd is not None:
+                remove_stale_snapshot_tmp(self.path)  # we hold the write lock: no publish in flight
+            apply_migrations(self.con)
+        except BaseException as exc:
+            self._abort(created)
+            if isinstance(exc, (duckdb.Error, OSError)):
+                translated = self._translated(exc, "creating its tables" if created else "migrating it")
+                if translated is not None:
+                    raise translated from exc
+            raise
 
     # -- lifecycle ---------------------------------------------------------------------------
     def __enter__(self) -> Writer:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        self.close()
+        if exc_type is None:
+            self.close()
+            return
+        if isinstance(exc, (StoreWriteFailed, DatabaseDamaged)):
+            # no snapshot of a disk that cannot take one; a database this writer was creating
+            # holds nothing but what it wrote, and goes
+            self._abort(self._created)
+            if self._created:
+                log.warning("removed the database %s this writer was creating", self.path)
+            return
+        try:  # the error in flight is the one to report; a failing publish after it is logged
+            self.close()
+        except Exception as closing:  # noqa: BLE001 - logged, the original error propagates
+            log.warning("closing the database %s after %s failed too: %s", self.path, exc_type.__name__, closing)
 
     def close(self) -> None:
         if self.con is None:
@@ -101,11 +147,38 @@ class Writer:
             if self._publish_on_close:
                 self.publish()
         finally:
-            self.con.close()
-            self.con = None
-            if self._fd is not None:
-                os.close(self._fd)  # only now: closing it releases this process's file locks
-                self._fd = None
+            self.discard()
+
+    def discard(self) -> None:
+        """Close without publishing a snapshot (e.g. after a failure that invalidated the
+        connection); what was committed stays in the database."""
+        if self.con is not None:
+            con, self.con = self.con, None
+            try:
+                con.close()
+            except duckdb.Error as exc:  # an invalidated database may fail its last checkpoint
+                log.warning("closing the database %s: %s", self.path, exc)
+        if self._fd is not None:
+            os.close(self._fd)  # only now: closing it releases this process's file locks
+            self._fd = None
+
+    def _abort(self, created: bool) -> None:
+        """Release what a failed ``__init__`` opened; remove the files it was creating."""
+        self.discard()
+        if created:
+            for leftover in (Path(self.path), Path(f"{self.path}.wal")):
+                with contextlib.suppress(FileNotFoundError):
+                    leftover.unlink()
+
+    def _translated(self, exc: BaseException, doing: str) -> Exception | None:
+        """A full disk or a damaged file as :class:`StoreWriteFailed` / :class:`DatabaseDamaged`
+        with what to do; None for other errors."""
+        if is_write_failure(exc):
+            return StoreWriteFailed(write_failed_message(self.path, exc, doing))
+        if is_damage(exc):
+            first = str(exc).strip().splitlines()[0]
+            return DatabaseDamaged(damaged_message(self.path, f"cannot be read (DuckDB: {first})"))
+        return None
 
     def publish(self) -> Path | None:
         """Publish the read snapshot now (no-op for an in-memory database)."""
@@ -115,14 +188,20 @@ class Writer:
 
     def _exec(self, sql: str, params: list | None = None) -> list:
         # DuckDB 2 refuses new work while a result is unread, so DML results are always drained.
-        return self.con.execute(sql, params or []).fetchall()
+        try:
+            return self.con.execute(sql, params or []).fetchall()
+        except duckdb.Error as exc:
+            translated = self._translated(exc, "writing it")
+            if translated is None:
+                raise
+            raise translated from exc
 
     def query(self, sql: str, params: list | tuple | None = None) -> pd.DataFrame:
         """Run a read query on the live database (the writer's own view, no snapshot)."""
         return self.con.execute(sql, list(params or [])).df()
 
     def _transaction(self):
-        return _Transaction(self.con)
+        return _Transaction(self.con, self._translated)
 
     # -- datasets ----------------------------------------------------------------------------
     def upsert_dataset(self, record: Mapping) -> None:
@@ -287,13 +366,26 @@ class Writer:
 class _Transaction:
     """``BEGIN``/``COMMIT`` around a block, ``ROLLBACK`` if it raises."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection):
+    def __init__(self, con: duckdb.DuckDBPyConnection, translate=None):
         self.con = con
+        self.translate = translate or (lambda exc, doing: None)
 
     def __enter__(self):
         self.con.execute("BEGIN TRANSACTION").fetchall()
         return self.con
 
     def __exit__(self, exc_type, exc, tb):
-        self.con.execute("ROLLBACK" if exc_type else "COMMIT").fetchall()
+        if exc_type is None:
+            try:
+                self.con.execute("COMMIT").fetchall()
+            except duckdb.Error as failed:
+                translated = self.translate(failed, "committing to it")
+                if translated is None:
+                    raise
+                raise translated from failed
+            return False
+        try:
+            self.con.execute("ROLLBACK").fetchall()
+        except duckdb.Error as rollback:  # e.g. a fatal error invalidated the database: report the first
+            log.warning("rollback after %s failed: %s", exc_type.__name__, rollback)
         return False
