@@ -14,6 +14,14 @@ metric AUC) with one aggregation strategy selected. Two measurements, medians of
 
 Also measured: the default view (R-M, Q-M, R-Nem side by side) and R-Kem (exact Kemeny) and
 Q-Imp, which are not heuristics. Usage: ``.venv/bin/python benchmarks/bench_pages.py [--repeat 5]``.
+
+Growth (``--grow 1e6 [--baseline REV]``): a database of the published results grown to that many
+result rows (``benchmarks/growth.py``: new dataset ids, perturbed scores, written by the
+``Writer``), and the pages' first queries on a freshly opened snapshot, as a first visit after a
+new snapshot runs them: the filter options (``factor_levels``, target <= 0.3 s at 1M rows), the
+headline counts, the datasets of the view and one setting's scores. ``--baseline REV`` times
+the same queries on a copy of that database whose ``scores`` view is the one of git revision
+REV, alternating with the current one in this process, and checks both give the same rows.
 """
 from __future__ import annotations
 
@@ -110,11 +118,118 @@ def time_rerun(strategies: list[str], repeat: int) -> float:
     return statistics.median(times)
 
 
+def _load() -> str:
+    return "/".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def grown_db(workdir: Path, rows: int) -> Path:
+    """A database of the published results plus grown copies, ``rows`` result rows in all."""
+    from growth import grow
+
+    from encbench.store.importer import PUBLISHED_RUN_ID
+    from encbench.store.published import load_published_results
+
+    path = workdir / "grown.duckdb"
+    with Writer(path) as writer:
+        import_published(writer)
+        extra = grow(load_published_results(), rows)
+        extra = extra[extra["dataset"].str.contains("~", regex=False)]
+        for dataset in sorted(set(extra["dataset"])):
+            writer.upsert_dataset({"dataset": dataset, "name": dataset, "source": "upload"})
+        writer.write_results(extra.assign(run_id=PUBLISHED_RUN_ID, fold=-1, n_folds=1, status="ok",
+                                          error=None, encode_time=extra["time"]))
+    return path
+
+
+def _view_sql(revision: str) -> str:
+    """The newest ``CREATE VIEW scores`` statement among the migrations of git ``revision``."""
+    import subprocess
+
+    names = subprocess.run(["git", "ls-tree", "--name-only", revision, "db/migrations/"], cwd=REPO,
+                           capture_output=True, text=True, check=True).stdout.split()
+    for name in sorted(names, reverse=True):
+        text = subprocess.run(["git", "show", f"{revision}:{name}"], cwd=REPO, capture_output=True,
+                              text=True, check=True).stdout
+        if "CREATE VIEW scores" in text:
+            return text[text.index("CREATE VIEW scores"):]
+    raise ValueError(f"no CREATE VIEW scores in the migrations of {revision!r}")
+
+
+def first_queries(reader: Reader) -> dict[str, float]:
+    """Seconds of each query a page's first visit runs, in order, on ``reader``."""
+    steps = {
+        "filter options (factor_levels)": lambda: queries.factor_levels(reader),
+        "headline counts (summary)": lambda: queries.summary(reader, origins=["published"]),
+        "view datasets": lambda: queries.datasets_with_scores(reader, ["published"]),
+        "one setting's scores": lambda: queries.load_scores(
+            reader, models=["LogReg"], tunings=["no"], scorings=["AUC"], origins=["published"],
+            splits=["cv"]),
+    }
+    out = {}
+    for label, step in steps.items():
+        start = time.perf_counter()
+        step()
+        out[label] = time.perf_counter() - start
+    return out
+
+
+def growth(rows: int, repeat: int, baseline: str | None) -> None:
+    import shutil
+
+    import duckdb
+
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.perf_counter()
+        path = grown_db(Path(tmp), rows)
+        snapshots = {"current": snapshot_path(path)}
+        print(f"grown database: {rows:,} result rows, written in {time.perf_counter() - start:.0f} s")
+        if baseline:
+            old = Path(tmp) / "baseline.read.duckdb"
+            shutil.copyfile(snapshot_path(path), old)
+            with duckdb.connect(str(old)) as con:
+                con.execute("DROP VIEW scores")
+                con.execute(_view_sql(baseline))
+            snapshots = {f"baseline {baseline}": old, **snapshots}
+            rows_of = {}
+            for name, file in snapshots.items():
+                with duckdb.connect(str(file), read_only=True) as con:
+                    rows_of[name] = con.execute("SELECT * FROM scores ORDER BY ALL").fetchall()
+            first, *others = rows_of.values()
+            print(f"scores view rows identical across versions: {all(first == o for o in others)} "
+                  f"({len(first):,} rows)")
+        times: dict[str, list[dict[str, float]]] = {name: [] for name in snapshots}
+        for _ in range(repeat):
+            for name, file in snapshots.items():
+                with duckdb.connect(str(file), read_only=True) as con:  # a fresh snapshot open
+                    times[name].append(first_queries(_Connection(con)))
+        labels = list(next(iter(times.values()))[0])
+        print(f"first queries on a fresh snapshot, medians of {repeat} (load {_load()})")
+        print(f"{'query':<34}" + "".join(f"{name:>22}" for name in snapshots))
+        for label in labels:
+            print(f"{label:<34}" + "".join(
+                f"{statistics.median(t[label] for t in runs) * 1000:>19.0f} ms" for runs in times.values()))
+
+
+class _Connection:
+    """A DuckDB connection as a query source (``query(sql, params) -> DataFrame``)."""
+
+    def __init__(self, con):
+        self.con = con
+
+    def query(self, sql, params=None):
+        return self.con.execute(sql, params or []).df()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--skip-rerun", action="store_true", help="only the compute path")
+    parser.add_argument("--grow", type=float, default=0, help="result rows of a grown database, e.g. 1e6")
+    parser.add_argument("--baseline", default=None, help="a git revision whose scores view to time beside")
     args = parser.parse_args()
+    if args.grow:
+        growth(int(args.grow), args.repeat, args.baseline)
+        return 0
     logging.basicConfig(level=logging.WARNING)
     logging.getLogger("streamlit").setLevel(logging.ERROR)
     with tempfile.TemporaryDirectory() as tmp:

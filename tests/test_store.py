@@ -409,3 +409,45 @@ def test_database_problem_reads_the_headers_as_duckdb_checks_them(tmp_path):
     assert damaged(lambda d: d.__delitem__(slice(size - 1000, None))).startswith("is truncated")
     assert damaged(lambda d: d.__delitem__(slice(3 * 4096 + 262_144, None))) is None
     assert "Could not read enough bytes" in read_problem(path)
+
+
+def test_scores_view_equals_a_naive_aggregation_for_one_row_and_folded_runs(mem_writer):
+    """Runs of one row per experiment (published, fold -1) pass through the view, every other
+    run is grouped: both give what a naive per-experiment average in fold order gives, bit for
+    bit, and a run that only looks like one row per experiment (two fold values, a failure)
+    is grouped and filtered as before."""
+    rng = np.random.default_rng(8)
+    rows = []
+    for run_id, origin in (("pub", "published"), ("two-folds", "local"), ("fails", "local"),
+                           ("cv3", "local")):
+        mem_writer.ensure_run(run_id, origin=origin)
+    for i, encoder in enumerate(("OH", "MT", "CB")):
+        for dataset in ("1", "2"):
+            rows.append(_row(run_id="pub", dataset=dataset, encoder=encoder, fold=-1, n_folds=1,
+                             cv_score=float(rng.random()), time=float(rng.random()),
+                             encode_time=float(rng.random())))
+            rows.append(_row(run_id="fails", dataset=dataset, encoder=encoder, fold=0, n_folds=1,
+                             cv_score=float(rng.random()),
+                             status="failed" if (i, dataset) == (1, "2") else "ok"))
+            for fold in range(3 if (i, dataset) != (2, "1") else 2):          # one incomplete
+                rows.append(_row(run_id="cv3", dataset=dataset, encoder=encoder, fold=fold,
+                                 n_folds=3, cv_score=float(rng.random()), time=float(rng.random()),
+                                 encode_time=float(rng.random())))
+        for fold in (-1, 0):  # n_folds 1 but two rows: an experiment the view never shows
+            rows.append(_row(run_id="two-folds", encoder=encoder, fold=fold, n_folds=1,
+                             cv_score=float(rng.random())))
+    mem_writer.write_results(rows)
+    got = mem_writer.query("SELECT * FROM scores ORDER BY run_id, dataset, encoder")
+
+    frame = pd.DataFrame(rows).sort_values("fold")
+    expected = []
+    for (run_id, dataset, encoder), group in frame.groupby(["run_id", "dataset", "encoder"], sort=True):
+        if (group["status"] == "ok").all() and len(group) == group["n_folds"].max():
+            mean = lambda column: sum(group[column].tolist(), start=0.0) / len(group)  # noqa: E731
+            expected.append((dataset, encoder, run_id, mean("cv_score"), sum(group["time"].tolist(), start=0.0),
+                             None if group["encode_time"].isna().all() else mean("encode_time")))
+    assert [(r.dataset, r.encoder, r.run_id, r.cv_score, r.time,
+             None if pd.isna(r.encode_time) else r.encode_time) for r in got.itertuples()] == expected
+    assert set(got["run_id"]) == {"pub", "fails", "cv3"}
+    assert len(got[got["run_id"] == "fails"]) == 5 and len(got[got["run_id"] == "cv3"]) == 5
+    assert got.loc[got["run_id"] == "pub", "origin"].unique().tolist() == ["published"]
