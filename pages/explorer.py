@@ -211,7 +211,7 @@ if not pairs.empty:
     for dataset, agreement in agreements(db, version, filter_key).items():
         if agreement.low:
             with st.container(key=f"agreement-{dataset}"):
-                st.warning(agreement.message(names.get(dataset, dataset)), icon=":material/rule:")
+                st.warning(agreement.message(common.md_text(names.get(dataset, dataset))), icon=":material/rule:")
     diff = pairs["difference"]
     st.markdown(f"Mean difference **{diff.mean():+.4f}**, mean absolute difference "
                 f"**{diff.abs().mean():.4f}**, largest **{diff.abs().max():.4f}** "

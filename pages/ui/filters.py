@@ -13,6 +13,7 @@ from encbench.experiment import EXPERIMENT_KEY
 from encbench.views import origins as origin_views
 from encbench.vocab import ordered
 from pages.ui.store import beyond_view, data_key, datasets_table, local_overview, raw_scores
+from pages.ui.text import md_text
 from pages.ui.widgets import _warn_unknown_url_values, multiselect
 
 log = logging.getLogger(__name__)
@@ -173,8 +174,9 @@ def origin_banner(choice: str, prefer: str, **filters) -> None:
     with st.container(key="origin-banner"):
         st.warning(text, icon=":material/merge_type:")
     if choice == "both":  # never mix silently scores that disagree with the published ones
-        for name, agreement, counted in _disagreeing(db, version, key, prefer):
-            with st.container(key=f"origin-disagreement-{name}"):
+        for raw_name, agreement, counted in _disagreeing(db, version, key, prefer):
+            name = md_text(raw_name)
+            with st.container(key=f"origin-disagreement-{raw_name}"):
                 st.warning(
                     f"Local scores on {name} disagree with its published scores ({agreement}; README, "
                     f"'Differences from the published study'): "

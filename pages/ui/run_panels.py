@@ -130,7 +130,7 @@ def show_agreement(dataset: str, local: pd.DataFrame, published: pd.DataFrame, n
         return
     with st.container(key=f"agreement-{dataset}"):
         if agreement.low:
-            st.warning(agreement.message(name), icon=":material/rule:")
+            st.warning(agreement.message(text.md_text(name)), icon=":material/rule:")
         else:
             st.caption(f"Published dataset: {agreement.within} of {agreement.cells} experiments "
                        f"({agreement.share:.0%}) are within {agreement.tolerance:g} of their published score.")
