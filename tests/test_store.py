@@ -443,7 +443,7 @@ def test_scores_view_equals_a_naive_aggregation_for_one_row_and_folded_runs(mem_
     expected = []
     for (run_id, dataset, encoder), group in frame.groupby(["run_id", "dataset", "encoder"], sort=True):
         if (group["status"] == "ok").all() and len(group) == group["n_folds"].max():
-            mean = lambda column: sum(group[column].tolist(), start=0.0) / len(group)  # noqa: E731
+            mean = lambda column, group=group: sum(group[column].tolist(), start=0.0) / len(group)  # noqa: E731
             expected.append((dataset, encoder, run_id, mean("cv_score"), sum(group["time"].tolist(), start=0.0),
                              None if group["encode_time"].isna().all() else mean("encode_time")))
     assert [(r.dataset, r.encoder, r.run_id, r.cv_score, r.time,
