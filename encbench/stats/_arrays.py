@@ -30,15 +30,17 @@ def rank_last_axis(x: np.ndarray, *, descending: bool) -> tuple[np.ndarray, np.n
     s = np.take_along_axis(key, order, axis=-1)
     m = x.shape[-1]
     starts = np.ones(s.shape, dtype=bool)
-    starts[..., 1:] = s[..., 1:] != s[..., :-1]
+    np.not_equal(s[..., 1:], s[..., :-1], out=starts[..., 1:])
     ends = np.ones(s.shape, dtype=bool)
     ends[..., :-1] = starts[..., 1:]
-    position = np.broadcast_to(np.arange(m), s.shape)
-    first = np.maximum.accumulate(np.where(starts, position, 0), axis=-1)
-    last = np.flip(np.minimum.accumulate(np.flip(np.where(ends, position, m), -1), axis=-1), -1)
+    # positions as int32 and counts summed as float: half the memory traffic of int64 and no
+    # conversion pass (exact: a row holds far fewer than 2**31 values)
+    position = np.broadcast_to(np.arange(m, dtype=np.int32), s.shape)
+    first = np.maximum.accumulate(np.where(starts, position, np.int32(0)), axis=-1)
+    last = np.flip(np.minimum.accumulate(np.flip(np.where(ends, position, np.int32(m)), -1), axis=-1), -1)
     dense = np.empty(s.shape)
     average = np.empty(s.shape)
-    np.put_along_axis(dense, order, np.cumsum(starts, axis=-1).astype(float), axis=-1)
+    np.put_along_axis(dense, order, np.cumsum(starts, axis=-1, dtype=np.float64), axis=-1)
     np.put_along_axis(average, order, (first + last) / 2.0 + 1.0, axis=-1)
     missing = np.isnan(x)
     dense[missing] = np.nan
@@ -75,7 +77,16 @@ def nanquantile_last(x: np.ndarray, q: float) -> np.ndarray:
     when the fraction is at least 0.5), so that Q-RM's IQR-0 test and rescaled values agree
     exactly with ``numpy.percentile``/``scipy.stats.iqr`` as the study used them.
     """
+    return _quantile_of_sorted(*_sorted_with_counts(x), q)
+
+
+def nanquantiles_last(x: np.ndarray, qs) -> list[np.ndarray]:
+    """:func:`nanquantile_last` at each of ``qs``, from one sort of ``x``."""
     s, n = _sorted_with_counts(x)
+    return [_quantile_of_sorted(s, n, q) for q in qs]
+
+
+def _quantile_of_sorted(s: np.ndarray, n: np.ndarray, q: float) -> np.ndarray:
     position = (n - 1) * q
     below = np.floor(position).astype(np.int64)
     above = np.minimum(below + 1, np.maximum(n - 1, 0))

@@ -108,9 +108,12 @@ def check_scores(scores: object, by: tuple[str, ...] = ()) -> pd.DataFrame:
     columns = list(required)
     if "scoring" in scores.columns and "scoring" not in columns:  # for the metric's direction
         columns.insert(0, "scoring")
-    frame = scores.loc[:, columns]
-    frame = frame.assign(cv_score=values)
-    frame = frame[~np.isnan(values)]
+    # one copy of the columns used (millions of rows: every further copy counts)
+    frame = pd.DataFrame({c: scores[c] for c in columns if c != "cv_score"}, index=scores.index)
+    frame["cv_score"] = values
+    usable = ~np.isnan(values)
+    if not usable.all():
+        frame = frame[usable]
     if len(frame) == 0:
         raise ValueError("scores has no usable rows: got only missing (NaN) cv_score values")
     for column in required[:-1]:
@@ -119,9 +122,61 @@ def check_scores(scores: object, by: tuple[str, ...] = ()) -> pd.DataFrame:
     return frame
 
 
+def _codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(codes, labels, order)``: each row's index into ``labels`` (the column's distinct values,
+    each one used, in no particular order) and the order that sorts ``labels``.
+
+    A categorical column gives its codes without hashing a value; any other column is hashed
+    once, unsorted. Nothing is sorted but the distinct values: the cube is put in label order
+    afterwards, one pass over its cells instead of one over the rows per column.
+    """
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        codes = column.cat.codes.to_numpy()  # int8 or int16 for a few categories
+        labels = np.asarray(column.cat.categories, dtype=object)
+        if len(codes) and codes.min() >= 0:
+            counts = np.bincount(codes, minlength=len(labels))
+            if not counts.all():  # categories no row uses: left out
+                used = np.flatnonzero(counts)
+                lookup = np.zeros(len(labels), dtype=np.int64)
+                lookup[used] = np.arange(len(used))
+                codes, labels = lookup[codes], labels[used]
+    else:
+        codes, labels = pd.factorize(column, sort=False)
+        labels = np.asarray(labels, dtype=object)
+    if len(codes) and codes.min() < 0:  # a missing value: pandas' own rules for it
+        codes, labels = pd.factorize(column, sort=True)
+        return codes.astype(np.int64), np.asarray(labels, dtype=object), np.arange(len(labels))
+    try:
+        order = np.argsort(labels, kind="stable")
+    except TypeError:  # values that do not compare (numbers and text): pandas sorts them
+        codes, labels = pd.factorize(column.astype(object), sort=True)
+        return codes.astype(np.int64), np.asarray(labels, dtype=object), np.arange(len(labels))
+    return codes, labels, order
+
+
 def _factorize(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    codes, uniques = pd.factorize(column, sort=True)
-    return codes.astype(np.int64), np.asarray(uniques, dtype=object)
+    """``(codes, labels)`` as ``pandas.factorize(column, sort=True)`` gives them."""
+    codes, labels, order = _codes(column)
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    return rank[codes], labels[order]
+
+
+def _combinations(codes: list[np.ndarray], dims: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """``(unique flat keys, group of each row)`` of the rows' factor combinations, in the order
+    of their codes.
+
+    The combinations are few (models x tunings x scorings), so a count per possible key finds
+    the ones present in one pass, where sorting millions of keys took most of the cube's time.
+    """
+    flat_key = np.ravel_multi_index(tuple(codes), dims)
+    size = int(np.prod(dims, dtype=np.int64))
+    if size > 4 * len(flat_key) + 1_000_000:  # sparse combinations: sort instead
+        return np.unique(flat_key, return_inverse=True)
+    unique_keys = np.flatnonzero(np.bincount(flat_key, minlength=size))
+    lookup = np.empty(size, dtype=np.int64)
+    lookup[unique_keys] = np.arange(len(unique_keys))
+    return unique_keys, lookup[flat_key]
 
 
 def build_cube(scores: object, by: tuple[str, ...] = ()) -> Cube:
@@ -134,26 +189,35 @@ def build_cube(scores: object, by: tuple[str, ...] = ()) -> Cube:
     """
     by = tuple(by)
     frame = check_scores(scores, by)
-    key_codes, key_labels = [], []
-    for column in by:
-        codes, labels = _factorize(frame[column])
-        key_codes.append(codes)
-        key_labels.append(labels)
+    # every code below is in first-appearance order; the cube is sorted by label at the end
+    parts = [_codes(frame[column]) for column in by]
     if by:
-        dims = tuple(len(labels) for labels in key_labels)
-        flat_key = np.ravel_multi_index(tuple(key_codes), dims)
-        unique_keys, group = np.unique(flat_key, return_inverse=True)
+        dims = tuple(len(labels) for _, labels, _ in parts)
+        unique_keys, group = _combinations([codes for codes, _, _ in parts], dims)
         per_column = np.unravel_index(unique_keys, dims)
-        keys = pd.DataFrame({c: labels[codes] for c, labels, codes in zip(by, key_labels, per_column)})
+        keys = pd.DataFrame({c: labels[codes] for c, (_, labels, _), codes in zip(by, parts, per_column)})
+        ranks = []
+        for (_, _, order), codes in zip(parts, per_column):
+            rank = np.empty(len(order), dtype=np.int64)
+            rank[order] = np.arange(len(order))
+            ranks.append(rank[codes])
+        group_order = np.lexsort(ranks[::-1])  # the combinations in key order
     else:
         group = np.zeros(len(frame), dtype=np.int64)
         keys = pd.DataFrame(index=pd.RangeIndex(1))
-    d_codes, datasets = _factorize(frame["dataset"])
-    e_codes, encoders = _factorize(frame["encoder"])
+        group_order = np.zeros(1, dtype=np.int64)
+    d_codes, datasets, d_order = _codes(frame["dataset"])
+    e_codes, encoders, e_order = _codes(frame["encoder"])
     n_groups, n_datasets, n_encoders = len(keys), len(datasets), len(encoders)
-    flat = (group * n_datasets + d_codes) * n_encoders + e_codes
-    counts = np.bincount(flat, minlength=n_groups * n_datasets * n_encoders)
-    if counts.max() > 1:
+    flat = group * n_datasets
+    flat += d_codes
+    flat *= n_encoders
+    flat += e_codes
+    size = n_groups * n_datasets * n_encoders
+    seen = np.zeros(size, dtype=bool)
+    seen[flat] = True
+    if np.count_nonzero(seen) < len(flat):  # a cell written twice
+        counts = np.bincount(flat, minlength=size)
         cell = int(np.flatnonzero(counts > 1)[0])
         g, rest = divmod(cell, n_datasets * n_encoders)
         d, e = divmod(rest, n_encoders)
@@ -167,10 +231,17 @@ def build_cube(scores: object, by: tuple[str, ...] = ()) -> Cube:
             f"encoder={encoders[e]!r}{', ' + where if where else ''}: expected one{hint}"
         )
     metrics, sign = _orientation(frame, group, n_groups, keys, by)
-    values = np.full(n_groups * n_datasets * n_encoders, np.nan)
-    values[flat] = frame["cv_score"].to_numpy() * sign[group]
-    return Cube(values.reshape(n_groups, n_datasets, n_encoders), keys, datasets, encoders,
-                metrics, sign)
+    values = np.full(size, np.nan)
+    scores_in = frame["cv_score"].to_numpy()
+    values[flat] = scores_in * sign[group] if (sign < 0).any() else scores_in
+    values = values.reshape(n_groups, n_datasets, n_encoders)
+    # label order on every axis: one pass over the cells, skipped where it is already so
+    identity = [np.array_equal(o, np.arange(len(o))) for o in (group_order, d_order, e_order)]
+    if not all(identity):
+        values = values[np.ix_(group_order, d_order, e_order)]
+    keys = keys.iloc[group_order].reset_index(drop=True)
+    metrics = tuple(metrics[g] for g in group_order) if metrics else metrics
+    return Cube(values, keys, datasets[d_order], encoders[e_order], metrics, sign[group_order])
 
 
 def _orientation(frame: pd.DataFrame, group: np.ndarray, n_groups: int, keys: pd.DataFrame,
@@ -187,12 +258,16 @@ def _orientation(frame: pd.DataFrame, group: np.ndarray, n_groups: int, keys: pd
     sign = np.ones(n_groups)
     if "scoring" not in frame.columns:
         return (), sign
-    codes, names = _factorize(frame["scoring"].astype(str))
-    pairs = np.unique(group * len(names) + codes)
-    per_group: list[list[str]] = [[] for _ in range(n_groups)]
-    for pair in pairs:
-        g, code = divmod(int(pair), len(names))
-        per_group[g].append(str(names[code]))
+    if "scoring" in by:  # one metric per combination: its key says which
+        per_group: list[list[str]] = [[str(m)] for m in keys["scoring"]]
+    else:
+        codes, names = _factorize(frame["scoring"].astype(str))
+        pairs = np.flatnonzero(np.bincount(group * len(names) + codes,
+                                           minlength=n_groups * len(names)))
+        per_group = [[] for _ in range(n_groups)]
+        for pair in pairs:  # in name order within each combination
+            g, code = divmod(int(pair), len(names))
+            per_group[g].append(str(names[code]))
     for g, metrics in enumerate(per_group):
         directions = {greater_is_better(m) for m in metrics}
         if len(directions) > 1:

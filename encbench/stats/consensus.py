@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from encbench import vocab
-from encbench.stats._arrays import dense_rank, nanmean, nanmedian_last, nanquantile_last, rank_last_axis
+from encbench.stats._arrays import dense_rank, nanmean, nanmedian_last, nanquantiles_last, rank_last_axis
 from encbench.stats._checks import check_alpha, check_n_iter, check_theta, check_time_limit
 from encbench.stats._cube import Cube, build_cube
 from encbench.stats.elo import bradley_terry_strengths, snap_ties
@@ -133,7 +133,8 @@ def _q_rm(v: _Votes) -> np.ndarray:
     # Per dataset: (score - min) / IQR over the encoders present (numpy linear quantiles);
     # datasets with IQR 0 are left out for every encoder (the study's convention).
     low = np.fmin.reduce(v.values, axis=2, initial=np.inf)
-    iqr = nanquantile_last(v.values, 0.75) - nanquantile_last(v.values, 0.25)
+    upper, lower = nanquantiles_last(v.values, (0.75, 0.25))
+    iqr = upper - lower
     usable = iqr != 0  # NaN (absent dataset) compares unequal, but its scores are NaN anyway
     with np.errstate(invalid="ignore", divide="ignore"):
         rescaled = (v.values - low[:, :, None]) / iqr[:, :, None]

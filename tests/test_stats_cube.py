@@ -1,0 +1,75 @@
+"""The score cube: cells as a naive pivot puts them, whatever the row order and the key columns'
+dtype (text, or categories in any order with some unused)."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from encbench.stats import consensus_table
+from encbench.stats._cube import build_cube
+
+BY = ("model", "tuning", "scoring")
+
+
+def _scores(seed: int = 3) -> pd.DataFrame:
+    """Seeded scores of 2 x 2 x 2 combinations, 7 datasets, 5 encoders, about 15 % missing,
+    rows shuffled (so no column is in sorted order)."""
+    rng = np.random.default_rng(seed)
+    rows = [(m, t, s, f"d{d}", f"E{e}", float(rng.random()))
+            for m in ("LogReg", "DT") for t in ("no", "model") for s in ("AUC", "Acc")
+            for d in (3, 11, 2, 7, 5, 13, 1) for e in (4, 0, 2, 1, 3)]
+    frame = pd.DataFrame(rows, columns=[*BY, "dataset", "encoder", "cv_score"])
+    frame = frame[rng.random(len(frame)) > 0.15]
+    return frame.iloc[rng.permutation(len(frame))].reset_index(drop=True)
+
+
+def _naive(frame: pd.DataFrame) -> tuple[list, list, list, np.ndarray]:
+    """Combinations, datasets, encoders (each sorted) and the (G, D, E) array, cell by cell."""
+    combos = sorted(set(map(tuple, frame[list(BY)].to_numpy())))
+    datasets, encoders = sorted(set(frame["dataset"])), sorted(set(frame["encoder"]))
+    values = np.full((len(combos), len(datasets), len(encoders)), np.nan)
+    for row in frame.itertuples(index=False):
+        g = combos.index((row.model, row.tuning, row.scoring))
+        values[g, datasets.index(row.dataset), encoders.index(row.encoder)] = row.cv_score
+    return combos, datasets, encoders, values
+
+
+def _as_categories(frame: pd.DataFrame) -> pd.DataFrame:
+    """Key columns as categories in reverse order, each with a category no row uses."""
+    out = frame.copy()
+    for column in (*BY, "dataset", "encoder"):
+        categories = sorted(set(frame[column]), reverse=True) + ["zz-unused"]
+        out[column] = pd.Categorical(frame[column], categories=categories)
+    return out
+
+
+@pytest.mark.parametrize("kind", ["text", "categories", "sorted categories"])
+def test_the_cube_holds_each_score_where_a_naive_pivot_puts_it(kind):
+    frame = _scores()
+    combos, datasets, encoders, expected = _naive(frame)
+    given = {"text": frame, "categories": _as_categories(frame),
+             "sorted categories": frame.astype({c: "category" for c in (*BY, "dataset", "encoder")})}[kind]
+    cube = build_cube(given, BY)
+    assert list(map(tuple, cube.keys[list(BY)].to_numpy())) == combos
+    assert cube.datasets.tolist() == datasets and cube.encoders.tolist() == encoders
+    assert np.array_equal(cube.values, expected, equal_nan=True)
+    assert cube.metrics == tuple((s,) for _, _, s in combos)
+    assert cube.signs().tolist() == [1.0] * len(combos)
+
+
+def test_rankings_do_not_depend_on_the_key_columns_dtype():
+    frame = _scores(seed=9)
+    text = consensus_table(frame)
+    assert text.equals(consensus_table(_as_categories(frame)).astype(text.dtypes.to_dict()))
+    assert text.equals(consensus_table(frame.iloc[::-1]))
+
+
+def test_a_duplicate_cell_is_named_whatever_the_dtype():
+    frame = _scores()
+    twice = pd.concat([frame, frame.iloc[[0]]], ignore_index=True)
+    first = frame.iloc[0]
+    for given in (twice, _as_categories(twice)):
+        with pytest.raises(ValueError, match=rf"2 rows for dataset='{first.dataset}', "
+                                             rf"encoder='{first.encoder}', model='{first.model}'"):
+            build_cube(given, BY)
