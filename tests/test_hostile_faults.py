@@ -81,11 +81,12 @@ def _plant_unreadable(queue: RunQueue, tag: str) -> set[str]:
 @pytest.mark.slow
 def test_unreadable_requests_are_quarantined_by_the_worker_and_the_pages(private_db):
     db = private_db
+    owner = "a" * 32                                          # the app session that launched it
     with Writer(db) as w:
-        w.ensure_run("local-doomed", origin="local", label="to delete")
+        w.ensure_run("local-doomed", origin="local", label="to delete", owner=owner)
     queue = RunQueue(db)
     planted = _plant_unreadable(queue, "w")
-    queue.submit("delete", {"run_id": "local-doomed"})
+    queue.submit("delete", {"run_id": "local-doomed", "owner": owner})
 
     # a real worker process: it used to exit at every start on `{}` (KeyError: 'kind')
     assert queue.ensure_worker(idle_exit=0.5)
@@ -143,7 +144,7 @@ def test_a_request_its_workers_keep_dying_on_is_failed_with_the_reason(private_d
     n_before, distinct_before = _local_results(db)
     assert 0 < n_before == distinct_before
 
-    queue.submit("delete", {"run_id": "local-unknown"})     # the queue is not blocked behind it
+    queue.submit("delete", {"run_id": "local-unknown", "owner": "b" * 32})   # not blocked behind it
     assert queue.ensure_worker(idle_exit=0.5)
     _wait(lambda: len(queue.done()) == 2 and not queue.worker_running(), 60, "the last worker")
     outcomes = {r.kind: r for r in queue.done()}
