@@ -132,6 +132,10 @@ def cmd_db_info(args) -> int:
         info = queries.summary(source)
         print(f"database: {db_path}")
         print("  " + ", ".join(f"{k}: {v}" for k, v in info.items()))
+        origins = source.query("SELECT DISTINCT origin FROM runs ORDER BY origin")["origin"]
+        for origin in origins:  # the published benchmark, encbench's own results, local runs
+            part = queries.summary(source, origins=[origin])
+            print(f"  {origin}: " + ", ".join(f"{k}: {v}" for k, v in part.items()))
         for column in ("tuning", "model"):
             table = queries.counts_by(source, column)
             print(f"\nscores per origin and {column}:")

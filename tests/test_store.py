@@ -15,7 +15,8 @@ import pytest
 
 from encbench import vocab
 from encbench.store import (
-    PUBLISHED_RUN_ID, Reader, SnapshotMissing, Writer, apply_migrations, import_published, queries,
+    PUBLISHED_RUN_ID, Reader, SnapshotMissing, Writer, apply_migrations, import_encbench, import_published,
+    queries,
     snapshot_path,
 )
 from encbench.store.db import default_db_path, migration_files
@@ -315,6 +316,7 @@ def test_second_writer_gets_a_clear_error_and_db_init_needs_no_lock(tmp_path):
     path = tmp_path / "busy.duckdb"
     with Writer(path) as writer:
         import_published(writer)
+        import_encbench(writer)  # the shipped runs db init checks for (none without a seed file)
     # The holder publishes a snapshot first: copying its own database file must not give up
     # the write lock (POSIX locks drop when a process closes any descriptor of the file).
     holder = subprocess.Popen(
