@@ -38,14 +38,14 @@ MODEL_TUNING = ("bundled:monks-problems-2",)
 N_FOLDS = 5
 
 
-def cells(tuning: str, datasets) -> dict[str, float | None]:
+def cells(tuning: str, datasets, folds=range(N_FOLDS)) -> dict[str, float | None]:
     """``{"dataset/encoder/model/tuning/scoring/fold": score}`` of one part of the grid."""
     out = {}
     for spec in datasets:
         dataset = load_dataset(spec)
         payload = Payload.from_dataset(dataset)
         for encoder in ENCODERS:
-            for fold in range(N_FOLDS):
+            for fold in folds:
                 task = Task(dataset.key, encoder, fold, N_FOLDS, MODELS, METRICS, tuning)
                 for row in run_task(task, payload):
                     key = "/".join(str(row[k]) for k in
@@ -58,10 +58,13 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="JSON file the scores go to")
     parser.add_argument("--compare", type=Path, help="an earlier --out file to compare with")
+    parser.add_argument("--folds", default=",".join(map(str, range(N_FOLDS))),
+                        help="outer folds to run, 0-based and comma-separated (default: all 5)")
     args = parser.parse_args(argv)
+    folds = [int(f) for f in args.folds.split(",")]
     start = time.perf_counter()
-    scores = cells("no", NO_TUNING)
-    scores.update(cells("model", MODEL_TUNING))
+    scores = cells("no", NO_TUNING, folds)
+    scores.update(cells("model", MODEL_TUNING, folds))
     seconds = time.perf_counter() - start
     args.out.write_text(json.dumps(scores, indent=0, sort_keys=True))
     failed = sum(isinstance(v, str) for v in scores.values())
