@@ -3,6 +3,7 @@ import pandas as pd
 import streamlit as st
 
 from encbench import plots, stats, vocab
+from encbench.jobs import JobCancelled, ProcessJob
 from encbench.views import replicability
 from encbench.views.labels import combination_label
 from pages import common
@@ -95,22 +96,23 @@ if jobs:
     bar.empty()
 
 if KEM in strategies:
-    # R-Kem solves an exact Kemeny problem per sample (2 x pairs x sizes of them): it runs on a
-    # background thread that spreads them over 2 processes, so the page stays usable; a
-    # fragment shows its progress and a Cancel button, and the result joins the figure when done.
+    # R-Kem solves an exact Kemeny problem per sample (2 x pairs x sizes of them): it runs in a
+    # niced worker process (which spreads them over 2 processes), never on the server, so this
+    # page and every other visitor's stay usable; a fragment shows its progress and a Cancel
+    # button, and the result joins the figure when done.
     kem_key = (db, version, model, tuning, scoring, tuple(sizes), int(n_pairs), origins, prefer, split)
     kem_jobs = st.session_state.setdefault("replicability_kem", {})
     for key in [k for k in kem_jobs if k != kem_key and not kem_jobs[k].finished]:
         kem_jobs.pop(key).cancel()             # the view changed: stop work nobody will see
     job = kem_jobs.get(kem_key)
     if job is None:
-        job = kem_jobs[kem_key] = common.BackgroundJob(
+        job = kem_jobs[kem_key] = ProcessJob(
             stats.replicability, rows[["dataset", "encoder", "cv_score"]].copy(), sizes,
             n_pairs=int(n_pairs), seed=0, strategy=KEM, n_jobs=2)
     if job.finished and job.error is None:
         summaries.append(job.result.summary.assign(strategy=KEM))
         pairs.append(job.result.pairs.assign(strategy=KEM))
-    elif job.finished and isinstance(job.error, stats.ReplicabilityCancelled):
+    elif job.finished and isinstance(job.error, (stats.ReplicabilityCancelled, JobCancelled)):
         with st.container(horizontal=True, key="kem-cancelled"):
             st.info("R-Kem was cancelled; the figure shows the other strategies.")
             if st.button("Compute R-Kem", key="kem-restart"):
@@ -119,14 +121,16 @@ if KEM in strategies:
     elif job.finished:
         st.error(f"R-Kem could not be computed: {type(job.error).__name__}: {common.md_text(job.error)}")
     else:
-        @st.fragment(run_every=0.5)
-        def _kem_progress(job: common.BackgroundJob) -> None:
+        @st.fragment(run_every=1.0)
+        def _kem_progress(job: ProcessJob) -> None:
             if job.finished:
                 st.rerun()                      # the whole page: the figure gets the R-Kem line
             with st.container(key="kem-progress"):
-                st.progress(job.fraction, text=f"R-Kem: {job.done:,} of {job.total or 2 * int(n_pairs) * len(sizes):,} "
-                                               "exact Kemeny problems solved (2 processes). The page stays "
-                                               "usable; the R-Kem line is added when they are done.")
+                total = job.total or 2 * int(n_pairs) * len(sizes)
+                text = ("R-Kem waits for a free worker process (others are computing)." if job.queued else
+                        f"R-Kem: {job.done:,} of {total:,} exact Kemeny problems solved in a worker process.")
+                st.progress(job.fraction, text=text + " The page stays usable; the R-Kem line is added "
+                                                      "when they are done.")
                 if st.button("Cancel R-Kem", key="kem-cancel", disabled=job.cancelled):
                     job.cancel()
 
