@@ -268,9 +268,18 @@ def test_placement_matches_a_naive_recomputation(compared_run):
 
 def test_cli_refuses_leaky_encoder_and_name_collision(compared_run):
     db, _, _ = compared_run
+    # a dry run runs none of a custom encoder's code; the run's bounded pre-run check refuses it
+    from encbench.store import Reader
+
+    def run_ids():
+        with Reader(db) as reader:
+            return set(reader.query("SELECT run_id FROM runs")["run_id"])
+
+    runs_before = run_ids()
     leak = _cli("run", "--db", str(db), "--datasets", "bundled:tic-tac-toe",
-                "--encoders", "Leak=tests.byo_encoders:LeakyEncoder", "--models", "DT", "--dry-run")
-    assert leak.returncode == 2 and "leaks the target" in leak.stderr
+                "--encoders", "Leak=tests.byo_encoders:LeakyEncoder", "--models", "DT")
+    assert leak.returncode == 2 and "leaks the target" in leak.stderr, leak.stderr[-2000:]
+    assert run_ids() == runs_before  # nothing written
     clash = _cli("run", "--db", str(db), "--datasets", "bundled:tic-tac-toe",
                  "--encoders", f"MT={FREQ}", "--models", "DT", "--dry-run")
     assert clash.returncode == 2 and "collides with the study's encoder 'MT'" in clash.stderr

@@ -29,7 +29,7 @@ UNREACHABLE = "http://127.0.0.1:9/api/v1/xml"  # discard port: connection refuse
 REQUIRED = ["credit-g", "tic-tac-toe", "kr-vs-kp", "adult", "mushroom", "nursery", "sick",
             "credit-approval"]
 RECORD_COLUMNS = ["dataset", "name", "source", "openml_id", "n_rows", "n_features",
-                  "n_categorical", "target", "positive_class", "sha256"]
+                  "n_categorical", "target", "positive_class", "sha256", "task"]
 SHARED_MANIFEST = Path("/work/shared/data/datasets/MANIFEST.csv")
 
 
@@ -89,7 +89,7 @@ def test_bundled_lookup_by_name_and_id():
     assert list(record) == RECORD_COLUMNS
     assert record == {"dataset": "31", "name": "credit-g", "source": "bundled", "openml_id": 31,
                       "n_rows": 1000, "n_features": 20, "n_categorical": 13, "target": "class",
-                      "positive_class": "good", "sha256": by_name.sha256}
+                      "positive_class": "good", "sha256": by_name.sha256, "task": "binary"}
     assert by_name.classes == ("bad", "good") and int(by_name.y.sum()) == 700
 
 
