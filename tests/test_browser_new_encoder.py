@@ -66,7 +66,11 @@ def test_plugin_run_then_rank_among_the_32(server, tmp_path):
         with page.expect_download() as info:
             page.locator(".st-key-dl-table-ranks-csv button").click()
         data = Path(info.value.path()).read_text()
+        # the plain CSV's provenance (the plugin, its version) is the sidecar download beside it
+        with page.expect_download() as info:
+            page.locator(".st-key-dl-table-ranks-provenance button").click()
+        provenance = Path(info.value.path()).read_text()
         page.screenshot(path=str(tmp_path / "new_encoder.png"), full_page=True)
         assert not page.locator(".stException").count()
-    assert "tests.byo_encoders:make_frequency_rank" in data and "freq-plugin 0.3" in data
-    assert "R-Kem" in data.splitlines()[-2] or "R-Kem" in data
+    assert "tests.byo_encoders:make_frequency_rank" in provenance and "freq-plugin 0.3" in provenance
+    assert "FreqRank" in data and "R-Kem" in data.splitlines()[0]
