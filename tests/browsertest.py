@@ -99,3 +99,14 @@ def browser_page(*, height: int = 1600, timeout_ms: int = 60_000, downloads: boo
             yield page
         finally:
             browser.close()
+
+
+def download_button(page, key: str):
+    """The download button ``key`` (``dl-table-rankings-csv``), its Download menu opened first
+    (``exports-table-rankings``: the buttons are built while the menu is open)."""
+    button = page.locator(f".st-key-{key} button")
+    if not button.is_visible():
+        menu = "exports-" + key.removeprefix("dl-").rsplit("-", 1)[0]
+        page.locator(f".st-key-{menu} button").first.click()
+        button.wait_for()
+    return button

@@ -34,3 +34,11 @@ def charts(at: AppTest) -> list:
 def summary_line(at: AppTest) -> str:
     """The Consensus page's one-line summary of the first ranking."""
     return next(m.value for m in at.markdown if m.value.startswith("Best by "))
+
+
+def open_exports(at: AppTest, *items: str) -> AppTest:
+    """Open the Download menus ``exports-{item}`` (``"table-rankings"``, ``"chart-elo"``) and rerun:
+    their buttons are built only while a menu is open."""
+    for item in items:
+        at.session_state[f"exports-{item}"] = True
+    return at.run()

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from browsertest import browser_page, needs_chromium, streamlit_server
+from browsertest import browser_page, download_button, needs_chromium, streamlit_server
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
@@ -49,14 +49,14 @@ def test_consensus_model_change_download_and_screenshot(server, tmp_path):
         expect(summary).to_contain_text("Best by R-M: WoE")     # the ranking changed
         expect(page).to_have_url(re.compile(r"[?&]model=DT(&|$)"))  # filter state in the URL
 
-        button = page.locator(".st-key-dl-table-rankings-csv button")
+        button = download_button(page, "dl-table-rankings-csv")     # in the table's Download menu
         with page.expect_download() as info:
             button.click()
         download = info.value
         assert download.suggested_filename.startswith("encbench_consensus_rankings_model=DT_")
         data = Path(download.path()).read_bytes()
         with page.expect_download() as info:                   # the CSV's provenance, its sidecar
-            page.locator(".st-key-dl-table-rankings-provenance button").click()
+            download_button(page, "dl-table-rankings-provenance").click()
         sidecar = info.value
         provenance = json.loads(Path(sidecar.path()).read_text())
         page.screenshot(path=str(tmp_path / "consensus.png"), full_page=True)
@@ -84,7 +84,7 @@ def test_consensus_tabs_draw_the_open_one_and_stay_put_when_the_set_changes(serv
         page.goto(f"{server}/consensus?section=Rank+intervals")
         expect(selected()).to_have_text("Rank intervals", timeout=90_000)
         expect(page.get_by_text("R-M consensus rank with its 95% bootstrap interval")).to_be_visible()
-        expect(page.locator(".st-key-dl-table-rankings-csv")).to_have_count(0)   # Rankings is closed
+        expect(page.locator(".st-key-exports-table-rankings")).to_have_count(0)   # Rankings is closed
 
         field = page.locator(".st-key-istrategy input")
         field.click()
@@ -112,7 +112,7 @@ def test_consensus_tabs_draw_the_open_one_and_stay_put_when_the_set_changes(serv
         page.locator(".st-key-strategy").get_by_role("button", name="Remove R-Kem").click()
         expect(page.get_by_role("tab", name="Kemeny-Young")).to_have_count(0)
         expect(selected()).to_have_text("Rankings")
-        expect(page.locator(".st-key-dl-table-rankings-csv")).to_be_visible()
+        expect(page.locator(".st-key-exports-table-rankings")).to_be_visible()
         expect(page).not_to_have_url(re.compile(r"[?&]section="))
         assert page.locator("[data-testid='stException']").count() == 0
         assert not page.locator("[data-testid='stAlertContentError']").all_inner_texts()

@@ -9,14 +9,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from browsertest import browser_page, needs_chromium
+from browsertest import browser_page, download_button, needs_chromium
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
 
 def _download(page, key: str):
     with page.expect_download() as info:
-        page.locator(f".st-key-{key} button").click()
+        download_button(page, key).click()
     download = info.value
     return download.suggested_filename, Path(download.path()).read_bytes()
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from browsertest import REPO, browser_page, needs_chromium, streamlit_server
+from browsertest import REPO, browser_page, download_button, needs_chromium, streamlit_server
 from encbench.data import BUNDLED_DIR, read_table
 
 pytestmark = [pytest.mark.browser, needs_chromium]
@@ -64,11 +64,11 @@ def test_plugin_run_then_rank_among_the_32(server, tmp_path):
         expect(page.get_by_text(re.compile("freq-plugin 0.3"))).to_be_visible(timeout=WAIT)
         expect(page.locator(".vega-embed").first).to_be_visible(timeout=WAIT)
         with page.expect_download() as info:
-            page.locator(".st-key-dl-table-ranks-csv button").click()
+            download_button(page, "dl-table-ranks-csv").click()
         data = Path(info.value.path()).read_text()
         # the plain CSV's provenance (the plugin, its version) is the sidecar download beside it
         with page.expect_download() as info:
-            page.locator(".st-key-dl-table-ranks-provenance button").click()
+            download_button(page, "dl-table-ranks-provenance").click()
         provenance = Path(info.value.path()).read_text()
         page.screenshot(path=str(tmp_path / "new_encoder.png"), full_page=True)
         assert not page.locator(".stException").count()

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from browsertest import browser_page, needs_chromium, streamlit_server
+from browsertest import browser_page, download_button, needs_chromium, streamlit_server
 from encbench.data import BUNDLED_DIR, read_table
 from encbench.engine.queue import RunQueue
 pytestmark = [pytest.mark.browser, needs_chromium]
@@ -59,7 +59,7 @@ def test_upload_run_and_download_result(server, tmp_path):
         expect(page.get_by_text("done: 60 / 60 result rows")).to_be_visible(timeout=240_000)
         expect(page.get_by_text(re.compile("On your data the best encoder")).first).to_be_visible()
 
-        button = page.locator(".st-key-dl-table-result-LogReg-AUC-csv button")
+        button = download_button(page, "dl-table-result-LogReg-AUC-csv")
         with page.expect_download() as info:
             button.click()
         download = info.value

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from pagetest import charts, open_page, summary_line, texts
+from pagetest import charts, open_exports, open_page, summary_line, texts
 
 from encbench import vocab
 from encbench.views import consensus
@@ -63,6 +63,8 @@ def test_the_default_view_draws_only_the_rankings_tab():
     assert len(at.dataframe) == 1 and len(charts(at)) == 1          # rankings table, rank matrix
     assert not {"detail", "blocks", "istrategy"} & set(_keys(at, "selectbox"))
     assert "wilcoxon" not in _keys(at, "multiselect") and not _keys(at, "number_input")
+    assert not at.download_button                                       # built when a menu opens
+    open_exports(at, "table-rankings", "chart-rank-matrix")
     assert {b.key for b in at.download_button} == {
         f"dl-{kind}-{item}-{fmt}" for kind, item, formats in (("table", "rankings", ("csv", "parquet", "latex",
                                                                                   "provenance")),
@@ -348,6 +350,7 @@ def test_bayesian_tab_draws_the_posterior_of_two_chosen_encoders_with_a_url_boun
     assert table["p_a_better"].iloc[0] == pytest.approx(expected.p_a_better)
     assert len(charts(at)) == 1 and "assumes the datasets are independent" in shown
     assert "Assumes independent datasets" in charts(at)[0].proto.spec          # the figure says it too
+    open_exports(at, "chart-bayesian-simplex", "table-bayesian", "table-bayesian-draws")
     keys = {b.key for b in at.download_button}
     assert {"dl-chart-bayesian-simplex-png", "dl-table-bayesian-csv", "dl-table-bayesian-draws-csv"} <= keys
     at.number_input(key="rope").set_value(0.0).run()
@@ -376,6 +379,7 @@ def test_elo_tab_shows_ratings_calibrated_to_the_reference_and_the_win_rates():
     pd.testing.assert_frame_equal(table.reset_index(drop=True), expected.table)
     assert table.loc[table["encoder"] == "Drop", "elo"].item() == 1000.0
     assert len(charts(at)) == 2 and "Highest Elo: **" in texts(at)
+    open_exports(at, "chart-elo", "table-elo", "chart-win-rates", "table-win-rates")
     keys = {b.key for b in at.download_button}
     assert {"dl-chart-elo-png", "dl-table-elo-csv", "dl-chart-win-rates-svg", "dl-table-win-rates-parquet"} <= keys
     at.selectbox(key="elo_ref").set_value("OH").run()
@@ -413,6 +417,7 @@ def test_cd_diagram_against_a_control_with_bonferroni_dunn_and_holm():
     assert "Bonferroni-Dunn against OH, alpha = 0.1" in shown and f"CD = {expected.critical_difference:.2f}" in shown
     assert f"Holm finds {len(expected.differing())} of 31 different from OH" in shown
     assert len(charts(at)) == 1 and "Bonferroni-Dunn against OH" in charts(at)[0].proto.spec
+    open_exports(at, "chart-cd-control", "table-control-test")
     keys = {b.key for b in at.download_button}
     assert {"dl-chart-cd-control-png", "dl-table-control-test-csv"} <= keys
     at.selectbox(key="control").set_value("(none)").run()
@@ -432,4 +437,5 @@ def test_pairwise_tab_against_a_control_tests_it_against_every_other_encoder():
     higher = int((expected.table["significant"] & (expected.table["rank_biserial"] < 0)).sum())
     assert f"Against **Drop** (31 Wilcoxon tests, Holm, alpha = 0.05): **{higher}** score higher" in texts(at)
     assert "wilcoxon" not in _keys(at, "multiselect")                  # the control replaces the pair choice
+    open_exports(at, "table-wilcoxon-control")
     assert "dl-table-wilcoxon-control-csv" in {b.key for b in at.download_button}

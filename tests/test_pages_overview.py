@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from pagetest import charts, open_page, texts
+from pagetest import charts, open_exports, open_page, texts
 
 from encbench.store import Writer
 
@@ -26,6 +26,7 @@ def test_overview_shows_contents_and_headline(published_env):
     assert len(charts(at)) == 2                       # headline consensus + counts
     headline = at.dataframe[0].value
     assert len(headline) == 32 and headline["rank"].iloc[0] == 1
+    open_exports(at, "chart-headline-consensus", "table-headline-consensus")
     labels = {b.proto.label for b in at.download_button}
     assert {"CSV", "Parquet", "LaTeX", "Provenance", "PNG", "SVG"} <= labels
 

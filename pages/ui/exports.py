@@ -1,5 +1,10 @@
-"""Tables and charts with their download buttons (CSV, Parquet, LaTeX; PNG, SVG), each export
-carrying its provenance."""
+"""Tables and charts with their downloads (CSV, Parquet, LaTeX; PNG, SVG), each export carrying
+its provenance.
+
+Each table or chart has one "Download" menu (a popover); its buttons are built only while it is
+open, in a fragment of its own, so a page's rerun sends one element per item instead of four
+to six buttons (a filter change drew 16 to 20 of them on Sensitivity and the Overview), and
+opening a menu reruns the menu alone."""
 from __future__ import annotations
 
 import logging
@@ -14,17 +19,24 @@ from pages.ui.store import snapshot_label
 log = logging.getLogger(__name__)
 
 
+@st.fragment
 def _download_row(key: str, items: list[tuple[str, str, Callable[[], bytes], str]]) -> None:
-    with st.container(horizontal=True, gap="small", key=f"exports-{key}"):
-        for label, file_name, make, mime in items:
-            st.download_button(label, data=make, file_name=file_name, mime=mime,
-                               key=f"dl-{key}-{label.lower()}", on_click="ignore",
-                               type="tertiary", icon=":material/download:")
+    """The "Download" menu ``exports-{key}``: a button ``dl-{key}-{format}`` per item, built
+    while the menu is open (the bytes themselves only when a button is clicked)."""
+    menu = st.popover("Download", key=f"exports-{key}", on_change="rerun", type="tertiary",
+                      icon=":material/download:")
+    with menu:
+        if menu.open:
+            for label, file_name, make, mime in items:
+                st.download_button(label, data=make, file_name=file_name, mime=mime,
+                                   key=f"dl-{key}-{label.lower()}", on_click="ignore",
+                                   type="tertiary", icon=":material/download:")
 
 
 def table_exports(frame: pd.DataFrame, item: str, provenance: export.Provenance, *,
                   best: dict[str, str] | None = None, latex: dict | None = None) -> None:
-    """CSV / Parquet / LaTeX / provenance download buttons for ``frame`` (generated when clicked).
+    """CSV / Parquet / LaTeX / provenance downloads of ``frame`` (menu ``exports-table-{item}``,
+    each file generated when clicked).
 
     The CSV is plain; its provenance is the JSON sidecar beside it (``<name>.provenance.json``).
     ``best`` (column -> ``"min"``/``"max"``) sets each column's best value in bold in LaTeX;
@@ -41,7 +53,8 @@ def table_exports(frame: pd.DataFrame, item: str, provenance: export.Provenance,
 
 
 def chart_exports(chart, item: str, provenance: export.Provenance) -> None:
-    """PNG / SVG download buttons for an Altair chart or a Vega-Lite spec (rendered by vl-convert when clicked)."""
+    """PNG / SVG downloads of an Altair chart or a Vega-Lite spec (menu ``exports-chart-{item}``,
+    rendered by vl-convert when clicked)."""
     _download_row(f"chart-{item}", [
         (export.FORMAT_LABELS[fmt], provenance.file_name(item, fmt),
          (lambda fmt=fmt: export.chart_bytes(chart, fmt, provenance)), export.MIME[fmt])
@@ -52,7 +65,7 @@ def chart_exports(chart, item: str, provenance: export.Provenance) -> None:
 def show_table(frame: pd.DataFrame, item: str, provenance: export.Provenance, *,
                best: dict[str, str] | None = None, latex: dict | None = None,
                shown: pd.DataFrame | None = None, **kwargs) -> None:
-    """A dataframe with its export buttons underneath (``best``, ``latex``: see :func:`table_exports`).
+    """A dataframe with its Download menu underneath (``best``, ``latex``: see :func:`table_exports`).
 
     ``shown`` is drawn instead of ``frame`` (e.g. :func:`dash_missing`'s copy); the exports are
     always of ``frame``."""
@@ -85,7 +98,7 @@ def dash_missing(frame: pd.DataFrame, formats: dict[str, str]) -> tuple[pd.DataF
 
 def show_chart(chart, item: str, provenance: export.Provenance, *, width: str = "stretch",
                scroll: bool = False) -> None:
-    """An Altair chart, or its Vega-Lite spec (a dict, e.g. cached), with its export buttons underneath.
+    """An Altair chart, or its Vega-Lite spec (a dict, e.g. cached), with its Download menu underneath.
 
     ``scroll=True`` (for a chart of fixed width, ``width="content"``, such as the CD diagram):
     on a screen narrower than the chart, the chart scrolls sideways inside its own row instead of
