@@ -4,9 +4,7 @@ runs with OH and DT/LGBM instead of being refused. (Budget syntax and the dense 
 tests/test_hostile_inputs.py.)"""
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -17,6 +15,7 @@ import pytest
 from encbench.engine import Grid, plan
 from encbench.engine.budget import estimate_task_bytes, size_text
 from encbench.engine.runner import guard_memory
+from tests.peakmemory import peak_rss_mb
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -66,18 +65,13 @@ def test_a_20000_level_column_runs_sparse_with_accepting_models(hicard):
 def test_peak_memory_of_the_20000_level_case_with_sparse_output(hicard, tmp_path):
     """Whole run (5 folds, OH, DT and LGBM) in this process: was 9.15 GB with OH and refused by
     the guard since; now runs within the budget."""
-    code = ("import resource, sys\nfrom encbench.cli import main\n"
+    code = ("import sys\nfrom encbench.cli import main\n"
             "main(['run', '--datasets', sys.argv[1] + ':label', '--encoders', 'OH', '--models', "
             "'DT,LGBM', '--metrics', 'AUC', '--db', sys.argv[2], '--workers', '0', "
-            "'--memory-budget', '1GB'])\n"
-            "print('PEAK', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n")
-    done = subprocess.run([sys.executable, "-c", code, str(hicard), str(tmp_path / "w.duckdb")],
-                          env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True,
-                          text=True, timeout=900)
-    assert done.returncode == 0, done.stderr[-3000:]
-    peak_mb = int(re.search(r"PEAK (\d+)", done.stderr).group(1)) / 1024
-    # about 300 MB alone; the bound leaves room for the full suite's process and still fails on
-    # any dense copy (24,000 x 20,000 float64 is 3.8 GB)
+            "'--memory-budget', '1GB'])\n")
+    peak_mb, err, status = peak_rss_mb(code, str(hicard), str(tmp_path / "w.duckdb"), timeout=900)
+    assert status == 0, err[-3000:]
+    # about 390 MB; the bound still fails on any dense copy (24,000 x 20,000 float64 is 3.8 GB)
     assert peak_mb < 1500, peak_mb
     import duckdb
 

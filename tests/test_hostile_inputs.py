@@ -16,6 +16,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,7 @@ from encbench.cli import main
 from encbench.data import read_table
 from encbench.engine.queue import RunQueue
 from encbench.uploads import staging_dir, stage_upload
+from tests.peakmemory import peak_rss_mb
 
 REPO = Path(__file__).resolve().parents[1]
 RNG_SEED = 12
@@ -286,6 +288,10 @@ def _tree(path: Path) -> set[str]:
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_hostile_input_is_refused_with_a_message_and_nothing_written(case, tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("ENCBENCH_MEMORY_BUDGET", raising=False)
+    private_tmp = tmp_path / "tmp"    # its own staging directory: other tests stage in parallel
+    private_tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private_tmp))
+    monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
     data = case.data()
     source = tmp_path / "in" / case.filename
     source.parent.mkdir()
@@ -547,12 +553,8 @@ def test_dask_environment_check_asks_only_the_workers_for_custom_encoder_modules
 # -- peak memory (quote it) --------------------------------------------------------------
 def _peak_rss_mb(code: str, *args: str) -> tuple[float, str]:
     """Run ``code`` in a fresh interpreter; return (its peak RSS in MB, its stderr)."""
-    wrapper = (code + "\nimport resource, sys\n"
-               "print('PEAK', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n")
-    done = subprocess.run([sys.executable, "-c", wrapper, *args], env=dict(os.environ, PYTHONPATH=str(REPO)),
-                          capture_output=True, text=True, timeout=600)
-    peak_kb = int(re.search(r"PEAK (\d+)", done.stderr).group(1))
-    return peak_kb / 1024, done.stderr
+    peak, err, _ = peak_rss_mb(code, *args)
+    return peak, err
 
 
 def test_peak_memory_of_the_gzip_bomb_and_the_high_cardinality_case(tmp_path):
@@ -563,8 +565,8 @@ def test_peak_memory_of_the_gzip_bomb_and_the_high_cardinality_case(tmp_path):
         "try:\n    read_table(sys.argv[1])\nexcept DatasetError as exc:\n    print(exc, file=sys.stderr)\n",
         str(bomb))
     assert "expands to more than 200 MB" in err
-    # was 8.3 GB; bounded by the 200 MB limit now (about 300 MB alone, up to 770 MB measured
-    # inside the full suite): a bound that still fails on any unbounded decompression
+    # was 8.3 GB; bounded by the 200 MB limit now (about 300 MB): a bound that still fails on
+    # any unbounded decompression
     assert peak < 1500, peak
     hicard = tmp_path / "hicard.csv"
     hicard.write_bytes(_high_cardinality())
@@ -613,7 +615,7 @@ def test_peak_memory_of_the_parquet_decoded_size_bombs(tmp_path):
         path.write_bytes(build())
         peak, err = _peak_rss_mb(code, str(path), name, str(tmp_path / "new" / "e.duckdb"))
         assert f"False [\"file '{name}' " in err and ("decodes to" in err or "cells" in err), err
-        assert peak < 1000, (name, peak)   # measured about 220 MB (the dictionary bomb) and 120 MB
+        assert peak < 1000, (name, peak)   # measured about 230 MB (the dictionary bomb) and 120 MB
         sys.stderr.write(f"\npeak RSS: {name} {peak:.0f} MB\n")
     assert not (tmp_path / "new").exists()
 
