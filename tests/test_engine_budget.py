@@ -98,3 +98,30 @@ def test_above_the_size_threshold_every_model_that_takes_sparse_is_estimated_spa
     monkeypatch.setattr(protocol, "SPARSE_ABOVE_BYTES", 4_800_000_000)
     with pytest.raises(ValueError, match=r"about 9\.6 GB \(dense output\)"):
         guard_memory(plan(_grid(hicard, ("OH",), ("LogReg",))), "100MB")
+
+
+def test_a_multiclass_task_counts_one_column_per_class_for_supervised_encoders():
+    from encbench.engine.budget import CELL_BYTES, COPIES, dense_bytes, output_columns
+
+    # MT on a 5-class target: one column per class and categorical column; OH unchanged
+    assert [output_columns(e, 40, n_classes=5) for e in ("MT", "CVGLMM_5", "OH", "Bin", "SkTE")] == \
+        [5, 5, 40, 7, 5]
+    assert [output_columns(e, 40, n_classes=2) for e in ("MT", "CVGLMM_5", "OH")] == [1, 1, 40]
+    # 1,000 rows, two categorical columns, three numerical: (5 + 5 + 3) columns of float64
+    assert dense_bytes("MT", 1000, {"a": 10, "b": 300}, 3, n_classes=5) == 1000 * 13 * CELL_BYTES
+    assert estimate_task_bytes("MT", 1000, {"a": 10, "b": 300}, 3, n_classes=5)[0] == \
+        1000 * 13 * CELL_BYTES * COPIES
+
+
+def test_the_guard_counts_the_classes_of_a_multiclass_dataset(tmp_path):
+    rng = np.random.default_rng(3)
+    path = tmp_path / "five.csv"
+    pd.DataFrame({"lvl": [f"L{i}" for i in rng.integers(0, 900, 2000)],
+                  "label": np.repeat(["a", "b", "c", "d", "e"], 400)}).to_csv(path, index=False)
+    accepted = plan(Grid(datasets=(f"{path}:label",), encoders=("MT",), models=("DT",),
+                         scorings=("Acc",)))
+    assert next(iter(accepted.datasets.values())).task == "multiclass"   # five classes, inferred
+    # one column per class: 2,000 rows x 5 columns x 8 bytes x 2 copies = 160 kB, over 100 kB
+    skipped = guard_memory(accepted, "100kB", on_oversize="skip")
+    assert [reason for reason in skipped.values()] and "160.0 kB" in next(iter(skipped.values()))
+    assert guard_memory(accepted, "200kB") == {}

@@ -28,6 +28,8 @@ import os
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
 log = logging.getLogger(__name__)
 
 #: bytes of one encoded cell (float64) ...
@@ -99,28 +101,32 @@ def size_text(n_bytes: float) -> str:
     return f"{int(n_bytes)} bytes"
 
 
-def output_columns(encoder: str, levels: int) -> int:
+def output_columns(encoder: str, levels: int, n_classes: int = 2) -> int:
     """Encoded columns one categorical column with ``levels`` levels becomes under ``encoder``.
 
     Read from the registry's configuration: OH one per level; Sum one per level (L-1 contrasts
     plus the intercept); Bin the binary digits of the ordinal id; MH ``n_components``; BlowUp one
     per fold (``n_splits``); every other encoder one (Drop: one in total, counted as one here).
+    ``n_classes``: the target's classes; above two (a multiclass task) a supervised encoder
+    encodes each class against the rest, so its width is multiplied by the classes.
     """
-    from encbench.encoders import REGISTRY
+    from encbench.encoders import ALL_REGISTRY
 
-    spec = REGISTRY.get(encoder)
+    spec = ALL_REGISTRY.get(encoder)
     if spec is None:  # a custom encoder: its width is unknown before it runs (counted as one)
         return 1
     levels = max(1, int(levels))
     if encoder in ("OH", "Sum"):
-        return levels
-    if encoder == "Bin":
-        return math.ceil(math.log2(levels + 1)) + 1
-    if encoder.startswith("BU"):
-        return int(spec.params.get("n_splits", 1))
-    if "n_components" in spec.params:
-        return int(spec.params["n_components"])
-    return 1
+        width = levels
+    elif encoder == "Bin":
+        width = math.ceil(math.log2(levels + 1)) + 1
+    elif encoder.startswith("BU"):
+        width = int(spec.params.get("n_splits", 1))
+    elif "n_components" in spec.params:
+        width = int(spec.params["n_components"])
+    else:
+        width = 1
+    return width * n_classes if spec.supervised and n_classes > 2 else width
 
 
 @dataclass(frozen=True)
@@ -152,28 +158,31 @@ class Oversize:
         return text
 
 
-def dense_bytes(encoder: str, n_rows: int, levels: dict[str, int], n_numerical: int) -> int:
+def dense_bytes(encoder: str, n_rows: int, levels: dict[str, int], n_numerical: int,
+                n_classes: int = 2) -> int:
     """Bytes of one dense float64 encoding of ``n_rows`` rows under ``encoder``.
 
     ``levels``: the number of levels of each categorical column; ``n_numerical``: the numerical
-    columns (one output column each). One copy, without :data:`COPIES`: the size the engine
+    columns (one output column each); ``n_classes``: the target's classes (see
+    :func:`output_columns`). One copy, without :data:`COPIES`: the size the engine
     compares with :data:`encbench.engine.protocol.SPARSE_ABOVE_BYTES`.
     """
-    widths = [output_columns(encoder, n) for n in levels.values()]
+    widths = [output_columns(encoder, n, n_classes) for n in levels.values()]
     total = (1 if encoder == "Drop" else sum(widths)) + n_numerical
     return int(n_rows * total * CELL_BYTES)
 
 
 def estimate_task_bytes(encoder: str, n_rows: int, levels: dict[str, int], n_numerical: int, *,
-                        sparse: bool = False,
-                        last_counts: dict[str, int] | None = None) -> tuple[int, str | None]:
+                        sparse: bool = False, last_counts: dict[str, int] | None = None,
+                        n_classes: int = 2) -> tuple[int, str | None]:
     """(bytes, widest column) one task of ``encoder`` needs for the encoded data (estimate).
 
     ``sparse``: the task encodes to CSR (OH, Sum): count stored values instead of cells.
     ``last_counts``: per column, the rows of the level that comes last in order of first
-    appearance (Sum stores L-1 values for each of them); unknown: one row.
+    appearance (Sum stores L-1 values for each of them); unknown: one row. ``n_classes``: the
+    target's classes (a multiclass task multiplies a supervised encoder's columns).
     """
-    widths = {c: output_columns(encoder, n) for c, n in levels.items()}
+    widths = {c: output_columns(encoder, n, n_classes) for c, n in levels.items()}
     widest = max(widths, key=widths.get) if widths else None
     if sparse:
         stored = n_rows * (len(levels) + n_numerical)
@@ -182,7 +191,7 @@ def estimate_task_bytes(encoder: str, n_rows: int, levels: dict[str, int], n_num
             stored += sum(max(0, (last_counts or {}).get(c, 1)) * max(0, n - 2)
                           for c, n in levels.items())
         return int(stored * SPARSE_CELL_BYTES * COPIES), widest
-    return dense_bytes(encoder, n_rows, levels, n_numerical) * COPIES, widest
+    return dense_bytes(encoder, n_rows, levels, n_numerical, n_classes) * COPIES, widest
 
 
 def _last_level_counts(X, columns) -> dict[str, int]:
@@ -209,20 +218,22 @@ def check_plan(the_plan, budget: int) -> list[Oversize]:
         n_numerical = ds.n_features - ds.n_categorical - int(
             time_column in ds.X.columns and time_column not in ds.categorical)
         last_counts = None
+        n_classes = len(np.unique(ds.y)) if ds.task == "multiclass" else 2
         for encoder in the_plan.grid.encoders:
-            dense = dense_bytes(encoder, ds.n_rows, levels, n_numerical)
+            dense = dense_bytes(encoder, ds.n_rows, levels, n_numerical, n_classes)
             accepting = sparse_takers(encoder, models, dense_bytes=dense)
             if encoder == "Sum" and accepting and last_counts is None:
                 last_counts = _last_level_counts(ds.X, levels)
             sparse = uses_sparse(encoder, models, dense_bytes=dense)
             estimate, widest = estimate_task_bytes(encoder, ds.n_rows, levels, n_numerical,
-                                                   sparse=sparse, last_counts=last_counts)
+                                                   sparse=sparse, last_counts=last_counts,
+                                                   n_classes=n_classes)
             if estimate > budget:
                 hint = {}
                 if accepting and not sparse:  # the plan's other models keep it dense
                     hint = {"sparse_models": accepting, "sparse_estimate": estimate_task_bytes(
                         encoder, ds.n_rows, levels, n_numerical, sparse=True,
-                        last_counts=last_counts)[0]}
+                        last_counts=last_counts, n_classes=n_classes)[0]}
                 found.append(Oversize(ds.key, spec, encoder, str(widest), levels.get(widest, 0),
                                       ds.n_rows, estimate, budget, sparse, **hint))
     for item in found:
