@@ -11,6 +11,10 @@ Usage::
 
     .venv/bin/python benchmarks/run_beyond.py [--workers 2] [--max-rows 1400] [--db /tmp/beyond.duckdb]
 
+The run adds to the shipped results: datasets already complete in the seed file are not run
+again, and their rows (with the provenance they were computed with) are kept beside the new
+ones. ``--fresh`` computes every dataset again.
+
 Datasets above ``--max-rows`` (Titanic, kr-vs-kp, sick, mushroom, nursery, adult with the default)
 are left out: SVM with probability estimates and the skrub encoders take hours on them on two
 cores. Datasets run smallest first; only datasets whose every task finished are exported.
@@ -40,11 +44,19 @@ CONTROLS = ("OH", "MT")
 LIBRARIES = ("scikit-learn", "skrub", "category_encoders", "lightgbm", "numpy", "pandas", "scipy")
 
 
-def grid_for(max_rows: int) -> Grid:
-    """The grid the shipped results come from."""
+def shipped_rows():
+    """The result rows in the seed file, or None when there is none."""
+    import pandas as pd
+
+    return pd.read_parquet(SEED_FILE) if SEED_FILE.exists() else None
+
+
+def grid_for(max_rows: int, skip: frozenset = frozenset()) -> Grid:
+    """The grid over the bundled datasets of at most ``max_rows`` rows whose dataset key is not
+    in ``skip`` (the ones already shipped)."""
     # smallest first: an interrupted run has finished the most datasets
     entries = sorted((e for e in bundled_entries() if e.rows <= max_rows), key=lambda e: (e.rows, e.name))
-    datasets = [f"bundled:{entry.name}" for entry in entries]
+    datasets = [f"bundled:{entry.name}" for entry in entries if entry.key not in skip]
     return Grid(datasets=datasets, encoders=CONTROLS + vocab.BEYOND_ENCODERS,
                 models=vocab.STUDY_MODELS, scorings=vocab.METRICS, tuning="no",
                 label="encoders beyond the study (encbench's own results)")
@@ -57,19 +69,22 @@ def provenance(command: str) -> dict:
             "command": command, "python": sys.version.split()[0]}
 
 
-def export(db: Path, grid: Grid, command: str) -> int:
-    """Write the run's result rows with their provenance to :data:`SEED_FILE`; returns the rows.
+def export(db: Path, grid: Grid, command: str, keep=None) -> int:
+    """Write the run's result rows with their provenance to :data:`SEED_FILE`, beside the rows of
+    ``keep`` (shipped rows of other datasets, kept with their own provenance); returns the rows.
 
     Only datasets whose every task has finished are written (a run stopped early ships the
     datasets it completed, never part of one).
     """
+    import pandas as pd
+
     # the read snapshot: a run still in progress holds the database itself
-    with Reader(db) as writer:
-        rows = writer.query("SELECT * FROM results WHERE run_id = ? ORDER BY dataset, encoder, model, "
+    with Reader(db) as reader:
+        rows = reader.query("SELECT * FROM results WHERE run_id = ? ORDER BY dataset, encoder, model, "
                             "scoring, fold", [grid.run_id])
-        datasets = writer.query("SELECT * FROM datasets WHERE dataset IN "
+        datasets = reader.query("SELECT * FROM datasets WHERE dataset IN "
                                 "(SELECT DISTINCT dataset FROM results WHERE run_id = ?)", [grid.run_id])
-        config = writer.query("SELECT config FROM runs WHERE run_id = ?", [grid.run_id])["config"].iloc[0]
+        config = reader.query("SELECT config FROM runs WHERE run_id = ?", [grid.run_id])["config"].iloc[0]
     per_dataset = len(grid.scorings) * grid.n_folds * sum(
         len([m for m in grid.models if applies_to(e, m)]) for e in grid.encoders)
     finished = rows[rows["status"] == "ok"].groupby("dataset")["status"].count()
@@ -82,11 +97,20 @@ def export(db: Path, grid: Grid, command: str) -> int:
     for key, value in provenance(command).items():
         rows[key] = value
     rows["grid"] = config
+    rows = rows.drop(columns=["finished_at"], errors="ignore")
+    datasets = datasets[datasets["dataset"].isin(complete)].drop(columns=["added_at"], errors="ignore")
+    datasets_file = SEED_FILE.with_name("encbench_beyond_datasets.parquet")
+    if keep is not None and len(keep):
+        keep = keep[~keep["dataset"].isin(complete)]
+        rows = pd.concat([keep, rows[[c for c in keep.columns if c in rows.columns]]], ignore_index=True)
+        if datasets_file.exists():
+            shipped = pd.read_parquet(datasets_file)
+            shipped = shipped[shipped["dataset"].isin(set(keep["dataset"]))]
+            datasets = pd.concat([shipped, datasets[shipped.columns]], ignore_index=True)
+    rows = rows.sort_values(["dataset", "encoder", "model", "scoring", "fold"], ignore_index=True)
     SEED_FILE.parent.mkdir(parents=True, exist_ok=True)
-    rows.drop(columns=["finished_at"], errors="ignore").to_parquet(SEED_FILE, index=False)
-    datasets = datasets[datasets["dataset"].isin(complete)]
-    datasets.drop(columns=["added_at"], errors="ignore").to_parquet(
-        SEED_FILE.with_name("encbench_beyond_datasets.parquet"), index=False)
+    rows.to_parquet(SEED_FILE, index=False)
+    datasets.sort_values("dataset").to_parquet(datasets_file, index=False)
     return len(rows)
 
 
@@ -95,17 +119,25 @@ def main(argv=None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--max-rows", type=int, default=1000)
     parser.add_argument("--db", type=Path, default=Path("/tmp/encbench_beyond.duckdb"))
+    parser.add_argument("--fresh", action="store_true",
+                        help="compute every dataset again instead of adding to the shipped results")
     parser.add_argument("--export-only", action="store_true", help="write the seed file from --db")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    grid = grid_for(args.max_rows)
+    keep = None if args.fresh else shipped_rows()
+    shipped = frozenset() if keep is None else frozenset(keep["dataset"])
+    if all(e.key in shipped for e in bundled_entries() if e.rows <= args.max_rows):
+        print(f"every bundled dataset of at most {args.max_rows:,} rows is shipped already")
+        return 0
+    grid = grid_for(args.max_rows, shipped)
     command = "python benchmarks/run_beyond.py " + shlex.join(argv if argv is not None else sys.argv[1:])
     print(f"{len(grid.datasets)} datasets x {len(grid.encoders)} encoders x {len(grid.models)} models "
-          f"x {len(grid.scorings)} metrics; run {grid.run_id}")
+          f"x {len(grid.scorings)} metrics; run {grid.run_id}"
+          + ("" if keep is None else f"; keeping {keep['dataset'].nunique()} shipped datasets"))
     start = time.perf_counter()
     if not args.export_only:
         run_grid(grid, db_path=args.db, workers=args.workers)
-    n = export(args.db, grid, command)
+    n = export(args.db, grid, command, keep)
     print(f"{n} result rows -> {SEED_FILE} ({time.perf_counter() - start:.0f} s)")
     return 0
 
