@@ -55,3 +55,18 @@ def test_a_bad_seed_file_is_refused_before_anything_is_written(mem_writer, tmp_p
         import_encbench(mem_writer, path)
     assert mem_writer.query("SELECT count(*) AS n FROM runs WHERE run_id = ?", [ENCBENCH_RUN_ID])["n"].iloc[0] == 0
     assert import_encbench(mem_writer, tmp_path / "absent.parquet") == 0
+
+
+def test_a_seed_file_grown_by_two_commands_records_both(mem_writer, tmp_path):
+    first = pd.read_parquet(_seed(tmp_path / "a.parquet"))
+    later = first.assign(dataset="31", command="python benchmarks/run_beyond.py --max-rows 1309",
+                         encbench_version="0.2.0")
+    path = tmp_path / "encbench_beyond_results.parquet"
+    pd.concat([first, later], ignore_index=True).to_parquet(path, index=False)
+    assert import_encbench(mem_writer, path) == 8
+    config = json.loads(mem_writer.query("SELECT config FROM runs WHERE run_id = ?", [ENCBENCH_RUN_ID])
+                        ["config"].iloc[0])
+    assert [(p["command"], p["encbench_version"], p["datasets"]) for p in config["parts"]] == [
+        ("python benchmarks/run_beyond.py", "0.1.0", ["50"]),
+        ("python benchmarks/run_beyond.py --max-rows 1309", "0.2.0", ["31"])]
+    assert config["parts"][1]["library_versions"] == {"scikit-learn": "1.9.1"}

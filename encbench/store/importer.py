@@ -98,6 +98,14 @@ def import_encbench(writer: Writer, results_file: Path | str = ENCBENCH_RESULTS_
     config["grid"] = _json(config["grid"])
     config["library_versions"] = _json(config["library_versions"])
     config["file"] = path.name
+    # a file grown by several commands (datasets added later) records each part's provenance
+    parts = rows.groupby(list(_PROVENANCE), sort=False)["dataset"].unique()
+    if len(parts) > 1:
+        config["parts"] = [
+            {**dict(zip(_PROVENANCE, key)), "grid": _json(key[_PROVENANCE.index("grid")]),
+             "library_versions": _json(key[_PROVENANCE.index("library_versions")]),
+             "datasets": sorted(map(str, datasets))}
+            for key, datasets in parts.items()]
     # names and shapes from the datasets file beside it; a published dataset's row stays published
     datasets_file = path.with_name(path.name.replace("_results", "_datasets"))
     records = (pd.read_parquet(datasets_file).to_dict("records") if datasets_file.exists()
