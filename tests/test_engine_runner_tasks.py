@@ -65,3 +65,25 @@ def test_each_task_runs_is_stored_and_ranked_within_itself(engine_db, tmp_path):
     by_error = scores.set_index("encoder")["cv_score"].sort_values()
     assert list(ranking.index) == list(by_error.index)
     assert by_error["MT"] < by_error["Drop"]  # the colour carries the target
+
+
+def test_a_dataset_registered_for_one_task_is_refused_for_another(engine_db, tmp_path):
+    from encbench.data import DatasetError
+
+    rng = np.random.default_rng(4)
+    path = tmp_path / "grades.csv"   # grades 1-4: inferred multiclass, a valid regression target too
+    pd.DataFrame({"colour": rng.choice(list("abcde"), 120), "y": np.tile([1, 2, 3, 4], 30)}).to_csv(
+        path, index=False)
+    spec = f"{path}:y"
+    run_grid(Grid(datasets=[spec], encoders=["Drop"], models=["DT"], scorings=["Acc"]),
+             db_path=engine_db, workers=0)
+    with Writer(engine_db, publish=False) as writer:
+        before = writer.query("SELECT count(*) AS n FROM results")["n"].iloc[0]
+        assert writer.query("SELECT task FROM datasets WHERE name = 'grades'")["task"].tolist() == ["multiclass"]
+    grid = Grid(datasets=[spec], encoders=["Drop"], models=["DT"], scorings=["RMSE"],
+                dataset_options={spec: {"task": "regression"}})
+    with pytest.raises(DatasetError, match=r"is registered as a multiclass task: got 'regression'.*"
+                                           r"run --task multiclass"):
+        run_grid(grid, db_path=engine_db, workers=0)
+    with Writer(engine_db, publish=False) as writer:
+        assert writer.query("SELECT count(*) AS n FROM results")["n"].iloc[0] == before

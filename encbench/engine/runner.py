@@ -87,6 +87,12 @@ def check_datasets(writer: Writer, the_plan: Plan, run_id: str) -> None:
                 problems.append(
                     f"dataset {ds.key!r} ({spec}) is registered with {column} {old_value!r}: got {value!r}; "
                     f"the same data with another {column} is another task, use a copy of the file")
+        old_task = row["task"] if "task" in row.index else None
+        if isinstance(old_task, str) and old_task != ds.task:
+            problems.append(
+                f"dataset {ds.key!r} ({spec}) is registered as a {old_task} task: got {ds.task!r}; a "
+                f"dataset has one task type, so its results are never pooled with another's: run "
+                f"--task {old_task}, or use a copy of the file for the {ds.task} task")
     runs = queries.list_runs(writer)
     mine = runs[runs["run_id"] == run_id]
     if len(mine) and isinstance(mine["config"].iloc[0], str):
