@@ -427,7 +427,8 @@ def cmd_run(args) -> int:
     # Everything is validated before anything is created: no database, no stored file.
     grid = _build_grid(args, db_path, final=False)
     _custom_import_path(grid.custom_encoders)
-    the_plan = plan(grid, check_custom=not args.dry_run)  # a dry run runs no code of custom encoders
+    # a dry run runs no code of custom encoders; a run checks them within its memory budget
+    the_plan = plan(grid, check_custom=not args.dry_run, memory_budget=args.memory_budget)
     on_oversize = "skip" if args.skip_oversized else "refuse"
     workers = 1 if args.scheduler else max(1, args.workers)
     skip = guard_memory(the_plan, args.memory_budget, workers=workers, on_oversize=on_oversize)

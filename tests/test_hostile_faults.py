@@ -406,11 +406,15 @@ CHECK_CASES = [
               "process (sys.exit or os._exit) instead of raising an exception"),
     CheckCase("hostile_encoders:Greedy", r"fit on 200 rows x 9 categorical columns raised MemoryError",
               env=(("ENCBENCH_MEMORY_BUDGET", "2GB"),)),
+    # the run's own --memory-budget caps the check as the environment's does
+    CheckCase("hostile_encoders:Greedy", r"fit on 200 rows x 9 categorical columns raised MemoryError",
+              ("--memory-budget", "2GB")),
 ]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", CHECK_CASES, ids=lambda c: c.encoder.split(":")[1])
+@pytest.mark.parametrize("case", CHECK_CASES,
+                         ids=lambda c: c.encoder.split(":")[1] + ("-budget" if "--memory-budget" in c.extra else ""))
 def test_a_hostile_encoder_fails_its_bounded_check_and_nothing_is_written(case, hostile_dir):
     db = hostile_dir / "never.duckdb"
     env_before = dict(os.environ)

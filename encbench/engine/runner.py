@@ -256,7 +256,7 @@ def run_grid(grid: Grid, db_path=None, workers: int = 1, scheduler=None,
     with failed or timed-out rows is run again (for the models that lack a result), and the
     primary key of ``results`` guarantees that nothing is duplicated.
     """
-    the_plan = prepared if prepared is not None else plan(grid)
+    the_plan = prepared if prepared is not None else plan(grid, memory_budget=memory_budget)
     if the_plan.grid != grid:
         raise ValueError(f"the prepared plan is for another grid: got run {the_plan.grid.run_id}, "
                          f"expected {grid.run_id}")
