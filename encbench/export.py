@@ -31,6 +31,7 @@ from xml.sax.saxutils import escape as _xml_escape
 import pandas as pd
 
 from encbench import __version__
+from encbench.experiment import DEFAULT_TASK
 
 METADATA_KEY = "encbench.provenance"
 #: table formats, in the order the app offers them; "provenance" is the JSON sidecar of the others
@@ -92,6 +93,10 @@ class Provenance:
         Where the rows behind the export came from (``scores.origin`` / ``scores.run_id``).
     snapshot : str, optional
         Identifies the database snapshot read.
+    task : str, optional
+        The task type the rows are of (binary, multiclass, regression; a view shows one): every
+        export states it (the JSON, the header lines, the LaTeX caption; the file name when it
+        is not the published study's binary).
     encbench_version : str
         Defaults to the installed version.
     created_at : str
@@ -103,6 +108,7 @@ class Provenance:
     origins: tuple[str, ...] = ()
     run_ids: tuple[str, ...] = ()
     snapshot: str | None = None
+    task: str | None = None
     encbench_version: str = __version__
     created_at: str = field(
         default_factory=lambda: _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat()
@@ -111,7 +117,9 @@ class Provenance:
     @classmethod
     def from_scores(cls, view: str, filters: Mapping[str, object], scores: pd.DataFrame | None,
                     **kwargs) -> Provenance:
-        """Provenance whose origins and run ids are those of the ``scores`` rows used."""
+        """Provenance whose origins, run ids and (unless ``task`` is given) task are those of
+        the ``scores`` rows used (rows without a ``task`` column are of the default task,
+        binary)."""
         origins: tuple[str, ...] = ()
         run_ids: tuple[str, ...] = ()
         if scores is not None and len(scores):
@@ -119,6 +127,9 @@ class Provenance:
                 origins = _split_joined(scores["origin"].unique())
             if "run_id" in scores.columns:
                 run_ids = _split_joined(scores["run_id"].unique())
+            if kwargs.get("task") is None:
+                kwargs["task"] = (",".join(_split_joined(scores["task"].dropna().unique()))
+                                  if "task" in scores.columns else DEFAULT_TASK) or None
         return cls(view=view, filters=dict(filters), origins=origins, run_ids=run_ids, **kwargs)
 
     def with_filters(self, **extra: object) -> Provenance:
@@ -135,6 +146,7 @@ class Provenance:
             "tool": "encbench",
             "encbench_version": self.encbench_version,
             "view": self.view,
+            "task": self.task,
             "filters": _jsonable(self.filters),
             "origins": list(self.origins),
             "run_ids": list(self.run_ids),
@@ -178,7 +190,9 @@ class Provenance:
         """``encbench_<view>_<item>_<filters>.<ext>`` for export format ``fmt``."""
         if fmt not in EXTENSION:
             raise ValueError(f"unknown export format: got {fmt!r}, expected one of {tuple(EXTENSION)!r}")
-        pieces = ["encbench", self.view, item, self.filter_slug()]
+        # a binary export keeps its name (the published study's task); another task is named
+        task = f"task={self.task}" if self.task and self.task != DEFAULT_TASK else ""
+        pieces = ["encbench", self.view, item, task, self.filter_slug()]
         stem = "_".join(_UNSAFE.sub("-", p).strip("-_") for p in pieces if p)
         return f"{stem}.{EXTENSION[fmt]}"
 
@@ -186,6 +200,8 @@ class Provenance:
         """Human-readable lines (no comment marker) followed by the JSON document."""
         d = self.as_dict()
         lines = [f"encbench {d['encbench_version']} export: {d['view']}"]
+        if self.task:
+            lines.append(f"task: {self.task}")
         for key, value in self.filters.items():
             lines.append(f"filter {key}: {json.dumps(_jsonable(value), ensure_ascii=True)}")
         lines.append(f"origins: {', '.join(self.origins) or '-'}")
@@ -260,8 +276,11 @@ def latex_escape(text: object) -> str:
 
 
 def default_caption(provenance: Provenance, item: str | None = None) -> str:
-    """A caption naming the view, the table and its filter state (plain text, not escaped)."""
+    """A caption naming the view, the table, its task and its filter state (plain text, not
+    escaped)."""
     what = f"{provenance.view} {item}" if item else provenance.view
+    if provenance.task:
+        what += f", task {provenance.task}"
     filters = "; ".join(
         f"{k}: {', '.join(map(str, v)) if isinstance(v, (list, tuple)) else v}"
         for k, v in provenance.filters.items())

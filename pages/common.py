@@ -15,7 +15,8 @@ from pages.ui.widgets import (
 )
 from pages.ui.filters import (
     FACTOR_LABELS, factor_filters, empty_selection, ORIGIN_HELP, origin_filter, SPLIT_HELP,
-    split_filter, origin_banner,
+    split_filter, origin_banner, DEFAULT_TASK, TASK_HELP, task_filter, task_levels, task_options,
+    task_default, no_results_text,
 )
 from pages.ui.exports import (
     table_exports, chart_exports, show_table, MISSING, dash_missing, show_chart, provenance,
@@ -63,6 +64,13 @@ __all__ = [
     'show_table',
     'snapshot_label',
     'split_filter',
+    'DEFAULT_TASK',
+    'TASK_HELP',
+    'task_filter',
+    'task_levels',
+    'task_options',
+    'task_default',
+    'no_results_text',
     'summary',
     'table_exports',
     'view_datasets',

@@ -3,6 +3,7 @@ import pandas as pd
 import streamlit as st
 
 from encbench import plots, stats, vocab
+from encbench.metrics import greater_is_better
 from encbench.views import consensus
 from encbench.views.labels import combination_label
 from pages import common
@@ -32,12 +33,12 @@ st.caption("Aggregate the per-dataset rankings of encoders into one consensus pe
            "in the URL.")
 
 db, version = common.data_key()
-lv = common.levels(db, version)
+task, lv = common.task_levels(db, version)
 
 common.warn_bad_parameters()
 common.warn_bad_number("B", low=50, high=2000, integer=True)
 with st.container(border=True):
-    selected = common.factor_filters(lv, {"model": ["LogReg"], "tuning": ["no"], "scoring": ["AUC"]})
+    selected = common.factor_filters(lv, {"model": ["LogReg"], "tuning": ["no"], "scoring": ["AUC"]}, task=task)
     c1, c2, c3 = st.columns([3, 2, 2])
     with c1:
         strategies = common.multiselect(
@@ -60,7 +61,7 @@ if missing:
     st.stop()
 
 filter_key = (("models", tuple(selected["model"])), ("tunings", tuple(selected["tuning"])),
-              ("scorings", tuple(selected["scoring"])), ("splits", (split,)))
+              ("scorings", tuple(selected["scoring"])), ("splits", (split,)), ("tasks", (task,)))
 common.origin_banner(choice, prefer, **dict(filter_key))
 load_key = (*filter_key, ("origins", origins), ("prefer", prefer))
 rows = common.scores(db, version, **dict(load_key))
@@ -95,8 +96,8 @@ def kemeny_ranks(db: str, version: tuple, load_key: tuple, mode: str):
 @st.cache_data(show_spinner=False, max_entries=64)
 def block_design(db: str, version: tuple, load_key: tuple, combination: str, mode: str, design: str):
     frame = common.scores(db, version, **dict(load_key))
-    return stats.block_design(consensus.subset_for(frame, combination, mode)[["dataset", "encoder", "cv_score"]],
-                              design)
+    # the metric kept: the tests downstream rank a lower-is-better score (RMSE) the right way
+    return stats.block_design(_oriented(consensus.subset_for(frame, combination, mode)), design)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -203,7 +204,7 @@ def control_chart(db: str, version: tuple, load_key: tuple, combination: str, mo
 def control_wilcoxon(db: str, version: tuple, load_key: tuple, combination: str, mode: str, control: str,
                      others: tuple, alpha: float) -> pd.DataFrame:
     frame = common.scores(db, version, **dict(load_key))
-    subset = consensus.subset_for(frame, combination, mode)[["dataset", "encoder", "cv_score"]]
+    subset = _oriented(consensus.subset_for(frame, combination, mode))
     return stats.wilcoxon_pairs(subset, pairs=[(control, e) for e in others], alpha=alpha).table
 
 
@@ -218,7 +219,7 @@ def intervals_chart(db: str, version: tuple, load_key: tuple, combination: str, 
 def pairwise_tests(db: str, version: tuple, load_key: tuple, combination: str, mode: str,
                    encoders: tuple, alpha: float) -> pd.DataFrame:
     frame = common.scores(db, version, **dict(load_key))
-    subset = consensus.subset_for(frame, combination, mode)[["dataset", "encoder", "cv_score"]]
+    subset = _oriented(consensus.subset_for(frame, combination, mode))
     return stats.wilcoxon_pairs(subset, encoders=list(encoders), alpha=alpha).table
 
 
@@ -286,19 +287,28 @@ def elo_charts(db: str, version: tuple, load_key: tuple, combination: str, mode:
 
 
 mode_used = mode if len(combos) > 1 else "per-combination"
+#: whether a chosen metric is lower-is-better (RMSE, MAE): the tests read its scores negated
+lower_is_better = not all(greater_is_better(m) for m in selected["scoring"])
+LOWER_NOTE = (" Scores of a lower-is-better metric (RMSE, MAE) are negated first, as in the rankings: "
+              "a positive difference, a win or a positive rank-biserial still means A is better "
+              "(a lower error).")
 param_key = tuple(sorted(params.items()))
 view_key = (db, version, load_key, tuple(strategies), mode_used, param_key)
 kemeny_info = None
-if "R-Kem" in strategies:   # the R-Kem column is part of the rankings: solved whatever the tab
-    with st.spinner("Solving Kemeny-Young exactly (HiGHS)...", show_time=True):
-        kemeny_info = kemeny_ranks(db, version, load_key, mode_used)[1]
-view = consensus_view(*view_key)
+try:
+    if "R-Kem" in strategies:   # the R-Kem column is part of the rankings: solved whatever the tab
+        with st.spinner("Solving Kemeny-Young exactly (HiGHS)...", show_time=True):
+            kemeny_info = kemeny_ranks(db, version, load_key, mode_used)[1]
+    view = consensus_view(*view_key)
+except ValueError as exc:  # e.g. pooling RMSE (lower is better) with R2 (higher is better)
+    st.warning(f"No consensus for this selection: {common.md_text(exc)}.")
+    st.stop()
 
 filters = {"model": selected["model"], "tuning": selected["tuning"], "metric": selected["scoring"],
            "strategy": strategies, **params, "mode": mode_used, "origin": choice,
            **({"prefer": prefer} if choice == "both" else {}),
            **({"split": split} if "time" in lv.get("split", []) else {})}
-prov = common.provenance("consensus", filters, rows, version)
+prov = common.provenance("consensus", filters, rows, version, task=task)
 
 with st.container(key="ranking-summary"):
     st.markdown(consensus.best_summary(view, params))
@@ -513,7 +523,8 @@ def _pairwise_section(targets: list[str], mode_used: str, load_key: tuple, alpha
     target = _combination(targets)
     st.caption(f"Wilcoxon signed-rank test over the datasets where both encoders have a result "
                f"({target}; two-sided, zero differences dropped). With more than two encoders every "
-               f"pair is tested and the p-values are Holm-corrected (family-wise alpha = {alpha}).")
+               f"pair is tested and the p-values are Holm-corrected (family-wise alpha = {alpha})."
+               + LOWER_NOTE * lower_is_better)
     scored = set(consensus.subset_for(common.scores(db, version, **dict(load_key)), target, mode_used)["encoder"])
     present = [e for e in view_encoders if e in scored]
     control = _control(present)
@@ -544,11 +555,13 @@ def _control_pairs(target: str, mode_used: str, load_key: tuple, alpha: float, p
         return
     table = control_wilcoxon(db, version, load_key, target, mode_used, control, tuple(others), float(alpha))
     differ = table[table["significant"]]
+    # oriented scores: under RMSE "better" is a lower error, never a higher score
+    better_word, worse_word = ("do better", "worse") if lower_is_better else ("score higher", "lower")
     better = differ.loc[differ["rank_biserial"] < 0, "encoder_b"].tolist()
     worse = differ.loc[differ["rank_biserial"] > 0, "encoder_b"].tolist()
     with st.container(key="control-summary"):
         st.markdown(f"Against **{control}** ({len(others)} Wilcoxon tests, Holm, alpha = {alpha:g}): "
-                    f"**{len(better)}** score higher ({', '.join(better) or 'none'}), **{len(worse)}** lower "
+                    f"**{len(better)}** {better_word} ({', '.join(better) or 'none'}), **{len(worse)}** {worse_word} "
                     f"({', '.join(worse) or 'none'}); the other {len(others) - len(differ)} do not differ "
                     f"significantly.")
     cprov = prov.with_filters(detail=target, control=control)
@@ -556,7 +569,7 @@ def _control_pairs(target: str, mode_used: str, load_key: tuple, alpha: float, p
         c: st.column_config.NumberColumn(format="%.4g") for c in ("median_difference", "p_value", "p_holm")}
         | _effect_columns())
     st.caption(f"A is the control, {control}: a negative median difference or rank-biserial means the other "
-               f"encoder scores higher. " + EFFECT_HELP)
+               f"encoder does better. " + EFFECT_HELP + LOWER_NOTE * lower_is_better)
 
 
 #: what the Bayesian test computes and assumes (the tab's help)

@@ -177,10 +177,13 @@ def counts_by(source: Source, column: str) -> pd.DataFrame:
     return source.query(sql)
 
 
-def factor_levels(source: Source) -> dict[str, list[str]]:
-    """Distinct values with results, per factor (for filter widgets)."""
+def factor_levels(source: Source, tasks: Sequence[str] | None = None) -> dict[str, list[str]]:
+    """Distinct values with results, per factor (for filter widgets); ``tasks`` keeps the rows
+    of some task types (None: every task)."""
     # One pass over the view (it aggregates every result row each time it is read): a query per
     # factor read it seven times, the largest part of the app's first page load after imports.
+    values = _as_list(tasks)
+    _check_vocabulary("tasks", values)
     columns = (*EXPERIMENT_KEY, "origin")
     row = source.query("SELECT " + ", ".join(f"list(DISTINCT {c}) AS {c}" for c in columns)
                        + " FROM scores").iloc[0]

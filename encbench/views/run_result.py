@@ -9,7 +9,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from encbench import vocab
-from encbench.experiment import DEFAULT_SPLIT, SETTING, group_settings, with_key
+from encbench.experiment import DEFAULT_SPLIT, DEFAULT_TASK, SETTING, group_settings, with_key
+from encbench.metrics import greater_is_better
 from encbench.reproduction import TOLERANCE, WARN_SHARE, Reproduction, compare_to_published
 from encbench.stats import consensus, jaccard_best, spearman
 from encbench.vocab import FACTORS
@@ -31,6 +32,11 @@ class _Setting:
     @property
     def scoring(self) -> str:
         return self.setting["scoring"]
+
+    @property
+    def task(self) -> str:
+        """The task type of the setting (binary, the published study's, when it does not say)."""
+        return self.setting.get("task", DEFAULT_TASK)
 
 
 @dataclass(frozen=True)
@@ -85,6 +91,12 @@ def _dense_rank(values: pd.Series) -> pd.Series:
     return values.rank(method="dense").astype(int)
 
 
+def _score_rank(scores: pd.Series, scoring: str) -> pd.Series:
+    """Dense ranks of one metric's scores, 1 = best: the highest score, or the lowest of a
+    lower-is-better metric (RMSE, MAE)."""
+    return _dense_rank(-scores if greater_is_better(scoring) else scores)
+
+
 def _names(encoders) -> str:
     encoders = list(encoders)
     return ", ".join(encoders[:4]) + (f" and {len(encoders) - 4} more" if len(encoders) > 4 else "")
@@ -124,7 +136,7 @@ def compare_with_published(local: pd.DataFrame, published: pd.DataFrame, *,
     for setting, rows in group_settings(with_key(local, SETTING), SETTING):
         split = setting.pop("split")
         mine = rows.groupby("encoder", as_index=False)["cv_score"].mean()
-        mine["rank"] = _dense_rank(-mine["cv_score"])
+        mine["rank"] = _score_rank(mine["cv_score"], setting["scoring"])
         pairs = compare_to_published(rows, published, across=("dataset", "split")).cells
         theirs = pairs[["dataset", "encoder", "published"]].rename(columns={"published": "cv_score"})
         n_datasets = int(theirs["dataset"].nunique())
@@ -150,8 +162,10 @@ def compare_with_published(local: pd.DataFrame, published: pd.DataFrame, *,
 
 
 def _setting_text(setting: Mapping[str, str]) -> str:
-    """``"LogReg/AUC (no tuning)"``: a setting as the summaries name it."""
-    return f"{setting['model']}/{setting['scoring']} ({setting['tuning']} tuning)"
+    """``"LogReg/AUC (no tuning)"``: a setting as the summaries name it (the metric's direction
+    when lower is better: ``"Ridge/RMSE, lower is better (no tuning)"``)."""
+    lower = "" if greater_is_better(setting["scoring"]) else ", lower is better"
+    return f"{setting['model']}/{setting['scoring']}{lower} ({setting['tuning']} tuning)"
 
 
 def _summary(setting, strategy, table, rho, jac, n_datasets, n_shared) -> str:
@@ -159,6 +173,11 @@ def _summary(setting, strategy, table, rho, jac, n_datasets, n_shared) -> str:
     text = (f"On your data the best encoder{'s' if len(best) > 1 else ''} for {_setting_text(setting)} "
             f"{'were' if len(best) > 1 else 'was'} {_names(best['encoder'])} "
             f"(score {best['cv_score'].iloc[0]:.4f}).")
+    task = setting.get("task", DEFAULT_TASK)
+    if task != DEFAULT_TASK:
+        return text + (f" No published reference exists for {task}: the published study, and so its "
+                       f"consensus, covers binary classification only; this ranking is of your "
+                       f"{task} runs alone.")
     if not n_datasets:
         return text + " The published benchmark has no results for these factors."
     pub_best = table[table["published_rank"] == 1]["encoder"]
@@ -223,7 +242,7 @@ def compare_splits(scores: pd.DataFrame) -> list[SplitComparison]:
         means = means[["cv", "time"]].dropna()
         if means.empty:
             continue
-        ranks = {s: _dense_rank(-means[s]) for s in ("cv", "time")}
+        ranks = {s: _score_rank(means[s], setting["scoring"]) for s in ("cv", "time")}
         best = {s: tuple(e for e in vocab_sorted(ranks[s][ranks[s] == 1].index)) for s in ("cv", "time")}
         rho = jac = None
         if len(means) >= 2:

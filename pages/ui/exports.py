@@ -115,6 +115,8 @@ def show_chart(chart, item: str, provenance: export.Provenance, *, width: str = 
     chart_exports(chart, item, provenance)
 
 
-def provenance(view: str, filters: dict, rows: pd.DataFrame | None, version: tuple) -> export.Provenance:
-    """Provenance of an export from the filter state and the rows used."""
-    return export.Provenance.from_scores(view, filters, rows, snapshot=snapshot_label(version))
+def provenance(view: str, filters: dict, rows: pd.DataFrame | None, version: tuple, *,
+               task: str | None = None) -> export.Provenance:
+    """Provenance of an export from the filter state and the rows used; its task is ``task``
+    (the view's), else the rows'."""
+    return export.Provenance.from_scores(view, filters, rows, snapshot=snapshot_label(version), task=task)

@@ -12,7 +12,7 @@ from encbench.store import queries
 from encbench.experiment import EXPERIMENT_KEY
 from encbench.views import origins as origin_views
 from encbench.vocab import ordered
-from pages.ui.store import beyond_view, data_key, datasets_table, local_overview, raw_scores
+from pages.ui.store import beyond_view, data_key, datasets_table, levels, local_overview, raw_scores
 from pages.ui.text import md_text
 from pages.ui.widgets import _warn_unknown_url_values, multiselect
 
@@ -25,16 +25,92 @@ URL_KEYS = {"scoring": "metric"}
 
 
 def factor_filters(lv: dict[str, list[str]], defaults: dict[str, Sequence[str]], *,
-                   keys: dict[str, str] | None = None) -> dict[str, list[str]]:
+                   keys: dict[str, str] | None = None, task: str | None = None) -> dict[str, list[str]]:
     """One multiselect per factor of :data:`encbench.vocab.FACTORS` (model / tuning / metric), in a
-    row; returns ``{factor: selected values}``."""
+    row; returns ``{factor: selected values}``.
+
+    The options are the values with results (``lv``, the levels of the view's task), those of
+    ``task``'s registry entries (:func:`task_options`); a default the task does not have (LogReg
+    or AUC for regression) falls back to the first option."""
     keys = keys or {f: URL_KEYS.get(f, f) for f in vocab.FACTORS}
     out = {}
     for column, factor in zip(st.columns(len(vocab.FACTORS)), vocab.FACTORS):
+        options = task_options(factor, lv[factor], task)
         with column:
-            out[factor] = multiselect(FACTOR_LABELS[factor], ordered(factor, lv[factor]),
-                                      key=keys[factor], default=defaults.get(factor))
+            out[factor] = multiselect(FACTOR_LABELS[factor], options, key=keys[factor],
+                                      default=task_default(options, defaults.get(factor)))
     return out
+
+
+# -- the task type ---------------------------------------------------------------------------------
+
+#: the task of a view that does not choose one: the published study's
+DEFAULT_TASK = "binary"
+TASK_HELP = ("binary: binary classification, the published study's task and its results (the "
+             "default). multiclass and regression: results of local runs on such targets, with "
+             "their own models and metrics (regression: RMSE and MAE, lower is better, and R2). "
+             "A view shows one task: rankings never pool two.")
+#: widget keys (and URL parameters) whose values belong to one task: reset when the task changes,
+#: so that the model and metric choices become the new task's
+TASK_BOUND_KEYS = ("model", "tuning", "metric", "models", "tunings", "metrics", "fix_model",
+                   "fix_tuning", "fix_metric", "detail", "control", "wilcoxon", "bayes_a", "bayes_b",
+                   "elo_ref", "istrategy", "dataset")
+
+
+def task_options(factor: str, values: Sequence[str], task: str | None) -> list[str]:
+    """The values of ``factor`` with results, in vocabulary order, keeping for a model or a
+    metric only those whose registry entry serves ``task`` (None: every value)."""
+    served = {"model": vocab.MODEL_REGISTRY, "scoring": vocab.METRIC_REGISTRY}.get(factor)
+    out = ordered(factor, values)
+    if task is None or served is None:
+        return out
+    return [v for v in out if v not in served or task in served[v].tasks]
+
+
+def task_default(options: Sequence[str], default: Sequence[str] | str | None):
+    """``default`` where ``options`` have it, else the first option (a task's own first model or
+    metric); None stays None (every option)."""
+    if default is None or not options:
+        return default
+    if isinstance(default, str):
+        return default if default in options else options[0]
+    kept = [d for d in default if d in options]
+    return kept or list(options[:1])
+
+
+def _task_changed() -> None:
+    for key in TASK_BOUND_KEYS:
+        st.session_state.pop(key, None)
+
+
+def task_filter() -> str:
+    """Which task type the view shows, in the sidebar and bound to the URL (``?task=regression``);
+    :data:`DEFAULT_TASK` (binary, the published view) unless the user or a link picks another.
+    Changing it resets the choices that belong to a task (:data:`TASK_BOUND_KEYS`)."""
+    _warn_unknown_url_values("task", list(vocab.TASKS), None)
+    with st.sidebar:
+        # no format_func: the URL holds the option itself (?task=regression)
+        task = st.selectbox("Task", list(vocab.TASKS), index=vocab.TASKS.index(DEFAULT_TASK), key="task",
+                            bind="query-params", on_change=_task_changed, help=TASK_HELP)
+    return task or DEFAULT_TASK
+
+
+def no_results_text(task: str) -> str:
+    """What a view says when the database holds nothing of ``task``."""
+    return (f"No results for {task} yet: run some on the Run page or with "
+            f"`encbench run --task {task}`.")
+
+
+def task_levels(db: str, version: tuple) -> tuple[str, dict[str, list[str]]]:
+    """The view's task (:func:`task_filter`) and the levels of its results (filter options);
+    says so plainly and stops the page when the task has none."""
+    task = task_filter()
+    lv = levels(db, version, task)
+    if not lv.get("dataset"):
+        with st.container(key="no-task-results"):
+            st.info(no_results_text(task))
+        st.stop()
+    return task, lv
 
 
 def empty_selection(selected: dict[str, list[str]]) -> list[str]:
@@ -60,6 +136,9 @@ def origin_filter(lv: dict[str, list[str]]) -> tuple[str, tuple[str, ...], str]:
     """
     if "local" not in lv.get("origin", []):
         return "published", _beyond(lv, ("published",)), "published"
+    if "published" not in lv["origin"]:  # a task without published results: local runs only
+        st.caption("Local runs only: the published benchmark holds no results of this task.")
+        return "local", origin_views.origins_of("local"), "published"
     choices = list(origin_views.ORIGIN_CHOICES)
     _warn_unknown_url_values("origin", choices, None)
     _warn_unknown_url_values("prefer", list(queries.PREFERENCES), None)

@@ -78,7 +78,7 @@ def show_result(run_id: str, *, strategy: str = "R-M") -> None:
                        "beside it comes from stratified folds (*cv*).")
         for comp in compare_with_published(rows, published, strategy=strategy):
             with st.container(border=True):
-                st.markdown(f"**{comp.model} / {comp.scoring} / {comp.tuning} tuning**")
+                st.markdown(f"**{comp.model} / {comp.scoring} / {comp.tuning} tuning** · task {comp.task}")
                 st.write(comp.summary)
                 cols = st.columns(2)
                 few = (None if comp.agreement_shown else
@@ -88,9 +88,12 @@ def show_result(run_id: str, *, strategy: str = "R-M") -> None:
                 cols[1].metric("Jaccard of best sets", f"{comp.jaccard:.2f}" if comp.agreement_shown else "n/a",
                                help=few)
                 filters = result_filters(run_id, dataset, comp, rows)
-                prov = exports.provenance("run-result", filters, rows.assign(origin="local"), version)
+                prov = exports.provenance("run-result", filters, rows.assign(origin="local"), version,
+                                          task=comp.task)
                 published_rank = f"published {strategy} rank"
                 table = comp.table.rename(columns={"rank": "rank on your data", "published_rank": published_rank})
+                if comp.task != "binary":  # no published reference beyond the study's binary task
+                    table = table.drop(columns=[published_rank])
                 # an encoder the study did not run has no published rank: a dash, not "None"
                 shown, as_text = exports.dash_missing(table, {published_rank: "{}"})
                 exports.show_table(

@@ -54,8 +54,17 @@ def snapshot_label(version: tuple) -> str:
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def levels(db: str, version: tuple) -> dict[str, list[str]]:
-    """Distinct values per factor that have results (filter options)."""
+def levels(db: str, version: tuple, task: str | None = None) -> dict[str, list[str]]:
+    """Distinct values per factor that have results (filter options), of one task type or (None)
+    of every task."""
+    every = _all_levels(db, version)
+    if task is None or every["task"] == [task]:  # one task in the database: no second pass
+        return every
+    return queries.factor_levels(get_reader(db), tasks=(task,))
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _all_levels(db: str, version: tuple) -> dict[str, list[str]]:
     return queries.factor_levels(get_reader(db))
 
 
@@ -63,27 +72,31 @@ def levels(db: str, version: tuple) -> dict[str, list[str]]:
 def raw_scores(db: str, version: tuple, *, datasets: tuple | None = None, models: tuple | None = None,
                tunings: tuple | None = None, scorings: tuple | None = None,
                encoders: tuple | None = None, origins: tuple | None = ("published",),
-               splits: tuple | None = ("cv",)) -> pd.DataFrame:
+               splits: tuple | None = ("cv",), tasks: tuple | None = ("binary",)) -> pd.DataFrame:
     """Score rows, filtered, one per experiment *and run* (an experiment may have several).
 
-    ``splits`` defaults to the published protocol (``cv``): a time-split result enters a view
-    only when the view asks for it (:func:`split_filter`)."""
+    ``splits`` defaults to the published protocol (``cv``) and ``tasks`` to the published
+    study's binary classification: a time-split result, or one of another task type, enters a
+    view only when the view asks for it (:func:`split_filter`, :func:`task_filter`), so no view
+    pools two tasks by default."""
     return queries.load_scores(get_reader(db), datasets=datasets, models=models, tunings=tunings,
-                               scorings=scorings, encoders=encoders, origins=origins, splits=splits)
+                               scorings=scorings, encoders=encoders, origins=origins, splits=splits,
+                               tasks=tasks)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def scores(db: str, version: tuple, *, datasets: tuple | None = None, models: tuple | None = None,
            tunings: tuple | None = None, scorings: tuple | None = None,
            encoders: tuple | None = None, origins: tuple | None = ("published",),
-           prefer: str = "published", splits: tuple | None = ("cv",)) -> pd.DataFrame:
+           prefer: str = "published", splits: tuple | None = ("cv",),
+           tasks: tuple | None = ("binary",)) -> pd.DataFrame:
     """Score rows, one per experiment, filtered; the published benchmark unless ``origins`` says.
 
     Where an experiment has a published and a local score, the ``prefer`` one counts; several
     runs of the same origin are averaged.
     """
     frame = raw_scores(db, version, datasets=datasets, models=models, tunings=tunings,
-                       scorings=scorings, encoders=encoders, origins=origins, splits=splits)
+                       scorings=scorings, encoders=encoders, origins=origins, splits=splits, tasks=tasks)
     if origins is not None and origin_views.BEYOND_ORIGIN in origins:
         # the encoders beyond the study rank among the 32 on the datasets they were run on
         frame = origin_views.beyond_view(frame).scores
