@@ -186,7 +186,8 @@ def factor_levels(source: Source, tasks: Sequence[str] | None = None) -> dict[st
     _check_vocabulary("tasks", values)
     columns = (*EXPERIMENT_KEY, "origin")
     row = source.query("SELECT " + ", ".join(f"list(DISTINCT {c}) AS {c}" for c in columns)
-                       + " FROM scores").iloc[0]
+                       + " FROM scores WHERE ?::VARCHAR[] IS NULL OR list_contains(?::VARCHAR[], task)",
+                       [values, values]).iloc[0]
     # an empty view gives NULL lists (None, NaN or pandas.NA depending on the column's type)
     return {c: sorted(str(v) for v in row[c]) if isinstance(row[c], (list, tuple, np.ndarray)) else []
             for c in columns}
