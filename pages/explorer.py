@@ -3,6 +3,7 @@ import pandas as pd
 import streamlit as st
 
 from encbench import plots, vocab
+from encbench.metrics import greater_is_better
 from encbench.experiment import key_columns
 from encbench.views import explorer, labels
 from encbench.views import origins as origin_views
@@ -20,16 +21,17 @@ st.caption("Scores per dataset, filtered. Ranks are computed within each (datase
            "metric): 1 = best score. Filters are kept in the URL: share it to share this view.")
 
 db, version = common.data_key()
-lv = common.levels(db, version)
+task, lv = common.task_levels(db, version)
 datasets_info = common.datasets_table(db, version)
 names = dict(zip(datasets_info["dataset"].astype(str), datasets_info["name"].astype(str)))
 
 with st.container(border=True):
-    selected = common.factor_filters(lv, {"model": None, "tuning": ["no"], "scoring": ["AUC"]})
+    selected = common.factor_filters(lv, {"model": None, "tuning": ["no"], "scoring": ["AUC"]}, task=task)
     choice, origins, prefer = common.origin_filter(lv)
     split = common.split_filter(lv)
     # the picker offers the datasets of this view only (local-only uploads are not published ones)
-    all_datasets = common.view_datasets(db, version, origins)
+    task_datasets = set(lv["dataset"])  # the datasets of this task
+    all_datasets = [d for d in common.view_datasets(db, version, origins) if d in task_datasets]
     c1, c3 = st.columns([4, 1])
     with c1:
         families = common.multiselect("Encoder family", labels.family_names(), key="family",
@@ -58,7 +60,7 @@ if not encoders:
 
 filter_args = dict(datasets=None if every else tuple(chosen_datasets), models=tuple(selected["model"]),
                    tunings=tuple(selected["tuning"]), scorings=tuple(selected["scoring"]),
-                   encoders=tuple(encoders), splits=(split,))
+                   encoders=tuple(encoders), splits=(split,), tasks=(task,))
 common.origin_banner(choice, prefer, **filter_args)
 rows = common.scores(db, version, **filter_args, origins=origins, prefer=prefer)
 if rows.empty:
@@ -105,16 +107,22 @@ def box_charts(db: str, version: tuple, key: tuple) -> dict[str, dict]:
     return {item: chart.to_dict(validate=False) for item, chart in charts.items()}
 
 
+def cells_metrics(key: tuple) -> tuple:
+    """The metrics a load key asks for (their direction colours the mean score)."""
+    return dict(key).get("scorings") or ()
+
+
 @st.cache_data(show_spinner=False, max_entries=32)
 def heatmap_chart(db: str, version: tuple, key: tuple, field: str, encoders: tuple, datasets: tuple) -> dict:
     """Encoder x dataset heatmap of the mean ``field``, encoders best first (then those without results)."""
     cells = explorer.encoder_dataset_matrix(ranked(db, version, key), field)
+    lower = field == "rank" or not all(greater_is_better(m) for m in cells_metrics(key))
     order = (cells.groupby("encoder")[field].mean()
-             .sort_values(ascending=(field == "rank"), kind="stable").index.tolist())
+             .sort_values(ascending=lower, kind="stable").index.tolist())
     order += [e for e in encoders if e not in order]
     return plots.encoder_dataset_heatmap(
         cells, value=field, value_title="mean rank" if field == "rank" else "mean score",
-        encoders=order, datasets=list(datasets), lower_is_better=(field == "rank"),
+        encoders=order, datasets=list(datasets), lower_is_better=lower,
         title="Grey cells: no result for that encoder on that dataset").to_dict(validate=False)
 
 
@@ -132,6 +140,10 @@ def agreements(db: str, version: tuple, key: tuple):
 
 
 filter_key = tuple(filter_args.items())
+# the best score of a dataset and setting: the highest, the lowest of a lower-is-better metric
+# (RMSE, MAE); none in bold when the chosen metrics point both ways
+_directions = {greater_is_better(m) for m in selected["scoring"]}
+SCORE_BEST = None if len(_directions) > 1 else ("max" if _directions == {True} else "min")
 load_key = (*filter_key, ("origins", origins), ("prefer", prefer))
 table = ranked(db, version, load_key)
 table = table.assign(name=table["dataset"].map(names))
@@ -140,7 +152,7 @@ filters = {"model": selected["model"], "tuning": selected["tuning"], "metric": s
            "family": families, "origin": choice, **({"prefer": prefer} if choice == "both" else {}),
            "dataset": "all" if every else chosen_datasets,
            **({"split": split} if "time" in lv.get("split", []) else {})}
-prov = common.provenance("explorer", filters, table, version)
+prov = common.provenance("explorer", filters, table, version, task=task)
 
 grid = explorer.coverage(table, encoders, chosen_datasets)
 n_combos = table[list(vocab.FACTORS)].drop_duplicates().shape[0]
@@ -181,7 +193,7 @@ if scores_tab.open:
         # 20 rows when there are as many (Streamlit's default shows 10 in any window)
         common.show_table(
             listed, "scores", prov, shown=shown, height=min(38 + 35 * max(len(listed), 1), 38 + 35 * 20),
-            best={c: d for c, d in (("cv_score", "max"), ("rank", "min")) if c in listed},
+            best={c: d for c, d in (("cv_score", SCORE_BEST), ("rank", "min")) if c in listed and d},
             latex={"best_within": [c for c in ("dataset", "model", "tuning", "metric") if c in listed],
                    "drop": [c for c in internal if c in listed]},
             column_config={"cv_score": st.column_config.NumberColumn("score", format="%.4f"), **optional_config})

@@ -58,6 +58,14 @@ def _plugins_note() -> None:
 @common.guarded
 def main() -> None:
     db, version = common.data_key()
+    task = common.task_filter()
+    if task != common.DEFAULT_TASK:
+        # the 32 are placed by their published scores, which exist for binary targets only
+        with st.container(key="no-published-reference"):
+            st.info(f"No published reference for {task}: this page ranks an encoder among the study's 32 by "
+                    f"their published scores, which exist for binary classification only. Rank encoders on "
+                    f"your {task} runs on the Consensus rankings page (task {task}, results: local).")
+        return
     _plugins_note()
     runs = _runs(db, version)
     if runs.empty:
@@ -81,7 +89,7 @@ def main() -> None:
                                  key="byo_alpha")
     result = _place(db, version, run_id, tuple(strategies), float(alpha))
     info = result.info
-    prov = dataclasses.replace(result.provenance(), snapshot=common.snapshot_label(version))
+    prov = dataclasses.replace(result.provenance(), snapshot=common.snapshot_label(version), task=task)
 
     for c in info.customs:
         p = c.provenance()

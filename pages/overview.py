@@ -13,16 +13,18 @@ SECTIONS = ("Results per model and tuning", "Runs", "Datasets")
 common.ensure_routed()
 
 st.title("encbench")
-st.caption("Benchmark categorical encoders for binary classification: what is in the database, "
-           "and which encoders win overall.")
-
 db, version = common.data_key()
-lv = common.levels(db, version)
+task, lv = common.task_levels(db, version)
+st.caption(f"Benchmark categorical encoders ({task} targets; the published study's task is binary "
+           "classification): what is in the database, and which encoders win overall.")
+tasks = (task,)
 choice, origins, prefer = common.origin_filter(lv)
 info = common.summary(db, version, origins)
-if choice == "both" and info["results"]:
-    # one score per experiment: a local re-run of a published experiment is not a new result
-    info = {**info, **overview.score_counts(common.scores(db, version, origins=origins, prefer=prefer)).as_dict()}
+if (choice != "published" or task != common.DEFAULT_TASK) and info["results"]:
+    # one score per experiment (a local re-run of a published experiment is not a new result),
+    # of the view's task only
+    info = {**info, **overview.score_counts(common.scores(db, version, origins=origins, prefer=prefer,
+                                                          tasks=tasks)).as_dict()}
 if info["results"] == 0:
     st.info("The database holds no results yet. Build it with `python -m encbench db init` "
             "(which `make run` does) or run experiments from *Run on your data*.")
@@ -33,7 +35,7 @@ for col, (label, key) in zip(cols, [("Datasets", "datasets"), ("Encoders", "enco
                                     ("Models", "models"), ("Metrics", "scorings"),
                                     ("Results", "results"), ("Runs", "runs")]):
     col.metric(label, f"{info[key]:,}")
-common.origin_banner(choice, prefer)
+common.origin_banner(choice, prefer, tasks=tasks)
 if choice != "published":
     st.caption("Results count one score per experiment: where a published and a local score "
                f"exist, only the {prefer} one.")
@@ -45,29 +47,30 @@ st.markdown(
     f"**Origins in the database** {', '.join(lv['origin'])}"
 )
 
-everything = common.scores(db, version, origins=origins, prefer=prefer)
+everything = common.scores(db, version, origins=origins, prefer=prefer, tasks=tasks)
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
-def headline(db: str, version: tuple, origins: tuple, prefer: str):
-    return overview.headline_consensus(common.scores(db, version, origins=origins, prefer=prefer))
+def headline(db: str, version: tuple, origins: tuple, prefer: str, tasks: tuple = ("binary",)):
+    return overview.headline_consensus(common.scores(db, version, origins=origins, prefer=prefer, tasks=tasks))
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
-def result_counts(db: str, version: tuple, origins: tuple, prefer: str) -> dict[str, pd.DataFrame]:
-    everything = common.scores(db, version, origins=origins, prefer=prefer)
+def result_counts(db: str, version: tuple, origins: tuple, prefer: str,
+                  tasks: tuple = ("binary",)) -> dict[str, pd.DataFrame]:
+    everything = common.scores(db, version, origins=origins, prefer=prefer, tasks=tasks)
     return {"model": overview.counts_by_pair(everything, "model", "tuning"),
             "scoring": overview.counts_by_pair(everything, "scoring", "tuning")}
 
 
 # Charts are cached as Vega-Lite specs, as on the other pages.
 @st.cache_data(show_spinner=False, max_entries=4)
-def charts(db: str, version: tuple, origins: tuple, prefer: str) -> dict[str, dict]:
-    table = headline(db, version, origins, prefer)
+def charts(db: str, version: tuple, origins: tuple, prefer: str, tasks: tuple = ("binary",)) -> dict[str, dict]:
+    table = headline(db, version, origins, prefer, tasks)
     bars = plots.consensus_bars(table, value="mean_rank",
                                 value_title=f"{vocab.STRATEGY_REGISTRY[HEADLINE].description} ({HEADLINE})",
                                 color="family", title=f"Consensus over all results ({HEADLINE})")
-    counts = plots.counts_bars(result_counts(db, version, origins, prefer)["model"], x="model", color="tuning",
+    counts = plots.counts_bars(result_counts(db, version, origins, prefer, tasks)["model"], x="model", color="tuning",
                                title="Score rows per model, by tuning strategy")
     return {"headline-consensus": bars.to_dict(validate=False), "results-per-model": counts.to_dict(validate=False)}
 
@@ -78,16 +81,16 @@ st.caption(
     f"ranked by score (1 = best) and the consensus orders them by their mean rank ({HEADLINE}). "
     "Per-combination rankings and other aggregations are on the *Consensus* page."
 )
-table = headline(db, version, origins, prefer)
+table = headline(db, version, origins, prefer, tasks)
 prov = common.provenance("overview", {"strategy": HEADLINE, "scope": "all results", "origin": choice,
                                       **({"prefer": prefer} if choice == "both" else {})},
-                         everything, version)
+                         everything, version, task=task)
 best = table.loc[table["rank"] == 1, "encoder"].tolist()
 st.markdown(f"Best overall: **{', '.join(best)}** (mean rank {table['mean_rank'].iloc[0]:.2f} "
             f"over {int(table['n_voters'].iloc[0]):,} voters).")
 left, right = st.columns([1, 1])  # 3:2 left the table too narrow for its five columns
 with left:
-    common.show_chart(charts(db, version, origins, prefer)["headline-consensus"], "headline-consensus", prov)
+    common.show_chart(charts(db, version, origins, prefer, tasks)["headline-consensus"], "headline-consensus", prov)
 with right:
     # narrow number columns: the table fits its column without a horizontal scroll
     common.show_table(table[["rank", "encoder", "family", "mean_rank", "n_voters"]],
@@ -103,9 +106,10 @@ if counts_tab.open:
     with counts_tab:
         c1, c2 = st.columns([3, 2])
         with c1:
-            common.show_chart(charts(db, version, origins, prefer)["results-per-model"], "results-per-model", prov)
+            common.show_chart(charts(db, version, origins, prefer, tasks)["results-per-model"], "results-per-model",
+                              prov)
         with c2:
-            common.show_table(result_counts(db, version, origins, prefer)["scoring"], "results-per-metric", prov)
+            common.show_table(result_counts(db, version, origins, prefer, tasks)["scoring"], "results-per-metric", prov)
 if runs_tab.open:
     with runs_tab:
         runs = common.runs_table(db, version)

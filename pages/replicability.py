@@ -17,7 +17,8 @@ st.caption("For each sample size s, draw pairs of disjoint samples of s datasets
            "bootstrapped 95% intervals of the means (the study's Figure 2).")
 
 db, version = common.data_key()
-lv = common.levels(db, version)
+task, lv = common.task_levels(db, version)
+tasks = (task,)
 
 common.warn_bad_number("n_pairs", low=10, high=1000, integer=True)
 common.warn_bad_number("step", low=1, high=10, integer=True)
@@ -25,13 +26,13 @@ common.warn_bad_parameters()
 with st.container(border=True):
     c1, c2, c3 = st.columns(3)
     with c1:
-        model = common.selectbox("Model", vocab.ordered("model", lv["model"]), key="model",
+        model = common.selectbox("Model", common.task_options("model", lv["model"], task), key="model",
                                  default="LogReg")
     with c2:
         tuning = common.selectbox("Tuning", vocab.ordered("tuning", lv["tuning"]), key="tuning",
                                   default="no")
     with c3:
-        scoring = common.selectbox("Metric", vocab.ordered("scoring", lv["scoring"]), key="metric",
+        scoring = common.selectbox("Metric", common.task_options("scoring", lv["scoring"], task), key="metric",
                                    default="AUC")
     # the last column holds two sliders side by side: at 2/8 "alpha (R-Nem)" wrapped
     s1, s2, s3, s4 = st.columns([3, 2, 1, 3])
@@ -53,9 +54,10 @@ if not strategies:
     st.warning("Select at least one aggregation strategy.")
     st.stop()
 
-common.origin_banner(choice, prefer, models=(model,), tunings=(tuning,), scorings=(scoring,), splits=(split,))
+common.origin_banner(choice, prefer, models=(model,), tunings=(tuning,), scorings=(scoring,), splits=(split,),
+                     tasks=tasks)
 rows = common.scores(db, version, models=(model,), tunings=(tuning,), scorings=(scoring,),
-                     origins=origins, prefer=prefer, splits=(split,))
+                     origins=origins, prefer=prefer, splits=(split,), tasks=tasks)
 if rows.empty:
     st.info(f"No results for {combination_label(model, tuning, scoring)}. "
             "(In the published data LGBM was run without tuning only, and SVM without model tuning.)")
@@ -73,9 +75,9 @@ params = stats.params_for(strategies, values)
 @st.cache_data(show_spinner=False, max_entries=256)
 def one_size(db: str, version: tuple, combo: tuple, strategy: str, size: int, n_pairs: int,
              params: tuple, origins: tuple = ("published",), prefer: str = "published",
-             splits: tuple = ("cv",)):
+             splits: tuple = ("cv",), tasks: tuple = ("binary",)):
     frame = common.scores(db, version, models=(combo[0],), tunings=(combo[1],), scorings=(combo[2],),
-                          origins=origins, prefer=prefer, splits=splits)
+                          origins=origins, prefer=prefer, splits=splits, tasks=tasks)
     use = stats.params_for(strategy, dict(params))
     result = stats.replicability(frame, [size], n_pairs=n_pairs, seed=0, strategy=strategy, **use)
     return result.summary.assign(strategy=strategy), result.pairs.assign(strategy=strategy)
@@ -89,7 +91,7 @@ if jobs:
     bar = st.progress(0.0, text="Computing replicability...")
     for done, (strategy, size) in enumerate(jobs, start=1):
         summary, pair_rows = one_size(db, version, (model, tuning, scoring), strategy, size, int(n_pairs),
-                                      tuple(sorted(params.items())), origins, prefer, (split,))
+                                      tuple(sorted(params.items())), origins, prefer, (split,), tasks)
         summaries.append(summary)
         pairs.append(pair_rows)
         bar.progress(done / len(jobs), text=f"{strategy}, {size} datasets per sample ({done}/{len(jobs)})")
@@ -100,14 +102,14 @@ if KEM in strategies:
     # niced worker process (which spreads them over 2 processes), never on the server, so this
     # page and every other visitor's stay usable; a fragment shows its progress and a Cancel
     # button, and the result joins the figure when done.
-    kem_key = (db, version, model, tuning, scoring, tuple(sizes), int(n_pairs), origins, prefer, split)
+    kem_key = (db, version, model, tuning, scoring, tuple(sizes), int(n_pairs), origins, prefer, split, task)
     kem_jobs = st.session_state.setdefault("replicability_kem", {})
     for key in [k for k in kem_jobs if k != kem_key and not kem_jobs[k].finished]:
         kem_jobs.pop(key).cancel()             # the view changed: stop work nobody will see
     job = kem_jobs.get(kem_key)
     if job is None:
         job = kem_jobs[kem_key] = ProcessJob(
-            stats.replicability, rows[["dataset", "encoder", "cv_score"]].copy(), sizes,
+            stats.replicability, rows[["scoring", "dataset", "encoder", "cv_score"]].copy(), sizes,
             n_pairs=int(n_pairs), seed=0, strategy=KEM, n_jobs=2)
     if job.finished and job.error is None:
         summaries.append(job.result.summary.assign(strategy=KEM))
@@ -146,7 +148,7 @@ filters = {"model": model, "tuning": tuning, "metric": scoring, "strategy": show
            "n_pairs": int(n_pairs), "sizes": sizes, **params, "seed": 0, "origin": choice,
            **({"prefer": prefer} if choice == "both" else {}),
            **({"split": split} if "time" in lv.get("split", []) else {})}
-prov = common.provenance("replicability", filters, rows, version)
+prov = common.provenance("replicability", filters, rows, version, task=task)
 
 title = f"Replicability: {combination_label(model, tuning, scoring)}"
 common.show_chart(plots.replicability_chart(long, color="strategy", title=title),

@@ -16,7 +16,8 @@ st.caption("Similarity between consensus rankings that differ in one factor only
            "to vary; fix each other factor to one value or average the similarity over all its values.")
 
 db, version = common.data_key()
-lv = common.levels(db, version)
+task, lv = common.task_levels(db, version)
+tasks = (task,)
 # The split (cv / time) is a factor once time-split results exist; before, it is not offered.
 has_time = "time" in lv.get("split", [])
 FACTOR_OF = {label: factor for factor, label in VARY_LABELS.items() if has_time or factor != "split"}
@@ -37,11 +38,12 @@ with st.container(border=True):
         with col:
             if factor == vary:
                 labels = common.multiselect(f"{common.FACTOR_LABELS[factor]} values compared",
-                                            vocab.ordered(factor, lv[factor]), key=f"{VARY_LABELS[factor]}s")
+                                            common.task_options(factor, lv[factor], task),
+                                            key=f"{VARY_LABELS[factor]}s")
             else:
                 fixed[factor] = common.selectbox(
                     f"{common.FACTOR_LABELS[factor]} (fixed)",
-                    [sensitivity.AVERAGE_ALL] + vocab.ordered(factor, lv[factor]),
+                    [sensitivity.AVERAGE_ALL] + common.task_options(factor, lv[factor], task),
                     key=f"fix_{VARY_LABELS[factor]}", default=sensitivity.AVERAGE_ALL)
     with cols[-1]:
         if vary == "strategy":
@@ -72,13 +74,14 @@ if labels is not None and len(labels) < 2:
 
 params = stats.params_for(strategies, values)
 splits = None if vary == "split" else (split,)
-common.origin_banner(choice, prefer, splits=splits)
+common.origin_banner(choice, prefer, splits=splits, tasks=tasks)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def compute(db: str, version: tuple, vary: str, fixed: tuple, strategy, strategies: tuple,
-            labels, params: tuple, origins: tuple, prefer: str, splits: tuple | None):
-    rows = common.scores(db, version, origins=origins, prefer=prefer, splits=splits)
+            labels, params: tuple, origins: tuple, prefer: str, splits: tuple | None,
+            tasks: tuple = ("binary",)):
+    rows = common.scores(db, version, origins=origins, prefer=prefer, splits=splits, tasks=tasks)
     return sensitivity.sensitivity_view(rows, vary, dict(fixed), strategy=strategy or "R-M",
                                         strategies=list(strategies), labels=labels, params=dict(params))
 
@@ -100,7 +103,7 @@ def heatmaps(key: tuple) -> dict[str, dict]:
 needs_kemeny = "R-Kem" in strategies
 compute_key = (db, version, vary, tuple(sorted(fixed.items())), strategy, tuple(strategies),
                tuple(labels) if labels is not None else None, tuple(sorted(params.items())), origins, prefer,
-               splits)
+               splits, tasks)
 with st.spinner("Computing consensus rankings...", show_time=True) if needs_kemeny else st.empty():
     try:
         result = compute(*compute_key)
@@ -121,11 +124,11 @@ filters = {"vary": vary, **{f"fixed_{k}": v for k, v in fixed.items()},
            "values": labels if labels is not None else "all", **params, "origin": choice,
            **({"prefer": prefer} if choice == "both" else {}),
            **({"split": split if vary != "split" else "varied"} if has_time else {})}
-used = common.scores(db, version, origins=origins, prefer=prefer, splits=splits)
+used = common.scores(db, version, origins=origins, prefer=prefer, splits=splits, tasks=tasks)
 for factor, value in fixed.items():
     if value != sensitivity.AVERAGE_ALL:
         used = used[used[factor] == value]
-prov = common.provenance("sensitivity", filters, used, version)
+prov = common.provenance("sensitivity", filters, used, version, task=task)
 
 # Side by side while both maps fit half the page; stacked (each at full width, legend visible)
 # for many labels: with all 11 strategies two maps overflowed their columns.

@@ -3,9 +3,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+import numpy as np
 import pandas as pd
 
 from encbench import stats
+from encbench.metrics import greater_is_better
 from encbench.views.consensus import pool_combinations
 from encbench.views.labels import encoder_families
 from encbench.vocab import ordered
@@ -58,6 +60,21 @@ def datasets_in_view(datasets: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFra
 HEADLINE_STRATEGY = "R-M"
 
 
+def oriented(scores: pd.DataFrame) -> pd.DataFrame:
+    """``scores`` higher-is-better without a ``scoring`` column: the scores of a lower-is-better
+    metric (RMSE, MAE) negated. For a pooled rank strategy whose voters each hold one metric
+    (a task's RMSE and R2 pooled): ranks within a voter are then the metric's own, which the
+    statistics refuse to pool by metric name since the directions differ."""
+    if "scoring" not in scores.columns:
+        return scores
+    lower = ~scores["scoring"].astype(str).map(greater_is_better).to_numpy(dtype=bool)
+    out = scores.drop(columns="scoring")
+    if lower.any():
+        out = out.assign(cv_score=np.where(lower, -out["cv_score"].to_numpy(dtype=float),
+                                           out["cv_score"].to_numpy(dtype=float)))
+    return out
+
+
 def headline_consensus(scores: pd.DataFrame) -> pd.DataFrame:
     """:data:`HEADLINE_STRATEGY` (R-M) over everything: every (dataset, model, tuning, metric) is a voter.
 
@@ -66,7 +83,7 @@ def headline_consensus(scores: pd.DataFrame) -> pd.DataFrame:
     pandas.DataFrame
         ``encoder, rank, mean_rank, n_voters, family``, best first.
     """
-    pooled = pool_combinations(scores)
+    pooled = oriented(pool_combinations(scores))
     ranking = stats.consensus(pooled, HEADLINE_STRATEGY)
     ranks = stats.dataset_ranks(pooled)
     per_encoder = ranks.groupby("encoder")["rank"].agg(mean_rank="mean", n_voters="size")

@@ -103,10 +103,11 @@ def no_results_text(task: str) -> str:
 
 def task_levels(db: str, version: tuple) -> tuple[str, dict[str, list[str]]]:
     """The view's task (:func:`task_filter`) and the levels of its results (filter options);
-    says so plainly and stops the page when the task has none."""
+    says so plainly and stops the page when the task has none while others have some (an empty
+    database is each page's own message)."""
     task = task_filter()
     lv = levels(db, version, task)
-    if not lv.get("dataset"):
+    if not lv.get("dataset") and levels(db, version).get("dataset"):
         with st.container(key="no-task-results"):
             st.info(no_results_text(task))
         st.stop()
