@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from encbench.stats._arrays import nanmean, nanmedian_last, nanquantile_last, rank_last_axis
+from encbench.stats._arrays import RowRanks, nanmean, nanmedian_last, nanquantile_last, rank_last_axis
 
 
 def _random_with_ties_and_nans(rng, shape):
@@ -54,3 +54,56 @@ def test_median_and_mean_match_numpy_and_handle_empty_rows():
     np.testing.assert_array_equal(nanmedian_last(x), expected_median)
     np.testing.assert_allclose(nanmean(x, axis=-1), expected_mean, rtol=1e-15)
     assert np.isnan(nanquantile_last(x, 0.25)[0])
+
+
+def _adversarial(rng, shape):
+    """Ties, values one or a few ulps apart (which the packed sort key cannot tell apart),
+    signed zeros, infinities, negative numbers and NaN."""
+    base = rng.choice([0.0, -0.0, 0.5, -0.5, 1.0, 1e-300, -1e-300, 5e-324, np.inf, -np.inf], size=shape)
+    ulps = rng.integers(-3, 4, size=shape)
+    x = base.copy()
+    near = rng.random(shape) < 0.5
+    for _ in range(3):
+        step = np.where(ulps > 0, np.inf, -np.inf)
+        move = near & (ulps != 0) & np.isfinite(x)
+        x[move] = np.nextafter(x[move], step[move])
+        ulps = ulps - np.sign(ulps)
+    x[rng.random(shape) < 0.15] = np.nan
+    return x
+
+
+@pytest.mark.parametrize("descending", [True, False])
+@pytest.mark.parametrize("m", [1, 2, 7, 32, 33, 70])
+def test_ranks_of_near_equal_values_match_scipy(descending, m):
+    rng = np.random.default_rng(m + 100 * descending)
+    x = _adversarial(rng, (300, m))
+    dense, average = rank_last_axis(x, descending=descending)
+    for row, d_row, a_row in zip(x, dense, average):
+        keep = ~np.isnan(row)
+        values = -row[keep] if descending else row[keep]
+        np.testing.assert_array_equal(d_row[keep], stats.rankdata(values, method="dense"))
+        np.testing.assert_array_equal(a_row[keep], stats.rankdata(values, method="average"))
+        assert np.isnan(d_row[~keep]).all() and np.isnan(a_row[~keep]).all()
+
+
+def test_row_ranks_keep_each_row_in_rank_order():
+    rng = np.random.default_rng(11)
+    x = _adversarial(rng, (200, 9))
+    ranks = RowRanks(x, descending=True)
+    for r in range(len(x)):
+        n = ranks.n[r]
+        assert n == np.count_nonzero(~np.isnan(x[r]))
+        np.testing.assert_array_equal(ranks.sorted[r], x[r][ranks.column[r]])
+        assert np.isnan(ranks.sorted[r, n:]).all()
+        head = ranks.sorted[r, :n]
+        assert (head[1:] <= head[:-1]).all()  # best first
+        np.testing.assert_array_equal(ranks.dense_sorted[r, :n],
+                                      stats.rankdata(-head, method="dense"))
+    np.testing.assert_array_equal(ranks.flat, ranks.column + 9 * np.arange(len(x))[:, None])
+
+
+def test_empty_and_single_rows():
+    for shape in [(0, 4), (3, 0), (0,), (5,)]:
+        x = np.linspace(0, 1, int(np.prod(shape))).reshape(shape)
+        dense, average = rank_last_axis(x, descending=True)
+        assert dense.shape == average.shape == shape

@@ -7,6 +7,103 @@ from __future__ import annotations
 import numpy as np
 
 
+_LOW_63 = np.int64(0x7FFF_FFFF_FFFF_FFFF)
+
+
+class RowRanks:
+    """Dense and average ranks of each row of a 2-D array, from one sort, kept in rank order.
+
+    Row ``r`` sorted best first (the largest value first when ``descending``), NaN last:
+    ``sorted[r, j]`` is its ``j``-th value, from column ``column[r, j]`` (cell ``flat[r, j]`` of
+    ``x.ravel()``), with dense rank ``dense_sorted[r, j]``; ``n[r]`` values are not NaN (the
+    cells ``j >= n[r]`` are NaN and their ranks mean nothing). Aggregations read these
+    directly; :meth:`dense` and :meth:`average` put the ranks back where the values were.
+
+    The sort is one ``numpy.sort`` of 64-bit integers that order as the floats do, with the
+    column number in their lowest bits (several times faster than ``argsort`` along short
+    rows). Two values that differ only in those bits can come out in the wrong order: each row
+    is checked, and a row found so is sorted again with a stable ``argsort``, so the ranks are
+    exact whatever the values. Equal values (``0.0`` and ``-0.0`` included) share a rank.
+    """
+
+    def __init__(self, x: np.ndarray, *, descending: bool):
+        x = np.ascontiguousarray(x, dtype=float)
+        if x.ndim != 2:
+            raise ValueError(f"RowRanks takes a 2-D array: got shape {x.shape!r}")
+        rows, m = x.shape
+        self.shape = x.shape
+        self.missing = np.isnan(x)
+        self.n = m - np.count_nonzero(self.missing, axis=1)
+        bits = max(1, (m - 1).bit_length())
+        mask = np.int64((1 << bits) - 1)
+        columns = np.arange(m, dtype=np.int64)
+        key = x.view(np.int64).copy()
+        flip = np.right_shift(key, 63)  # -1 where the float is negative, else 0
+        flip &= _LOW_63
+        key ^= flip  # now the integers order as the floats do (-0.0 just below 0.0)
+        if descending:
+            np.invert(key, out=key)
+        key &= ~mask
+        key |= columns
+        np.copyto(key, (_LOW_63 & ~mask) | columns, where=self.missing)  # NaN after any number
+        key.sort(axis=-1)
+        key &= mask
+        self.column = key.copy()
+        key += (np.arange(rows, dtype=np.int64) * m)[:, None]
+        self.flat = key
+        values = flip.view(np.float64)  # the buffer, reused
+        np.take(x.ravel(), key.ravel(), out=values.ravel())
+        self.sorted = values
+        with np.errstate(invalid="ignore"):
+            wrong = values[:, 1:] > values[:, :-1] if descending else values[:, 1:] < values[:, :-1]
+        bad = np.flatnonzero(wrong.any(axis=1))
+        if bad.size:  # values the key's high bits could not tell apart: sort those rows exactly
+            sub = x[bad]
+            order = np.argsort(-sub if descending else sub, axis=-1, kind="stable")
+            self.column[bad] = order
+            self.flat[bad] = order + (bad * m)[:, None]
+            self.sorted[bad] = np.take_along_axis(sub, order, axis=-1)
+        starts = np.empty(x.shape, dtype=bool)
+        starts[:, :1] = True
+        np.not_equal(values[:, 1:], values[:, :-1], out=starts[:, 1:])  # NaN: a start each
+        self._starts = starts
+        # one cumulative sum over the whole array (along short rows it is several times slower),
+        # less each row's count before its first cell
+        dense = np.cumsum(starts.ravel(), dtype=np.int64).reshape(x.shape)
+        if rows:
+            dense -= dense[:, :1] - 1
+        self.dense_sorted = dense
+
+    def _scatter(self, sorted_values: np.ndarray) -> np.ndarray:
+        out = np.empty(self.shape)
+        out.ravel()[self.flat.ravel()] = sorted_values.ravel()
+        np.copyto(out, np.nan, where=self.missing)
+        return out
+
+    def dense(self) -> np.ndarray:
+        """Dense ranks in the places of ``x`` (float, NaN where ``x`` is NaN)."""
+        return self._scatter(self.dense_sorted)
+
+    def average_sorted(self) -> np.ndarray:
+        """Average (Friedman) ranks in rank order: ties get the mean of their positions."""
+        rows, m = self.shape
+        starts = self._starts.ravel()
+        ends = np.empty_like(starts)
+        ends[:-1] = starts[1:]
+        ends[-1:] = True
+        position = np.arange(rows * m, dtype=np.int64)
+        first = np.maximum.accumulate(np.where(starts, position, 0))
+        last = np.minimum.accumulate(np.where(ends, position, rows * m)[::-1])[::-1]
+        first += last  # first and last position of each cell's tie, over the whole array
+        average = first / 2.0
+        average -= np.repeat(np.arange(rows, dtype=np.float64) * m - 1.0, m)  # 1 = best in a row
+        return average.reshape(self.shape)
+
+    def average(self) -> np.ndarray:
+        """Average ranks in the places of ``x`` (float, NaN where ``x`` is NaN)."""
+        return self._scatter(self.average_sorted())
+
+
 def rank_last_axis(x: np.ndarray, *, descending: bool) -> tuple[np.ndarray, np.ndarray]:
     """Dense and average ranks of ``x`` along its last axis, ignoring NaN.
 
@@ -25,27 +122,13 @@ def rank_last_axis(x: np.ndarray, *, descending: bool) -> tuple[np.ndarray, np.n
         the mean of the positions they occupy).
     """
     x = np.asarray(x, dtype=float)
-    key = -x if descending else x
-    order = np.argsort(key, axis=-1, kind="stable")  # NaN sorts last
-    s = np.take_along_axis(key, order, axis=-1)
-    m = x.shape[-1]
-    starts = np.ones(s.shape, dtype=bool)
-    np.not_equal(s[..., 1:], s[..., :-1], out=starts[..., 1:])
-    ends = np.ones(s.shape, dtype=bool)
-    ends[..., :-1] = starts[..., 1:]
-    # positions as int32 and counts summed as float: half the memory traffic of int64 and no
-    # conversion pass (exact: a row holds far fewer than 2**31 values)
-    position = np.broadcast_to(np.arange(m, dtype=np.int32), s.shape)
-    first = np.maximum.accumulate(np.where(starts, position, np.int32(0)), axis=-1)
-    last = np.flip(np.minimum.accumulate(np.flip(np.where(ends, position, np.int32(m)), -1), axis=-1), -1)
-    dense = np.empty(s.shape)
-    average = np.empty(s.shape)
-    np.put_along_axis(dense, order, np.cumsum(starts, axis=-1, dtype=np.float64), axis=-1)
-    np.put_along_axis(average, order, (first + last) / 2.0 + 1.0, axis=-1)
-    missing = np.isnan(x)
-    dense[missing] = np.nan
-    average[missing] = np.nan
-    return dense, average
+    shape = x.shape
+    if x.ndim == 0:
+        raise ValueError("rank_last_axis needs at least one axis: got a scalar")
+    if x.size == 0:
+        return np.empty(shape), np.empty(shape)
+    ranks = RowRanks(x.reshape(-1, shape[-1]), descending=descending)
+    return ranks.dense().reshape(shape), ranks.average().reshape(shape)
 
 
 def dense_rank(x: np.ndarray, *, descending: bool) -> np.ndarray:
@@ -86,13 +169,23 @@ def nanquantiles_last(x: np.ndarray, qs) -> list[np.ndarray]:
     return [_quantile_of_sorted(s, n, q) for q in qs]
 
 
-def _quantile_of_sorted(s: np.ndarray, n: np.ndarray, q: float) -> np.ndarray:
+def quantile_of_descending(s: np.ndarray, n: np.ndarray, q: float) -> np.ndarray:
+    """:func:`nanquantile_last` of rows already sorted largest first, NaN last (``n`` numbers
+    each), as :class:`RowRanks` keeps them with ``descending=True``: the same numbers."""
+    return _quantile_of_sorted(s, n, q, descending=True)
+
+
+def _quantile_of_sorted(s: np.ndarray, n: np.ndarray, q: float, *, descending: bool = False) -> np.ndarray:
     position = (n - 1) * q
     below = np.floor(position).astype(np.int64)
     above = np.minimum(below + 1, np.maximum(n - 1, 0))
     below = np.clip(below, 0, None)
     t = position - below
-    a, b = _pick(s, below), _pick(s, above)
+    if descending:  # the i-th smallest of n sits at n - 1 - i
+        last = np.maximum(n - 1, 0)
+        a, b = _pick(s, last - below), _pick(s, last - above)
+    else:
+        a, b = _pick(s, below), _pick(s, above)
     diff = b - a
     result = np.where(t >= 0.5, b - diff * (1.0 - t), a + diff * t)
     return np.where(n > 0, result, np.nan)

@@ -20,13 +20,13 @@ import numpy as np
 import pandas as pd
 
 from encbench import vocab
-from encbench.stats._arrays import dense_rank, nanmean, nanmedian_last, nanquantiles_last, rank_last_axis
+from encbench.stats._arrays import RowRanks, dense_rank, nanmean, nanmedian_last, quantile_of_descending
 from encbench.stats._checks import check_alpha, check_n_iter, check_theta, check_time_limit
 from encbench.stats._cube import Cube, build_cube
 from encbench.stats.elo import bradley_terry_strengths, snap_ties
 from encbench.stats.impute import fit_quality_difficulty
 from encbench.stats.kemeny import kemeny_rank_vector
-from encbench.stats.nemenyi import nemenyi_better_counts
+from encbench.stats.nemenyi import nemenyi_counts_of_means
 
 #: every strategy of the registry (:data:`encbench.vocab.STRATEGY_REGISTRY`), in display order
 STRATEGIES: tuple[str, ...] = vocab.AGGREGATIONS
@@ -37,26 +37,78 @@ DEFAULT_BY: tuple[str, ...] = vocab.FACTORS
 
 
 class _Votes:
-    """A cube plus its per-dataset rankings, computed once and shared by the strategies."""
+    """A cube plus its per-dataset rankings, computed once and shared by the strategies.
+
+    The rankings come from one sort of each (combination, dataset) row
+    (:class:`~encbench.stats._arrays.RowRanks`), kept in rank order: the rank strategies count
+    them per (combination, encoder) with ``bincount`` instead of reducing ``(G, D, E)`` arrays,
+    and Q-RM and Q-Th read each dataset's quantiles and best score off the sorted rows. Counts
+    of integer ranks and sums of half-integers are exact in any order, so these give the
+    numbers the cube's own reductions give; sums of scores keep the cube's reductions.
+    """
 
     def __init__(self, cube: Cube):
         self.cube = cube
         self.values = cube.values
         self.present = cube.present
-        self._ranks: tuple[np.ndarray, np.ndarray] | None = None
+        self._rows: RowRanks | None = None
+        self._dense: np.ndarray | None = None
+        self._average: np.ndarray | None = None
+        self._rank_counts: np.ndarray | None = None
+        self._cells: tuple[np.ndarray, np.ndarray] | None = None
+
+    @property
+    def rows(self) -> RowRanks:
+        """The rankings of the ``G * D`` rows of the cube."""
+        if self._rows is None:
+            self._rows = RowRanks(self.values.reshape(-1, self.values.shape[2]), descending=True)
+        return self._rows
 
     @property
     def dense(self) -> np.ndarray:
-        return self._rankings()[0]
+        """``(G, D, E)`` dense ranks per dataset (1 = best), NaN where missing."""
+        if self._dense is None:
+            self._dense = self.rows.dense().reshape(self.values.shape)
+        return self._dense
 
     @property
     def average(self) -> np.ndarray:
-        return self._rankings()[1]
+        """``(G, D, E)`` average (Friedman) ranks per dataset, NaN where missing."""
+        if self._average is None:
+            self._average = self.rows.average().reshape(self.values.shape)
+        return self._average
 
-    def _rankings(self) -> tuple[np.ndarray, np.ndarray]:
-        if self._ranks is None:
-            self._ranks = rank_last_axis(self.values, descending=True)
-        return self._ranks
+    def cells(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(valid, cell)``: which sorted cells hold a score, and the (combination, encoder)
+        of each as ``g * E + e``."""
+        if self._cells is None:
+            n_groups, n_datasets, n_encoders = self.values.shape
+            rows = self.rows
+            valid = ~np.isnan(rows.sorted)
+            group = np.repeat(np.arange(n_groups, dtype=np.int64) * n_encoders, n_datasets)
+            self._cells = valid, rows.column + group[:, None]
+        return self._cells
+
+    def per_cell(self, mask: np.ndarray | None = None, weights: np.ndarray | None = None) -> np.ndarray:
+        """``(G, E)`` count (or sum of ``weights``) of the valid sorted cells where ``mask``."""
+        valid, cell = self.cells()
+        keep = valid if mask is None else valid & mask
+        n_groups, _, n_encoders = self.values.shape
+        w = None if weights is None else weights[keep]
+        out = np.bincount(cell[keep], weights=w, minlength=n_groups * n_encoders)
+        return out.reshape(n_groups, n_encoders).astype(float)
+
+    @property
+    def rank_counts(self) -> np.ndarray:
+        """``(G, E, E + 1)``: on how many datasets each encoder has each dense rank."""
+        if self._rank_counts is None:
+            valid, cell = self.cells()
+            n_groups, _, n_encoders = self.values.shape
+            index = cell * (n_encoders + 1)
+            index += self.rows.dense_sorted
+            counts = np.bincount(index[valid], minlength=n_groups * n_encoders * (n_encoders + 1))
+            self._rank_counts = counts.reshape(n_groups, n_encoders, n_encoders + 1)
+        return self._rank_counts
 
     def final(self, aggregate: np.ndarray, *, higher_is_better: bool) -> np.ndarray:
         """Dense consensus ranks from an aggregate score per (combination, encoder).
@@ -98,24 +150,37 @@ def _computes(name: str) -> Callable[[Callable[..., np.ndarray]], Callable[..., 
 
 @_computes("R-M")
 def _r_m(v: _Votes) -> np.ndarray:
-    return nanmean(v.dense, axis=1)
+    counts = v.rank_counts
+    total = (counts * np.arange(counts.shape[2])).sum(axis=2).astype(float)  # exact: integers
+    n = counts.sum(axis=2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n > 0, total / np.maximum(n, 1), np.nan)
 
 
 @_computes("R-Md")
 def _r_md(v: _Votes) -> np.ndarray:
-    return nanmedian_last(_over_datasets(v.dense))
+    # the middle rank(s) of each encoder's ranks, read off the counts of each rank
+    counts = v.rank_counts
+    n = counts.sum(axis=2)
+    below = np.cumsum(counts, axis=2)
+
+    def rank_at(position: np.ndarray) -> np.ndarray:  # the position-th smallest rank (from 0)
+        return (below <= position[:, :, None]).sum(axis=2).astype(float)
+
+    median = (rank_at(np.clip((n - 1) // 2, 0, None)) + rank_at(np.clip(n // 2, 0, None))) / 2.0
+    return np.where(n > 0, median, np.nan)
 
 
 @_computes("R-B")
 def _r_b(v: _Votes) -> np.ndarray:
-    return _count(v.dense == 1.0)
+    return v.rank_counts[:, :, 1].astype(float)
 
 
 @_computes("R-W")
 def _r_w(v: _Votes) -> np.ndarray:
-    with np.errstate(invalid="ignore"):
-        worst = np.fmax.reduce(v.dense, axis=2, initial=-np.inf)  # NaN-skipping max per dataset
-    return _count(v.dense == worst[:, :, None])
+    rows = v.rows
+    worst = rows.dense_sorted[np.arange(len(rows.n)), np.maximum(rows.n - 1, 0)]  # last rank per dataset
+    return v.per_cell(rows.dense_sorted == worst[:, None])
 
 
 @_computes("Q-M")
@@ -132,8 +197,9 @@ def _q_md(v: _Votes) -> np.ndarray:
 def _q_rm(v: _Votes) -> np.ndarray:
     # Per dataset: (score - min) / IQR over the encoders present (numpy linear quantiles);
     # datasets with IQR 0 are left out for every encoder (the study's convention).
-    low = np.fmin.reduce(v.values, axis=2, initial=np.inf)
-    upper, lower = nanquantiles_last(v.values, (0.75, 0.25))
+    rows, shape = v.rows, v.values.shape[:2]
+    low = rows.sorted[np.arange(len(rows.n)), np.maximum(rows.n - 1, 0)].reshape(shape)
+    upper, lower = (quantile_of_descending(rows.sorted, rows.n, q).reshape(shape) for q in (0.75, 0.25))
     iqr = upper - lower
     usable = iqr != 0  # NaN (absent dataset) compares unequal, but its scores are NaN anyway
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -144,7 +210,7 @@ def _q_rm(v: _Votes) -> np.ndarray:
 
 @_computes("Q-Th")
 def _q_th(v: _Votes, *, theta: float) -> np.ndarray:
-    best = np.fmax.reduce(v.values, axis=2, initial=-np.inf)
+    best = v.rows.sorted[:, 0].reshape(v.values.shape[:2])  # NaN for a dataset without scores
     with np.errstate(invalid="ignore"):
         good = v.values >= theta * best[:, :, None]
     return _count(good)
@@ -152,8 +218,13 @@ def _q_th(v: _Votes, *, theta: float) -> np.ndarray:
 
 @_computes("R-Nem")
 def _r_nem(v: _Votes, *, alpha: float) -> np.ndarray:
-    counts, _ = nemenyi_better_counts(v.average, alpha)
-    return counts
+    rows = v.rows
+    n_sum = v.rank_counts.sum(axis=2)
+    total = v.per_cell(weights=rows.average_sorted())  # sums of half-integers: exact
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_ranks = np.where(n_sum > 0, total / np.maximum(n_sum, 1), np.nan)
+    n_datasets = (rows.n > 0).reshape(v.values.shape[:2]).sum(axis=1)
+    return nemenyi_counts_of_means(mean_ranks, n_datasets, alpha)
 
 
 @_computes("R-Kem")

@@ -65,9 +65,15 @@ def nemenyi_better_counts(average_ranks: np.ndarray, alpha: float) -> tuple[np.n
         ``(G, E)`` mean Friedman ranks.
     """
     mean_ranks = nanmean(average_ranks, axis=1)  # (G, E)
+    n = (~np.isnan(average_ranks)).any(axis=2).sum(axis=1)
+    return nemenyi_counts_of_means(mean_ranks, n, alpha), mean_ranks
+
+
+def nemenyi_counts_of_means(mean_ranks: np.ndarray, n: np.ndarray, alpha: float) -> np.ndarray:
+    """The R-Nem scores of :func:`nemenyi_better_counts` from the ``(G, E)`` mean Friedman
+    ranks (NaN = absent encoder) and the ``(G,)`` numbers of datasets ranked."""
     present = ~np.isnan(mean_ranks)
     k = present.sum(axis=1)
-    n = (~np.isnan(average_ranks)).any(axis=2).sum(axis=1)
     # One studentized-range quantile per distinct number of encoders (usually a single one).
     q = np.full(k.shape, np.nan)
     for size in np.unique(k[k >= 2]):
@@ -80,7 +86,7 @@ def nemenyi_better_counts(average_ranks: np.ndarray, alpha: float) -> tuple[np.n
         better = gap > cd[:, None, None]
     counts = better.sum(axis=2).astype(float)
     counts[~present] = np.nan
-    return counts, mean_ranks
+    return counts
 
 
 @dataclass(frozen=True)
