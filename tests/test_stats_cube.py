@@ -44,11 +44,14 @@ def _as_categories(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-@pytest.mark.parametrize("kind", ["text", "categories", "sorted categories"])
+@pytest.mark.parametrize("kind", ["text", "sorted text", "categories", "sorted categories"])
 def test_the_cube_holds_each_score_where_a_naive_pivot_puts_it(kind):
     frame = _scores()
     combos, datasets, encoders, expected = _naive(frame)
-    given = {"text": frame, "categories": _as_categories(frame),
+    # sorted text: the factors' long runs are factorized from their first rows
+    given = {"text": frame, "sorted text": frame.sort_values([*BY, "dataset", "encoder"]).astype(
+                 {c: "str" for c in (*BY, "dataset", "encoder")}),
+             "categories": _as_categories(frame),
              "sorted categories": frame.astype({c: "category" for c in (*BY, "dataset", "encoder")})}[kind]
     cube = build_cube(given, BY)
     assert list(map(tuple, cube.keys[list(BY)].to_numpy())) == combos
@@ -73,3 +76,16 @@ def test_a_duplicate_cell_is_named_whatever_the_dtype():
         with pytest.raises(ValueError, match=rf"2 rows for dataset='{first.dataset}', "
                                              rf"encoder='{first.encoder}', model='{first.model}'"):
             build_cube(given, BY)
+
+
+def test_factorizing_runs_gives_pandas_codes_and_labels():
+    from encbench.stats._cube import _factorize_runs
+
+    rng = np.random.default_rng(4)
+    values = np.repeat(rng.choice(["b", "a", "c", "é", ""], size=60), rng.integers(1, 40, size=60))
+    for column in (pd.Series(values, dtype="str"), pd.Series(values, dtype=object),
+                   pd.Series(values).iloc[::-1].astype("str"), pd.Series(values[:1], dtype="str")):
+        codes, labels = _factorize_runs(column)
+        expected_codes, expected_labels = pd.factorize(column, sort=False)
+        np.testing.assert_array_equal(codes, expected_codes)
+        assert list(labels) == list(expected_labels)
