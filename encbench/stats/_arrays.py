@@ -133,7 +133,10 @@ def rank_last_axis(x: np.ndarray, *, descending: bool) -> tuple[np.ndarray, np.n
 
 def dense_rank(x: np.ndarray, *, descending: bool) -> np.ndarray:
     """Dense ranks along the last axis (see :func:`rank_last_axis`)."""
-    return rank_last_axis(x, descending=descending)[0]
+    x = np.asarray(x, dtype=float)
+    if x.ndim == 0 or x.size == 0:
+        return rank_last_axis(x, descending=descending)[0]
+    return RowRanks(x.reshape(-1, x.shape[-1]), descending=descending).dense().reshape(x.shape)
 
 
 def nanmean(x: np.ndarray, axis: int) -> np.ndarray:
