@@ -11,6 +11,9 @@ from encbench import custom, vocab
 from encbench.data import BUNDLED_DIR, DEFAULT_MAX_BYTES, DatasetError, list_bundled, prepare, read_table
 from encbench.data.bundled import find_bundled
 from encbench.data.fingerprint import match_published, recognise
+from encbench.data.validation import target_task
+from encbench.metrics import metrics_for
+from encbench.models import models_for
 from encbench.encoders import FAMILIES, REGISTRY
 from encbench.engine.grid import Grid
 from encbench.engine.queue_requests import SPLIT_MODES, RunForm, default_workers, positive_class_choice
@@ -46,14 +49,30 @@ def _recognise(sha256: str, _frame: pd.DataFrame):
 # change elsewhere on the page reruns the script, not the checks (seconds on a wide file).
 @st.cache_data(show_spinner="Checking the columns ...", max_entries=32)
 def _check(sha256: str, filename: str, target: str, positive, categorical: tuple | None, drop: tuple,
-           time_column: str | None, _staged):
-    """The validation report of an upload for these choices (see ``uploads.check_upload``); the
-    file name is part of the key because the messages name it."""
+           time_column: str | None, _staged, task: str = "binary"):
+    """The validation report of an upload for these choices and task type (see
+    ``uploads.check_upload``); the file name is part of the key because the messages name it."""
     frame = _staged.frame.drop(columns=[*drop, *([time_column] if time_column else [])])
-    # the page runs binary targets (its models, metrics and published reference are binary); the
-    # library and the command line take multiclass and regression targets too
     return prepare(frame, target, positive, list(categorical) if categorical else None, N_FOLDS,
-                   source=_staged.filename, task="binary").report
+                   source=_staged.filename, task=task).report
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _inferred_task(sha256: str, target: str, _frame: pd.DataFrame) -> str:
+    """The task type the target reads as (a target of one class counts as binary, whose check
+    then says what is wrong with it)."""
+    inferred = target_task(_frame[target])
+    return "binary" if inferred == "single" else inferred
+
+
+TASK_TEXT = {"binary": "binary classification (the published study's task)",
+             "multiclass": "multiclass classification", "regression": "regression"}
+
+
+def _default_models(task: str) -> list[str]:
+    """The model a run starts with: LogReg (the page's binary default), else the task's first."""
+    served = list(models_for(task))
+    return ["LogReg"] if "LogReg" in served else ["Ridge"] if "Ridge" in served else served[:1]
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -171,6 +190,7 @@ st.caption(f"{len(frame):,} rows x {frame.shape[1]} columns")
 
 # -- target and column roles -------------------------------------------------------------------
 columns = [str(c) for c in frame.columns]
+task = "binary"  # a bundled dataset is a published one: binary
 if bundled_name is not None:
     entry = find_bundled(bundled_name)
     target, positive, categorical = entry.target, None, None
@@ -185,7 +205,24 @@ else:
     if recognised and target == str(recognised[1]):
         st.caption(f"Target {target!r}: the published target of OpenML {recognised[0].openml_id} "
                    f"({recognised[0].name}), which this file is a copy of.")
-    choice = positive_class_choice(frame[target])
+    # The task type: inferred from the target, shown, and the user's to override.
+    inferred = _inferred_task(staged.sha256, target, frame)
+    with st.container(key="task-choice"):
+        tasks = list(vocab.TASKS)
+        task = st.selectbox("Task", tasks, index=tasks.index(inferred), key=f"task-{target}",
+                            help="Inferred from the target column: two classes are binary, more are "
+                                 "multiclass, numbers with fractions or over 20 distinct values are "
+                                 "regression. The task sets the folds (stratified for classes, shuffled "
+                                 "for regression), the models and the metrics.")
+        st.caption(f"Task: **{TASK_TEXT[task]}**"
+                   + (", inferred from the target" if task == inferred else
+                      f", chosen (the target reads as {inferred})") + ".")
+        if task != "binary":
+            st.info(f"No published reference exists for {task}: the published study, and so its "
+                    f"consensus, the advice below and the controls of the New encoder page, cover binary "
+                    f"classification only. The encoders are ranked on your data, within {task}.",
+                    icon=":material/info:")
+    choice = positive_class_choice(frame[target]) if task == "binary" else None
     positive = None
     if choice is not None:  # any other target is refused below, with what it is and what to do
         positive = st.selectbox("Positive class", choice[0], index=choice[1], key="positive",
@@ -214,7 +251,7 @@ else:
                                           help="Training rows left out between each training part "
                                                "and its test block."))
     # ID-like and leaking columns are proposed for dropping (the first check names them).
-    first = _check(staged.sha256, staged.filename, target, positive, None, (), None, staged)
+    first = _check(staged.sha256, staged.filename, target, positive, None, (), None, staged, task)
     suspects = [c for c in first.suspect_columns if c != time_column]
     features = [c for c in columns if c not in (target, time_column)]
     picker_key = f"{target}" + (f"-{time_column}" if time_column else "")
@@ -235,7 +272,7 @@ else:
                                           "categorical. Add integer codes here to encode them.")
     frame_kept = staged.frame.drop(columns=drop)
     report = _check(staged.sha256, staged.filename, target, positive, tuple(categorical) if categorical else None,
-                    tuple(drop), time_column, staged)
+                    tuple(drop), time_column, staged, task)
     for error in report.errors:
         st.error(common.md_text(error))
     for warning in report.warnings:
@@ -245,7 +282,7 @@ else:
             st.warning(common.md_text(warning), icon=":material/schedule:")
     if report.errors:
         st.stop()
-    copy_of = _published_copy(staged.sha256, target, tuple(drop), frame_kept)
+    copy_of = _published_copy(staged.sha256, target, tuple(drop), frame_kept) if task == "binary" else None
     if copy_of is not None and (positive is None or str(positive) == list(report.classes)[1]):
         with st.container(key="published-copy"):
             st.info(f"This file is the published dataset OpenML {copy_of.openml_id} ({copy_of.name}). "
@@ -255,8 +292,9 @@ else:
     if categorical == inferred:
         categorical = None  # the default: keep the run id independent of widget order
 
-run_advice.show(frame, target, positive, categorical, staged=staged, bundled=bundled_name, drop=drop,
-                time_column=time_column, data_id=staged.sha256 if staged is not None else f"bundled:{bundled_name}")
+if task == "binary":  # the advice reads the published (binary) results
+    run_advice.show(frame, target, positive, categorical, staged=staged, bundled=bundled_name, drop=drop,
+                    time_column=time_column, data_id=staged.sha256 if staged is not None else f"bundled:{bundled_name}")
 
 # -- the grid ----------------------------------------------------------------------------------
 st.subheader("What to run")
@@ -290,8 +328,14 @@ with st.expander("What the encoders do"):
                                 "description": REGISTRY[n].description} for n in ordered_encoders]),
                  hide_index=True, width="stretch")
 cols = st.columns(3)
-models = cols[0].multiselect("Models", list(vocab.MODELS), default=["LogReg"], key="models")
-scorings = cols[1].multiselect("Metrics", list(vocab.METRICS), default=list(vocab.METRICS), key="metrics")
+# the task's own models and metrics (a binary run keeps the keys, and so the links, it had)
+suffix = "" if task == "binary" else f"-{task}"
+with cols[0].container(key="run-models"):
+    models = st.multiselect("Models", list(models_for(task)), default=_default_models(task), key=f"models{suffix}")
+scorings = cols[1].multiselect("Metrics", list(metrics_for(task)), default=list(metrics_for(task)),
+                               key=f"metrics{suffix}",
+                               help="RMSE and MAE: lower is better; the ranking follows each metric's "
+                                    "direction." if task == "regression" else None)
 tuning = cols[2].selectbox("Tuning", list(vocab.TUNINGS), index=0, key="tuning",
                            help="no: default hyperparameters; model: grid search on the encoded data; "
                                 "full: Bayesian search over the whole pipeline (slow).")
@@ -306,7 +350,7 @@ workers = cols[1].number_input("Parallel task processes", min_value=1, max_value
 # The page's choices as one form: the library counts what it queues and queues it.
 dataset = ({"bundled": bundled_name} if bundled_name is not None else
            {"upload": staged, "target": target, "positive_class": positive, "categorical": categorical,
-            "drop": drop, "evaluation": split_mode, "time_column": time_column, "gap": gap})
+            "drop": drop, "evaluation": split_mode, "time_column": time_column, "gap": gap, "task": task})
 form = RunForm(encoders=encoders, models=models, scorings=scorings, tuning=tuning, timeout=float(timeout),
                workers=int(workers), custom_encoders=chosen_plugins, **dataset)
 if form.missing():

@@ -392,9 +392,13 @@ def test_a_wide_upload_gets_a_compact_column_picker_and_cached_checks(app_db, mo
     assert "num" in options["categorical"] and "c03" not in options["categorical"]
 
 
-def test_a_target_of_another_task_type_gets_no_class_picker_and_says_what_it_is(app_db, monkeypatch):
+def test_the_task_is_inferred_from_the_target_shown_and_overridable(app_db, monkeypatch):
+    """A three-class target reads as multiclass, a numeric one as regression: each gets its own
+    models and metrics and no class picker; forcing binary on them gives the refusal that says
+    what the target is and what to do."""
     import numpy as np
     import pandas as pd
+    from pagetest import texts
 
     rng = np.random.default_rng(7)
     frame = pd.DataFrame({"colour": rng.choice(["r", "g", "b"], 600), "grade": rng.choice(["A", "B", "C"], 600),
@@ -402,15 +406,45 @@ def test_a_target_of_another_task_type_gets_no_class_picker_and_says_what_it_is(
     _upload(monkeypatch, frame, "tasks.csv")
     at = _run_page()
     at.selectbox(key="target").set_value("grade").run()
-    assert not at.exception
-    assert "positive" not in {s.key for s in at.selectbox}         # no picker for a refused target
-    (error,) = [e.value for e in at.error]
-    assert "'grade' has 3 classes" in error and "multiclass target" in error and "merge its classes" in error
+    assert not at.exception and not at.error
+    assert at.selectbox(key="task-grade").value == "multiclass"
+    assert "positive" not in {s.key for s in at.selectbox}          # no class picker beyond binary
+    assert "No published reference exists for multiclass" in texts(at)
+    assert "LogReg" in at.multiselect(key="models-multiclass").options
+
     at.selectbox(key="target").set_value("price").run()
+    assert at.selectbox(key="task-price").value == "regression" and not at.error
+    assert at.multiselect(key="metrics-regression").value == ["RMSE", "MAE", "R2"]
+    assert "LogReg" not in at.multiselect(key="models-regression").options
+    assert at.multiselect(key="models-regression").value == ["Ridge"]
+    assert "Task: **regression**" in texts(at)
+
+    at.selectbox(key="task-price").set_value("binary").run()         # overridden: refused, with why
     (error,) = [e.value for e in at.error]
     distinct = frame["price"].nunique()
     assert f"'price' is numeric with {distinct} distinct values" in error and "regression target" in error
-    assert "classes" not in error.split("regression target")[0]
     assert "a regression target, not" in error
     at.selectbox(key="target").set_value("label").run()
+    assert at.selectbox(key="task-label").value == "binary"
     assert at.selectbox(key="positive").value == "yes" and not at.error
+
+
+def test_a_regression_upload_queues_a_regression_run(app_db, monkeypatch):
+    import numpy as np
+    import pandas as pd
+
+    monkeypatch.setattr(RunQueue, "ensure_worker", lambda self, **kw: False)
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"colour": rng.choice(["r", "g", "b"], 200), "y": rng.normal(0, 1, 200)})
+    _upload(monkeypatch, frame, "reg.csv")
+    at = _run_page()
+    assert at.selectbox(key="task-y").value == "regression"
+    at.button(key="enc-none").click().run()
+    at.button_group(key="enc-identifier").set_value(["OH"]).run()
+    at.button(key="launch").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    (request,) = RunQueue(app_db).pending()
+    grid = Grid(**request.payload["grid"])
+    assert grid.models == ("Ridge",) and grid.scorings == ("RMSE", "MAE", "R2")
+    (options,) = grid.dataset_options.values()
+    assert options["task"] == "regression"

@@ -343,12 +343,16 @@ class RunForm:
     evaluation : {'cv', 'time', 'both'}
         The outer evaluation (:func:`evaluation_splits`); ``time_column`` and ``gap`` for a
         time split. A bundled dataset is evaluated with the published stratified folds only.
+    task : {'binary', 'multiclass', 'regression'}
+        The upload's task type (the page infers it from the target and lets the user override
+        it): its folds, models and metrics; binary by default. A bundled dataset is binary.
 
     Raises
     ------
     ValueError
         If neither or both of ``bundled`` and ``upload`` are given, an upload has no target,
-        a bundled dataset asks for a time split, or the evaluation is not one of
+        a bundled dataset asks for a time split or another task than binary, the task is not
+        one of :data:`encbench.vocab.TASKS`, or the evaluation is not one of
         :data:`SPLIT_MODES` (or lacks its time column).
     """
 
@@ -369,6 +373,7 @@ class RunForm:
     evaluation: str = "cv"
     time_column: str | None = None
     gap: int = 0
+    task: str = "binary"
 
     def __post_init__(self):
         for name in ("encoders", "models", "scorings", "custom_encoders", "drop"):
@@ -384,6 +389,12 @@ class RunForm:
             raise ValueError(f"a bundled dataset runs the published stratified folds: got evaluation "
                              f"{self.evaluation!r}")
         evaluation_splits(self.evaluation, self.time_column, gap=self.gap)  # checks the choice
+        from encbench.vocab import TASKS
+
+        if self.task not in TASKS:
+            raise ValueError(f"task must be one of {', '.join(TASKS)}: got {self.task!r}")
+        if self.bundled is not None and self.task != "binary":
+            raise ValueError(f"a bundled dataset is a published one, a binary task: got task {self.task!r}")
         _check_workers(self.workers)
         _check_owner(self.owner)
 
@@ -454,5 +465,5 @@ class RunForm:
                                  drop=list(self.drop), encoders=self.encoders, models=self.models,
                                  scorings=self.scorings, tuning=self.tuning, timeout=float(self.timeout),
                                  db_path=queue.db_path, workers=self.workers, split=split, gap=split_gap,
-                                 custom_encoders=self.custom_encoders, owner=self.owner)
+                                 custom_encoders=self.custom_encoders, owner=self.owner, task=self.task)
                 for split, split_gap in self.splits]
