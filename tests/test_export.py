@@ -244,3 +244,18 @@ def test_latex_best_is_checked(prov, best, match):
     table = pd.DataFrame({"encoder": ["OH"], "R-M": [1.0]})
     with pytest.raises(ValueError, match=match):
         export.table_to_latex(table, prov, best=best)
+
+
+def test_every_export_states_its_task():
+    import pandas as pd
+
+    rows = pd.DataFrame({"encoder": ["OH"], "cv_score": [1.5], "origin": ["local"], "run_id": ["r"],
+                         "task": ["regression"]})
+    prov = export.Provenance.from_scores("consensus", {"model": ["Ridge"]}, rows)
+    assert prov.task == "regression" and prov.as_dict()["task"] == "regression"
+    assert "task: regression" in prov.header_lines()
+    assert "task=regression" in prov.file_name("rankings", "csv")
+    assert "task regression" in export.default_caption(prov, "rankings")
+    binary = export.Provenance.from_scores("consensus", {"model": ["LogReg"]}, rows.drop(columns="task"))
+    assert binary.task == "binary" and "task=" not in binary.file_name("rankings", "csv")
+    assert export.Provenance.from_scores("x", {}, rows, task="multiclass").task == "multiclass"
