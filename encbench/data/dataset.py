@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from encbench.data import rdatasets_source
 from encbench.data.bundled import BundledEntry, bundled_names, find_bundled
 from encbench.data.errors import DatasetError
 from encbench.data.fingerprint import column_key, match_published
@@ -42,7 +43,7 @@ class Dataset:
         ``"file:<first 12 hex digits of sha256>"`` for files.
     name : str
         Human-readable name (OpenML name, or the file name without extensions).
-    source : {'openml', 'bundled', 'upload'}
+    source : {'openml', 'bundled', 'upload', 'rdatasets'}
         Where the data came from.
     openml_id : int or None
         OpenML id; for files, that of the published dataset they are a copy of, else None.
@@ -129,8 +130,8 @@ class Dataset:
 class DatasetSpec:
     """A parsed dataset reference (see :func:`parse_dataset_spec`)."""
 
-    kind: str  # 'bundled' | 'openml' | 'file'
-    value: str  # bundled name/id, OpenML id, or file path
+    kind: str  # 'bundled' | 'openml' | 'file' | 'rdatasets'
+    value: str  # bundled name/id, OpenML id, file path, or '<R package>/<item>'
     target: str | None = None
     positive_class: str | None = None
 
@@ -138,7 +139,9 @@ class DatasetSpec:
 def parse_dataset_spec(spec: str | os.PathLike) -> DatasetSpec:
     """Parse a dataset reference as used by ``load_dataset`` and ``--datasets``.
 
-    Forms: ``bundled:<name or id>``; ``<OpenML id>`` or ``openml:<id>``; a file path, optionally
+    Forms: ``bundled:<name or id>``; ``<OpenML id>`` or ``openml:<id>``;
+    ``rdatasets:<package>/<item>[:<target>]`` or ``rdatasets:<manifest name>``
+    (:mod:`encbench.data.rdatasets_source`); a file path, optionally
     followed by ``:<target>`` or ``:<target>:<positive class>`` (the path is the longest
     prefix that exists as a file; use keyword arguments for column names containing ':').
     """
@@ -154,6 +157,9 @@ def parse_dataset_spec(spec: str | os.PathLike) -> DatasetSpec:
         return DatasetSpec("bundled", text.split(":", 1)[1].strip())
     if lower.startswith("openml:"):
         return DatasetSpec("openml", text.split(":", 1)[1].strip())
+    if lower.startswith(rdatasets_source.PREFIX):
+        package, item, target = rdatasets_source.parse_reference(text)
+        return DatasetSpec("rdatasets", f"{package}/{item}", target)
     if re.fullmatch(r"\d+", text):
         return DatasetSpec("openml", text)
     if Path(text).is_file():
@@ -311,6 +317,24 @@ def _load_bundled(entry: BundledEntry, target, positive_class, categorical,
                       file_hint=file_hint, target_alignment=target_alignment, task=task)
 
 
+def _load_rdatasets(value: str, target, positive_class, categorical, n_folds: int,
+                    task: str | None) -> Dataset:
+    """An R dataset of the ``rdatasets`` package (source ``'rdatasets'``), read offline."""
+    package, item = value.split("/", 1)
+    label = f"rdatasets:{package}/{item}"
+    frame, sha, entry = rdatasets_source.read_item(package, item, target)
+    if target is None:
+        columns = ", ".join(repr(str(c)) for c in list(frame.columns)[:50])
+        raise DatasetError(f"no target given for rdatasets item {package}/{item} (not in "
+                           f"{rdatasets_source.MANIFEST_NAME}); name it as '{label}:<column>'; "
+                           f"columns are {columns}")
+    return _build(frame, key=f"{label}:{target}", name=entry.name if entry else f"{item}-{target}",
+                  source="rdatasets", openml_id=None, target=target,
+                  positive_class=positive_class, categorical=categorical, n_folds=n_folds,
+                  sha256=sha, path=rdatasets_source.item_path(package, item), label=label,
+                  task=task)
+
+
 def load_dataset(spec: str | os.PathLike, target: str | None = None, positive_class=None, *,
                  categorical: Sequence[str] | None = None, n_folds: int = 5,
                  max_bytes: int | None = DEFAULT_MAX_BYTES, name: str | None = None,
@@ -385,6 +409,9 @@ def load_dataset(spec: str | os.PathLike, target: str | None = None, positive_cl
                                f"{bundled_names()}")
         return _load_bundled(entry, target, positive_class, categorical, n_folds, target_alignment,
                              task)
+
+    if parsed.kind == "rdatasets":
+        return _load_rdatasets(parsed.value, target, positive_class, categorical, n_folds, task)
 
     if parsed.kind == "openml":
         try:
