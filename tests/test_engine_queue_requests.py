@@ -208,6 +208,11 @@ def test_the_form_counts_what_it_queues():
     assert _form(bundled="tic-tac-toe", encoders=[], scorings=[]).missing() == ["encoders", "metrics"]
     both = _form(upload=object(), target="label", evaluation="both", time_column="day", gap=2)
     assert both.n_runs == 2 and both.splits == [("cv:day", 0), ("time:day", 2)]
+    # WoE is not applicable beyond binary targets: a regression run computes it for no row
+    regression = _form(upload=object(), target="y", task="regression", encoders=["OH", "WoE", "MT"],
+                       models=["Ridge"], scorings=["RMSE", "MAE"])
+    assert (regression.n_encoders, regression.n_experiments, regression.result_rows) == (2, 4, 4 * Grid.n_folds)
+    assert _form(upload=object(), target="y", encoders=["OH", "WoE"]).n_encoders == 2   # binary
 
 
 @pytest.mark.parametrize("kwargs, message", [

@@ -412,7 +412,11 @@ class RunForm:
 
     @property
     def n_encoders(self) -> int:
-        return len(self.encoders) + len(self.custom_encoders)
+        """Encoders the run computes: the chosen ones defined for the task (WoE is binary only:
+        not applicable to the others, so it adds no task or row) and the custom ones."""
+        from encbench.encoders import applies_to_task
+
+        return sum(applies_to_task(e, self.task) for e in self.encoders) + len(self.custom_encoders)
 
     @property
     def n_experiments(self) -> int:
