@@ -75,6 +75,18 @@ def _default_models(task: str) -> list[str]:
     return ["LogReg"] if "LogReg" in served else ["Ridge"] if "Ridge" in served else served[:1]
 
 
+def _cv_folds(task: str) -> str:
+    """The outer folds of the cv split for ``task`` (encbench.engine.protocol.fold_indices):
+    stratified for classes, as published; shuffled KFold for a regression target."""
+    return "shuffled folds (KFold)" if task == "regression" else "stratified folds"
+
+
+def _split_labels(task: str) -> dict[str, str]:
+    cv = ("cv: shuffled folds (KFold; a regression target has no classes to stratify)"
+          if task == "regression" else "cv: stratified folds (published protocol)")
+    return {"cv": cv, "time": "time: forward folds over a time column", "both": "both, to compare"}
+
+
 @st.cache_data(show_spinner=False, max_entries=16)
 def _column_types(sha256: str, _staged) -> pd.DataFrame:
     return _staged.column_types()
@@ -159,9 +171,6 @@ source = st.radio("Dataset", ["Upload a file", "Bundled dataset"], horizontal=Tr
 bundled_name = staged = None
 drop: list[str] = []
 split_mode, time_column, gap = "cv", None, 0  # the published protocol unless a time split is chosen
-SPLIT_LABELS = {"cv": "cv: stratified folds (published protocol)",
-                "time": "time: forward folds over a time column",
-                "both": "both, to compare"}
 if source == "Upload a file":
     st.caption(f"CSV/TSV, Parquet or ARFF, optionally gzipped; at most {MAX_MB} MB. The file stays "
                "on this machine; it is kept (by content hash) only when you launch a run.")
@@ -236,12 +245,14 @@ else:
     if candidates:
         with st.container(border=True, key="time-split"):
             st.markdown(f"**Evaluation split.** This file has a column that orders its rows in time "
-                        f"({', '.join(common.md_code(c) for c in candidates)}). Stratified folds (the published "
-                        f"protocol) train on rows from the future of their test rows; a target encoder then "
-                        f"knows a level's later outcomes. A time split trains on the past and tests on what "
-                        f"follows; *both* runs the two and says whether the best encoders change.")
+                        f"({', '.join(common.md_code(c) for c in candidates)}). "
+                        + ("Shuffled folds (cv: KFold, for a regression target)" if task == "regression"
+                           else "Stratified folds (the published protocol)")
+                        + " train on rows from the future of their test rows; a target encoder then "
+                        "knows a level's later outcomes. A time split trains on the past and tests on what "
+                        "follows; *both* runs the two and says whether the best encoders change.")
             c1, c2, c3 = st.columns([3, 2, 1])
-            split_mode = c1.radio("Evaluate with", list(SPLIT_MODES), format_func=SPLIT_LABELS.get,
+            split_mode = c1.radio("Evaluate with", list(SPLIT_MODES), format_func=_split_labels(task).get,
                                   key="split-mode")
             if split_mode != "cv":
                 time_column = c2.selectbox("Time column", candidates, key="time-column",
@@ -366,7 +377,7 @@ grid_text = (f"{n_experiments:,} experiments ({_count(n_encoders, 'encoder')} x 
 if n_splits == 1:
     st.info(f"{grid_text}, {folds_text}: {form.fold_tasks} fold tasks, {form.result_rows:,} result rows.")
 else:  # one run per split: say what each run holds, as the Runs page counts it
-    st.info(f"{n_splits} runs, one per split (cv: {N_FOLDS} stratified folds; time: {N_FOLDS} forward folds "
+    st.info(f"{n_splits} runs, one per split (cv: {N_FOLDS} {_cv_folds(task)}; time: {N_FOLDS} forward folds "
             f"over {time_column}), each of {grid_text}: {form.fold_tasks} fold tasks and "
             f"{form.result_rows:,} result rows per run, {form.result_rows * n_splits:,} "
             f"result rows in all.")

@@ -448,3 +448,36 @@ def test_a_regression_upload_queues_a_regression_run(app_db, monkeypatch):
     assert grid.models == ("Ridge",) and grid.scorings == ("RMSE", "MAE", "R2")
     (options,) = grid.dataset_options.values()
     assert options["task"] == "regression"
+
+
+def test_the_split_choices_name_the_folds_the_task_uses(app_db, monkeypatch):
+    """cv folds are stratified for a classification target and shuffled KFold for a regression one
+    (encbench.engine.protocol.fold_indices): the time-split choice, its explanation and the
+    estimate of a cv and time launch say which, for the task the page runs."""
+    import numpy as np
+    import pandas as pd
+    from pagetest import texts
+
+    rng = np.random.default_rng(11)
+    frame = pd.DataFrame({"day": pd.date_range("2024-01-01", periods=200, freq="D").strftime("%Y-%m-%d"),
+                          "colour": rng.choice(["r", "g", "b"], 200), "label": rng.choice(["no", "yes"], 200),
+                          "price": np.round(rng.normal(100, 30, 200), 2)})
+    _upload(monkeypatch, frame, "timed.csv")
+    at = _run_page()
+    at.selectbox(key="target").set_value("price").run()
+    assert at.selectbox(key="task-price").value == "regression"
+    at.radio(key="split-mode").set_value("both").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    cv_label = at.radio(key="split-mode").options[0]
+    assert cv_label.startswith("cv: shuffled folds (KFold") and "stratified" not in cv_label
+    explanation = next(m.value for m in at.markdown if m.value.startswith("**Evaluation split.**"))
+    assert "Shuffled folds (cv: KFold" in explanation and "tratified" not in explanation
+    (estimate,) = [i.value for i in at.info if "runs, one per split" in i.value]
+    assert estimate.startswith("2 runs, one per split (cv: 5 shuffled folds (KFold); time: 5 forward folds")
+    assert "tratified" not in texts(at).replace("stratified for classes", "")  # the task's help says both
+
+    at.selectbox(key="target").set_value("label").run()      # a binary target: stratified, as published
+    assert at.selectbox(key="task-label").value == "binary"
+    assert at.radio(key="split-mode").options[0] == "cv: stratified folds (published protocol)"
+    (estimate,) = [i.value for i in at.info if "runs, one per split" in i.value]
+    assert estimate.startswith("2 runs, one per split (cv: 5 stratified folds; time: 5 forward folds")
