@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from encbench.resources import subprocess_cwd, subprocess_env
-from encbench.store.db import default_db_path
+from encbench.store.db import PRIVATE_DIR, PRIVATE_FILE, default_db_path, make_private_dirs, open_private
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ def upload_dir(db_path: Path | str | None = None) -> Path:
 
 
 def _atomic_write_json(path: Path, payload: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
     try:
         with os.fdopen(fd, "w") as fh:
@@ -136,8 +136,9 @@ class RunQueue:
     def __init__(self, db_path: Path | str | None = None):
         self.db_path = Path(db_path) if db_path is not None else default_db_path()
         self.root = queue_dir(self.db_path)
+        # requests name uploads and carry their choices: folders the queue creates are owner-only
         for sub in ("pending", "active", "done", "cancel", "quarantine"):
-            (self.root / sub).mkdir(parents=True, exist_ok=True)
+            make_private_dirs(self.root / sub)
 
     # -- producing -----------------------------------------------------------------------------
     def submit(self, kind: str, payload: dict) -> Request:
@@ -158,7 +159,7 @@ class RunQueue:
     def cancel(self, run_id: str) -> None:
         """Flag a run as cancelled: a pending request for it is dropped, a running one stops."""
         flag = self.root / "cancel" / run_id
-        flag.touch()
+        flag.touch(mode=PRIVATE_FILE)
         for request in self.pending():
             if request.run_id == run_id:
                 self._finish(request, outcome="cancelled")
@@ -194,8 +195,8 @@ class RunQueue:
             os.replace(path, target)
         except FileNotFoundError:  # another reader moved it first
             return
-        (target.parent / f"{target.name}.reason").write_text(
-            f"{path.parent.name}/{path.name} is not a request of this queue and was set aside: {reason}\n")
+        with os.fdopen(open_private(target.parent / f"{target.name}.reason", os.O_WRONLY | os.O_TRUNC), "w") as fh:
+            fh.write(f"{path.parent.name}/{path.name} is not a request of this queue and was set aside: {reason}\n")
         log.warning("queue file %s/%s set aside in %s: %s", path.parent.name, path.name, target.parent, reason)
 
     def quarantined(self) -> list[tuple[Path, str]]:
@@ -334,7 +335,7 @@ class RunQueue:
 
     def worker_running(self) -> bool:
         """True when some process holds the worker lock."""
-        with open(self.lock_path, "a+") as fh:
+        with os.fdopen(open_private(self.lock_path, os.O_RDWR | os.O_APPEND), "a+") as fh:
             try:
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -361,11 +362,13 @@ class RunQueue:
         if idle_exit is None:
             idle_exit = float(os.environ.get("ENCBENCH_WORKER_IDLE_EXIT", "300"))
         env = subprocess_env(dict(os.environ, ENCBENCH_DB=str(self.db_path)))
-        with open(self.log_path, "ab") as log:
+        # umask 077: what the worker creates (the database's write-ahead log, its snapshots'
+        # temporary copies, its task processes' files) is owner-only, as the files made here
+        with os.fdopen(open_private(self.log_path), "ab") as log:
             subprocess.Popen(
                 [sys.executable, "-m", "encbench", "worker", "--db", str(self.db_path),
                  "--idle-exit", str(idle_exit)],
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                cwd=subprocess_cwd(), env=env, start_new_session=True,
+                cwd=subprocess_cwd(), env=env, start_new_session=True, umask=0o777 & ~PRIVATE_DIR,
             )
         return True

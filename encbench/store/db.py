@@ -35,6 +35,32 @@ class StoreWriteFailed(ValueError):
     """The store could not write a file (a full disk, a file size limit, a read-only disk)."""
 
 
+#: Modes of what the store and the queue create: the database, its snapshot, the queue's
+#: requests and the uploads hold users' data, so they are for their owner only. Files and
+#: folders that exist already keep their modes (a user may have shared a database on purpose).
+PRIVATE_FILE = 0o600
+PRIVATE_DIR = 0o700
+
+
+def make_private_dirs(path: Path | str) -> None:
+    """Create the folder ``path`` and its missing parents, each one it creates owner-only
+    (:data:`PRIVATE_DIR`; the umask can only take bits away); existing folders are left as they are."""
+    path = Path(path)
+    missing = []
+    while not path.exists() and path != path.parent:
+        missing.append(path)
+        path = path.parent
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):  # made meanwhile by another process: not ours
+            folder.mkdir(mode=PRIVATE_DIR)
+
+
+def open_private(path: Path | str, flags: int = os.O_WRONLY | os.O_APPEND) -> int:
+    """A descriptor of ``path`` opened with ``flags``, the file created owner-only
+    (:data:`PRIVATE_FILE`) if it does not exist; an existing file keeps its mode."""
+    return os.open(path, flags | os.O_CREAT, PRIVATE_FILE)
+
+
 #: DuckDB's file layout: a main header and two alternating database headers of this size each,
 #: then the blocks; each header starts with the checksum of the rest of it.
 _HEADER_SIZE = 4096
@@ -218,9 +244,12 @@ def snapshot_path(db_path: Path | str) -> Path:
 @contextlib.contextmanager
 def connect(path: Path | str, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
     """Open a DuckDB connection and close it on exit (``":memory:"`` is allowed)."""
-    if str(path) != ":memory:" and not read_only:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    created = str(path) != ":memory:" and not read_only and not Path(path).exists()
+    if created:
+        make_private_dirs(Path(path).parent)
     con = duckdb.connect(str(path), read_only=read_only)
+    if created:  # DuckDB creates it with the umask's mode: owner-only before anything is written
+        os.chmod(path, PRIVATE_FILE)
     try:
         yield con
     finally:
@@ -330,7 +359,9 @@ def publish_snapshot(con: duckdb.DuckDBPyConnection, db_path: Path | str, source
     try:
         try:
             _copy_from_fd(source_fd, fd)
-            os.fchmod(fd, 0o644)  # mkstemp creates 0600; readers may run as another user
+            # as readable as the database (mkstemp creates 0600): a database shared on purpose
+            # with readers running as another user shares its snapshot, a private one does not
+            os.fchmod(fd, os.fstat(source_fd).st_mode & 0o777)
         finally:
             os.close(fd)
         os.replace(tmp_name, target)

@@ -20,8 +20,9 @@ import pandas as pd
 from encbench.experiment import DEFAULTS as KEY_DEFAULTS
 from encbench.experiment import RESULT_KEY
 from encbench.store.db import (
-    DatabaseDamaged, StoreWriteFailed, apply_migrations, damaged_message, default_db_path, is_damage,
-    is_write_failure, publish_snapshot, remove_stale_snapshot_tmp, verify_database, write_failed_message,
+    PRIVATE_FILE, DatabaseDamaged, StoreWriteFailed, apply_migrations, damaged_message, default_db_path,
+    is_damage, is_write_failure, make_private_dirs, publish_snapshot, remove_stale_snapshot_tmp,
+    verify_database, write_failed_message,
 )
 
 log = logging.getLogger(__name__)
@@ -91,7 +92,7 @@ class Writer:
         on_disk = str(self.path) != ":memory:"
         created = self._created = on_disk and not Path(self.path).exists()
         if on_disk:
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(Path(self.path).parent)
             if not created:  # refuse a damaged file before DuckDB reads it (or replays a log onto it)
                 verify_database(self.path)
         try:
@@ -107,6 +108,8 @@ class Writer:
             self._abort(created)
             raise self._translated(exc, "opening it") or exc from None
         try:
+            if created:  # DuckDB creates it with the umask's mode: owner-only before any row
+                os.chmod(self.path, PRIVATE_FILE)
             # Held open until close(): the snapshot copy reads through it (see publish_snapshot).
             self._fd = os.open(self.path, os.O_RDONLY) if on_disk else None
             if self._fd is not None:
