@@ -1,10 +1,16 @@
 """Consensus rankings: choose factors and aggregation strategies; the rankings recompute live."""
+import threading
+import time
+from collections import OrderedDict
+
 import pandas as pd
 import streamlit as st
 
 from encbench import plots, stats, vocab
+from encbench.jobs import JobCancelled, ProcessJob
 from encbench.metrics import greater_is_better
 from encbench.views import consensus
+from encbench.views import rank_intervals as rank_iv
 from encbench.views.labels import combination_label
 from pages import common
 
@@ -212,7 +218,52 @@ def control_wilcoxon(db: str, version: tuple, load_key: tuple, combination: str,
 def intervals_chart(db: str, version: tuple, load_key: tuple, combination: str, mode: str,
                     strategy: str, B: int, params: tuple) -> dict:
     iv = intervals(db, version, load_key, combination, mode, strategy, B, params)
+    return intervals_spec(iv, strategy, combination)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def intervals_spec(iv: pd.DataFrame, strategy: str, combination: str) -> dict:
+    """Spec of the rank-interval chart of ``iv`` (also for intervals a worker process computed)."""
     return plots.rank_intervals_chart(iv, title=f"Rank intervals: {strategy}, {combination}").to_dict(validate=False)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def interval_cells(db: str, version: tuple, load_key: tuple, combination: str, mode: str, B: int) -> int:
+    """``B x voters x encoders`` of the rank intervals of ``combination`` (what decides where they run)."""
+    frame = common.scores(db, version, **dict(load_key))
+    return rank_iv.bootstrap_cells(consensus.subset_for(frame, combination, mode), B)
+
+
+class FinishedIntervals:
+    """Rank intervals that worker processes computed, by the same inputs as :func:`intervals`; the
+    newest :attr:`SIZE` are kept, for every session (a revisit, or another visitor, is instant)."""
+
+    SIZE = 16
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._items: OrderedDict[tuple, pd.DataFrame] = OrderedDict()
+
+    def get(self, key: tuple) -> pd.DataFrame | None:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+            return self._items.get(key)
+
+    def put(self, key: tuple, frame: pd.DataFrame) -> None:
+        with self._lock:
+            self._items[key] = frame
+            self._items.move_to_end(key)
+            while len(self._items) > self.SIZE:
+                self._items.popitem(last=False)
+
+
+@st.cache_resource
+def finished_intervals() -> FinishedIntervals:
+    return FinishedIntervals()
+
+
+INTERVAL_JOBS = "consensus_interval_jobs"  # session state: {inputs: (ProcessJob, start time)}
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -482,18 +533,87 @@ def _intervals_section(targets: list[str], strategies: list[str], mode_used: str
                        "resample.")
     with d3:
         B = st.number_input("Bootstrap resamples", 50, 2000, 200, 50, key="B", bind="query-params")
+    key = (db, version, load_key, target, mode_used, interval_strategy, int(B), param_key)
+    jobs = st.session_state.setdefault(INTERVAL_JOBS, {})
+    for stale in [k for k in jobs if k != key]:
+        jobs.pop(stale)[0].cancel()             # the view changed: stop work nobody will see
     try:
-        iv = intervals(db, version, load_key, target, mode_used, interval_strategy, int(B), param_key)
+        cells = interval_cells(*key[:5], int(B))
+        if rank_iv.in_worker(cells):
+            iv = _worker_intervals(key, jobs, cells)
+            if iv is None:
+                return                          # in progress, cancelled or failed: said so
+            spec = intervals_spec(iv, interval_strategy, target)
+        else:
+            iv = intervals(*key)
+            spec = intervals_chart(*key)
     except ValueError as exc:
         st.info(f"No rank intervals for {target}: {common.md_text(exc)}")
         return
     st.caption(f"{interval_strategy} consensus rank with its 95% bootstrap interval "
                f"({int(B)} resamples of the voters, seed 0).")
     iprov = prov.with_filters(detail=target, interval_strategy=interval_strategy, B=int(B))
-    common.show_chart(intervals_chart(db, version, load_key, target, mode_used, interval_strategy,
-                                      int(B), param_key),
-                      "rank-intervals", iprov)
+    common.show_chart(spec, "rank-intervals", iprov)
     common.table_exports(iv, "rank-intervals", iprov)
+
+
+def _worker_intervals(key: tuple, jobs: dict, cells: int) -> pd.DataFrame | None:
+    """The rank intervals of ``key`` from a worker process: kept from an earlier job, or started
+    (a job kept in ``jobs`` under ``key``) with its progress and a Cancel button shown until it
+    ends. None while they are not there (in progress, cancelled, or failed, each said).
+
+    Raises
+    ------
+    ValueError
+        What the bootstrap raised on these inputs (the page says it as for an in-page one).
+    """
+    finished = finished_intervals()
+    iv = finished.get(key)
+    if iv is not None:
+        return iv
+    target, mode_used, strategy, B, param_key = key[3:]
+    if key not in jobs:
+        frame = consensus.subset_for(common.scores(*key[:2], **dict(key[2])), target, mode_used)
+        jobs[key] = (ProcessJob(rank_iv.rank_intervals_job, rank_iv.job_scores(frame), strategy, B, param_key),
+                     time.monotonic())
+    job, started = jobs[key]
+    if job.cancelled:
+        with st.container(horizontal=True, key="intervals-cancelled"):
+            st.info(f"The {strategy} rank intervals ({B:,} resamples) were cancelled.")
+            if st.button("Compute them", key="intervals-restart"):
+                jobs.pop(key, None)
+                st.rerun()
+        return None
+    if not job.finished:
+        _interval_progress(job, started, strategy, B, cells)
+        return None
+    if job.error is None and job.result is not None:
+        jobs.pop(key)
+        finished.put(key, job.result)
+        return job.result
+    if isinstance(job.error, ValueError):
+        raise job.error
+    error = job.error or JobCancelled("the worker returned no intervals")
+    st.error(f"The {strategy} rank intervals could not be computed: {type(error).__name__}: "
+             f"{common.md_text(error)}")
+    return None
+
+
+@st.fragment(run_every=1.0)
+def _interval_progress(job: ProcessJob, started: float, strategy: str, B: int, cells: int) -> None:
+    if job.finished or job.cancelled:
+        st.rerun()                              # the whole page: the section draws the intervals
+    with st.container(key="intervals-progress"):
+        if job.queued:
+            text = (f"The {strategy} rank intervals wait for a free worker process (others are computing).")
+        else:
+            text = (f"Computing the {strategy} rank intervals in a worker process: {B:,} resamples, "
+                    f"{cells:,} ranks ({time.monotonic() - started:.0f} s so far).")
+        st.info(text + " The page stays usable; the chart appears when they are done.",
+                icon=":material/hourglass_top:")
+        if st.button("Cancel", key="intervals-cancel"):
+            job.cancel()
+            st.rerun()
 
 
 #: what the effect-size columns of the pairwise table are and what they assume

@@ -439,3 +439,82 @@ def test_pairwise_tab_against_a_control_tests_it_against_every_other_encoder():
     assert "wilcoxon" not in _keys(at, "multiselect")                  # the control replaces the pair choice
     open_exports(at, "table-wilcoxon-control")
     assert "dl-table-wilcoxon-control-csv" in {b.key for b in at.download_button}
+
+
+# Rank intervals beyond encbench.views.rank_intervals.IN_PAGE_CELLS run in a worker process.
+INTERVAL_JOBS = "consensus_interval_jobs"
+
+
+def _interval_jobs(at) -> dict:
+    return at.session_state[INTERVAL_JOBS] if INTERVAL_JOBS in at.session_state else {}  # noqa: SIM401 - no .get
+
+
+def _drawn_intervals(at) -> pd.DataFrame:
+    """The encoder, rank, low and high the rank-interval chart draws (Streamlit sends the chart's
+    data beside its spec, as Arrow)."""
+    import pyarrow as pa
+
+    (dataset,) = {d.data.data for d in charts(at)[0].proto.datasets}    # both layers draw one table
+    return pa.ipc.open_stream(dataset).read_pandas()[["encoder", "rank", "low", "high"]]
+
+
+def _until_drawn(at, *, timeout: float = 60.0):
+    """Rerun the page (as the progress fragment does each second) until a chart is drawn."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not charts(at):
+        assert time.monotonic() < deadline, texts(at)
+        time.sleep(0.2)
+        at.run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+    return at
+
+
+def test_a_large_bootstrap_runs_in_a_worker_process_and_draws_the_same_intervals():
+    from encbench.stats import rank_intervals
+
+    query = {"istrategy": "Q-M", "B": "2000"}       # 2000 x 50 datasets x 32 encoders: 3.2 million
+    at = _tab(query, "Rank intervals")
+    assert not at.error, [e.value for e in at.error]
+    assert "Computing the Q-M rank intervals in a worker process: 2,000 resamples" in texts(at)
+    assert at.button(key="intervals-cancel") is not None and not charts(at)
+    (job, _), = _interval_jobs(at).values()
+    _until_drawn(at)
+    assert "Q-M consensus rank with its 95% bootstrap interval (2000 resamples" in texts(at)
+    expected = rank_intervals(_published_rows(), "Q-M", B=2000, seed=0)
+    drawn = _drawn_intervals(at).sort_values(["rank", "encoder"]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(drawn, expected, check_dtype=False)
+    assert job.result is not None and not _interval_jobs(at)            # kept by its inputs, not the session
+    again = _tab(query, "Rank intervals")                                 # a revisit: drawn at once, no job
+    assert len(charts(again)) == 1 and not _interval_jobs(again)
+    pd.testing.assert_frame_equal(_drawn_intervals(again), _drawn_intervals(at))
+
+
+def test_a_worker_bootstrap_can_be_cancelled_and_restarted():
+    at = _tab({"istrategy": "R-M", "B": "1950"}, "Rank intervals")
+    (job, _), = _interval_jobs(at).values()
+    at.button(key="intervals-cancel").click().run()
+    assert not at.exception and job.cancelled
+    assert "The R-M rank intervals (1,950 resamples) were cancelled." in texts(at)
+    assert not charts(at) and "Computing the R-M" not in texts(at)
+    assert job.wait(30)
+    at.run()
+    assert "were cancelled" in texts(at) and not charts(at)               # stays cancelled
+    at.button(key="intervals-restart").click().run()
+    (restarted, _), = _interval_jobs(at).values()
+    assert restarted is not job and not restarted.cancelled
+    assert "Computing the R-M rank intervals in a worker process" in texts(at)
+    at.number_input(key="B").set_value(200).run()                         # the view changed: stopped
+    assert restarted.cancelled and not _interval_jobs(at) and len(charts(at)) == 1
+    assert restarted.wait(30)
+
+
+def test_the_default_bootstrap_stays_in_the_page():
+    from encbench.views import rank_intervals as rank_iv
+
+    at = _tab(None, "Rank intervals")
+    assert at.number_input(key="B").value == 200
+    assert rank_iv.bootstrap_cells(_published_rows(), 200) == 200 * 50 * 32 <= rank_iv.IN_PAGE_CELLS
+    assert not _interval_jobs(at) and len(charts(at)) == 1
+    assert "worker process" not in texts(at) and "R-M consensus rank with its 95% bootstrap interval" in texts(at)
