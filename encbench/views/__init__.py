@@ -16,6 +16,8 @@ module                                 what it computes
                                        published vs local
 :mod:`encbench.views.consensus`        Consensus rankings: per combination or pooled, Kemeny,
                                        agreement, critical-difference inputs
+:mod:`encbench.views.rank_intervals`   Consensus rank intervals: when a bootstrap is heavy enough
+                                       to leave the page, and the function its worker runs
 :mod:`encbench.views.sensitivity`      Sensitivity: similarity as one factor varies
 :mod:`encbench.views.replicability`    Replicability: chart rows, sample sizes
 :mod:`encbench.views.runs`             Runs: each run's progress, status and ETA, what others see
