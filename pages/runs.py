@@ -1,9 +1,12 @@
-"""Runs: every run with status and progress; errors; cancel, resume, delete; results."""
+"""Runs: the runs of the sidebar's task with status and progress; errors; cancel, resume, delete;
+results."""
 from __future__ import annotations
 
 import streamlit as st
 
+from encbench import vocab
 from encbench.engine.queue_requests import DeleteRequest, RunRequest
+from encbench.views.run_tasks import run_tasks, runs_of_task, task_label
 from encbench.views.runs import WAITING, format_duration, hide_upload_paths, upload_paths
 from encbench.store import queries
 from pages import common
@@ -21,6 +24,42 @@ queue = run_panels.queue()
 run_panels.keep_worker_alive(queue)
 
 
+def _tasks(table) -> dict[str, tuple[str, ...] | None]:
+    """Each listed run's task types (None while not known: queued, its target not read yet)."""
+    db, version = common.data_key()
+    runs = common.runs_table(db, version)[["run_id", "config"]]
+    requests = {r.run_id: r.payload.get("grid", {}) for r in queue.pending() + queue.active() + queue.done()
+                if r.kind == "run"}
+    return run_tasks(table[["run_id", "origin"]].merge(runs, on="run_id", how="left"),
+                     common.datasets_table(db, version), requests)
+
+
+def _of_task(table, task: str):
+    """The rows of ``table`` listed under ``task``, with a ``task`` column; and how many runs of
+    other tasks are left out, per task."""
+    tasks = _tasks(table)
+    kept = table[table["run_id"].isin(runs_of_task(tasks, task))]
+    others: dict[str, int] = {}
+    for run_id in set(table["run_id"]) - set(kept["run_id"]):
+        for other in tasks[run_id] or ():
+            others[other] = others.get(other, 0) + 1
+    return kept.assign(task=[task_label(tasks[r]) for r in kept["run_id"]]), others
+
+
+# A link naming a run of another task than the one shown (the Run page's link to a regression
+# run, a bookmark) opens on that run's task, so the run it names is listed and chosen.
+linked = st.query_params.get("run")
+if linked and linked != st.session_state.get("runs-url-run"):
+    linked_tasks = _tasks(run_panels.progress(queue)).get(linked)
+    shown_task = st.session_state.get("task", st.query_params.get("task", common.DEFAULT_TASK))
+    if linked_tasks and shown_task not in linked_tasks:
+        st.session_state["task"] = linked_tasks[0]
+task = common.task_filter()
+st.caption(f"Runs of **{task}** tasks, as the sidebar's Task says, and runs whose task is not known "
+           f"yet (queued, their target not read); a run over datasets of several tasks is listed "
+           f"under each.")
+
+
 @st.fragment(run_every=3.0)
 @common.guarded
 def _overview() -> None:
@@ -32,6 +71,15 @@ def _overview() -> None:
     if table.empty:
         st.info("No runs yet.")
         return
+    table, others = _of_task(table, task)
+    table["task"] = table["task"].fillna(common.MISSING)
+    if others:
+        st.caption("Not listed: " + ", ".join(f"{n} {t} run{'s' if n > 1 else ''}" for t, n in
+                                            sorted(others.items(), key=lambda kv: vocab.TASKS.index(kv[0])))
+                   + " (choose the task in the sidebar).")
+    if table.empty:
+        st.info(f"No {task} runs yet: launch one on the Run page, or choose another task in the sidebar.")
+        return
     shown = table.assign(
         # a run started without --label (from the command line) has none: a dash, not "None"
         label=[lab if isinstance(lab, str) and lab.strip() else common.MISSING for lab in table["label"]],
@@ -39,7 +87,7 @@ def _overview() -> None:
         rows=[f"{d:,} / {t:,}" if t else f"{d:,}" for d, t in zip(table["done"], table["total"])],
         eta=[format_duration(e) for e in table["eta_s"]],
     )[["label", "status", "progress", "rows", "n_failed", "n_timeout", "eta", "created_at",
-       "finished_at", "run_id"]]
+       "finished_at", "task", "run_id"]]
     # Explicit widths that add up to less than the page's column (938 px at 1400 px): sized to
     # their content the 12 columns took 1,205 px and "cancelled" was cut to "cancellec".
     # The origin is in the run id (published-/local-); done/total read as one "rows" column.
@@ -55,13 +103,15 @@ def _overview() -> None:
         "eta": st.column_config.TextColumn("eta", width=70, help="estimated time left"),
         **{c: st.column_config.DatetimeColumn(c.replace("_at", ""), format="MM-DD HH:mm", width=90)
            for c in ("created_at", "finished_at")},
+        "task": st.column_config.TextColumn("task", width=80,
+                                            help="The run's task type; a dash while it is not known yet."),
         "run_id": st.column_config.TextColumn("run", width=110),
     })
 
 
 _overview()
 
-table = run_panels.progress(queue)
+table, _ = _of_task(run_panels.progress(queue), task)
 if table.empty:
     st.stop()
 labels = {r.run_id: f"{r.label or 'unnamed run'} · {r.run_id}" for r in table.itertuples()}
@@ -69,7 +119,6 @@ run_ids = list(labels)
 # The chosen run lives in the URL by its id (labels can repeat and statuses change). A run the
 # URL names that this page did not put there (a link, the Run page's "Queued run") wins over the
 # choice the widget remembers from an earlier visit; one that does not exist is said, not hidden.
-linked = st.query_params.get("run")
 if linked and linked != st.session_state.get("runs-url-run"):
     if linked in run_ids:
         st.session_state["run_choice"] = linked

@@ -159,3 +159,68 @@ def test_an_encoder_without_a_published_rank_shows_a_dash_in_the_run_result(priv
     result = next(f.value for f in at.dataframe if "published R-M rank" in f.value.columns).set_index("encoder")
     assert result.loc["Mine", "published R-M rank"] == MISSING
     assert result.loc[["OH", "MT"], "published R-M rank"].str.strip().isin(["1", "2"]).all()
+
+
+def _regression_run(private_db, run="local-00000000000000ee"):
+    """A finished regression run on an upload (its dataset row says regression)."""
+    spec = "/data/prices.csv"
+    with Writer(private_db) as writer:
+        writer.upsert_dataset({"dataset": "file:cdcdcdcdcdcd", "name": "prices", "source": "upload",
+                               "sha256": "cd" * 32, "task": "regression"})
+        writer.ensure_run(run, origin="local", label="prices.csv: price", status="done", n_expected=1,
+                          config={"datasets": [spec], "dataset_options": {spec: {"target": "price"}},
+                                  "resolved_datasets": {spec: {"key": "file:cdcdcdcdcdcd", "name": "prices"}}})
+    return run
+
+
+def _runs_page(query: dict | None = None) -> AppTest:
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    at.switch_page("pages/runs.py")
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_the_runs_listed_are_those_of_the_sidebars_task(private_db, monkeypatch):
+    """As every view shows one task, the Runs page lists the runs of the sidebar's Task (and
+    says so), with a task column; a queued run whose target is not read yet is listed under
+    every task; the runs of other tasks are counted, not listed."""
+    from pages.common import MISSING
+
+    monkeypatch.setattr(RunQueue, "ensure_worker", lambda self, **kw: False)
+    regression = _regression_run(private_db)
+    queued = RunQueue(private_db).submit("run", {"run_id": "local-00000000000000ff",
+                                                 "grid": {"datasets": ["31"], "label": "credit"}}).run_id
+    at = _runs_page()
+    assert at.selectbox(key="task").value == "binary"
+    assert "Runs of **binary** tasks" in texts(at)
+    table = at.dataframe[0].value.set_index("run_id")
+    assert regression not in table.index
+    assert "published-matteucci2023" in table.index and queued in table.index
+    assert table.loc["published-matteucci2023", "task"] == "binary"
+    assert table.loc[queued, "task"] == MISSING              # not known yet: listed under each task
+    assert "Not listed: 1 regression run (choose the task in the sidebar)." in texts(at)
+    assert regression not in at.selectbox(key="run_choice").options
+
+    at.selectbox(key="task").set_value("regression").run()
+    assert not at.exception, at.exception
+    assert "Runs of **regression** tasks" in texts(at)
+    table = at.dataframe[0].value.set_index("run_id")
+    assert set(table.index) == {regression, queued}
+    assert table.loc[regression, "task"] == "regression"
+    assert "published-matteucci2023" not in at.selectbox(key="run_choice").options
+
+    empty = _runs_page({"task": "multiclass"})
+    assert set(empty.dataframe[0].value["run_id"]) == {queued}
+
+
+def test_a_link_to_a_run_of_another_task_opens_on_its_task(private_db):
+    """/runs?run=ID of a regression run (a bookmark, or the Run page's link) shows that run, with
+    the sidebar's Task set to regression, not a warning that the run does not exist."""
+    regression = _regression_run(private_db)
+    at = _runs_page({"run": regression})
+    assert at.selectbox(key="task").value == "regression"
+    assert at.selectbox(key="run_choice").value == regression
+    assert not at.warning
