@@ -15,6 +15,7 @@ is read through a pipe of which only the last :data:`STDERR_TAIL` bytes per task
 """
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import logging
 import os
@@ -595,13 +596,17 @@ def check_cluster(client, *, wait_for_workers: float = 10.0, extra_modules: Sequ
         raise ValueError(f"the Dask scheduler has no workers (waited {wait_for_workers:g} s): {exc}; "
                          f"start some with `dask worker <scheduler address>`") from None
     for _ in range(3):
-        local = probe(CLUSTER_MODULES + extra_modules)
-        remote = dict(client.run(probe, CLUSTER_MODULES + extra_modules, on_error="return"))
-        remote = {f"worker {addr}": info for addr, info in remote.items()}
-        try:
-            remote["scheduler"] = client.run_on_scheduler(probe, CLUSTER_MODULES)
-        except Exception as exc:  # noqa: BLE001 - reported with the rest
-            remote["scheduler"] = exc
+        # the probes import every library once per process (seconds each): the workers', the
+        # scheduler's and this process's run at the same time
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            on_workers = pool.submit(client.run, probe, CLUSTER_MODULES + extra_modules, on_error="return")
+            on_scheduler = pool.submit(client.run_on_scheduler, probe, CLUSTER_MODULES)
+            local = probe(CLUSTER_MODULES + extra_modules)
+            remote = {f"worker {addr}": info for addr, info in dict(on_workers.result()).items()}
+            try:
+                remote["scheduler"] = on_scheduler.result()
+            except Exception as exc:  # noqa: BLE001 - reported with the rest
+                remote["scheduler"] = exc
         errors, warnings = environment_problems(local, remote)
         # Nodes sharing one source tree (an editable install on a shared disk) hash it at
         # slightly different moments: a file saved in between looks like another encbench.
