@@ -78,8 +78,17 @@ def dask_cluster(workdir: Path, worker_pythons: list[Path]):
                 time.sleep(0.5)
         yield address
     finally:
+        # the scheduler closes its workers and itself in about 2 s; SIGTERM to each `dask worker`
+        # took about 8 s (its nanny waits for a graceful close)
+        with contextlib.suppress(Exception), distributed.Client(address, timeout="5s",
+                                                               set_as_default=False) as client:
+            client.shutdown()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(proc.poll() is None for proc in procs):
+            time.sleep(0.1)
         for proc in reversed(procs):  # workers first, then the scheduler
-            proc.terminate()
+            if proc.poll() is None:
+                proc.terminate()
         for proc in reversed(procs):
             try:
                 proc.wait(timeout=20)

@@ -480,7 +480,7 @@ def test_hostile_encoders_in_tasks_fail_with_the_reason_and_leave_nothing_behind
     encoders = ("NaN=hostile_encoders:NaNOnFull,Exit=hostile_encoders:ExitOnFull,"
                 "Fork=hostile_encoders:ForkOnFull,Noisy=hostile_encoders:Noisy")
     done = _run("--encoders", encoders, "--encoder-params", json.dumps({"Fork": {"pidfile": str(pidfile)}}),
-                "--timeout", "8", db=db)
+                "--timeout", "8", "--workers", "2", db=db)
     assert done.returncode == 0, done.stderr[-5000:]
     assert "Traceback" not in done.stderr
     import duckdb
