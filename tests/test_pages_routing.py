@@ -4,6 +4,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
 from pagetest import open_page
 from pages.common import PAGES
 
@@ -52,3 +53,38 @@ def test_a_helper_module_opened_as_a_page_lands_on_the_home_page(published_db, m
         at.run()
         assert not at.exception, (helper, at.exception)
         assert [t.value for t in at.title] == ["encbench"], helper
+
+
+def _as_if_the_browser_asked_for(monkeypatch, url_path: str) -> list:
+    """Make a run with no page hash carry ``url_path`` as its page name, as a browser's first
+    request for ``/<url_path>`` does (AppTest sends a page hash only); return the list that
+    collects Streamlit's "Page not found" answers."""
+    from streamlit.commands import navigation as st_navigation
+    from streamlit.runtime.pages_manager import PagesManager
+
+    set_intent = PagesManager.set_script_intent
+    monkeypatch.setattr(PagesManager, "set_script_intent",
+                        lambda self, page_hash, page_name: set_intent(self, page_hash, page_name or url_path))
+    not_found = []
+    original = st_navigation.send_page_not_found
+    monkeypatch.setattr(st_navigation, "send_page_not_found",
+                        lambda ctx: (not_found.append(url_path), original(ctx)))
+    return not_found
+
+
+@pytest.mark.parametrize("page", [(path, url) for path, *_, url in PAGES])
+def test_every_url_path_opens_its_page_as_the_first_request(published_db, monkeypatch, page):
+    """``/overview`` (the home page's own url path, which its menu link does not show) answered
+    "Page not found": the home page is served at ``/``, and st.navigation matches a URL against
+    the url path of each page but the home page. Every page's url path opens it."""
+    from streamlit.testing.v1 import AppTest
+
+    path, url = page
+    monkeypatch.setenv("ENCBENCH_DB", str(published_db))
+    not_found = _as_if_the_browser_asked_for(monkeypatch, url)
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    assert not not_found, f"/{url} answered Page not found"
+    title = {"pages/overview.py": "encbench"}.get(path, next(t for p, t, *_ in PAGES if p == path))
+    assert [t.value for t in at.title][:1] == [title], (url, [t.value for t in at.title])

@@ -54,11 +54,19 @@ def navigation(*, position: Literal["sidebar", "hidden"] = "sidebar") -> st.Page
     """Declare the app's pages with ``st.navigation``; return the page the URL asks for.
 
     ``app.py`` calls it once per run, then runs the returned page.
+
+    The home page is served at ``/``, where its menu link points. Streamlit matches a URL against
+    the url path of every page but the default one, so the home page's own url path
+    (``/overview``, what a link by page name asks for) would answer "Page not found": a hidden page
+    serves the same file there.
     """
     st.session_state[_ROUTED] = True
+    (home_path, home_title, home_icon, home_url), *others = PAGES
+    home = {"title": home_title, "icon": f":material/{home_icon}:"}
     return st.navigation([
-        st.Page(path, title=title, icon=f":material/{icon}:", url_path=url, default=(i == 0))
-        for i, (path, title, icon, url) in enumerate(PAGES)
+        st.Page(home_path, **home, url_path="", default=True),
+        *(st.Page(path, title=title, icon=f":material/{icon}:", url_path=url) for path, title, icon, url in others),
+        st.Page(home_path, **home, url_path=home_url, visibility="hidden"),
     ], position=position)
 
 
