@@ -47,13 +47,17 @@ def _of_task(table, task: str):
 
 
 # A link naming a run of another task than the one shown (the Run page's link to a regression
-# run, a bookmark) opens on that run's task, so the run it names is listed and chosen.
+# run, a bookmark) opens on that run's task, so the run it names is listed and chosen; so does
+# the menu's link after a launch, for the run launched, unless a task was chosen.
 linked = st.query_params.get("run")
-if linked and linked != st.session_state.get("runs-url-run"):
-    linked_tasks = _tasks(run_panels.progress(queue)).get(linked)
+wanted = (linked if linked and linked != st.session_state.get("runs-url-run")
+          else None if "task" in st.query_params or "task" in st.session_state
+          else st.session_state.get("last_run"))
+if wanted:
+    wanted_tasks = _tasks(run_panels.progress(queue)).get(wanted)
     shown_task = st.session_state.get("task", st.query_params.get("task", common.DEFAULT_TASK))
-    if linked_tasks and shown_task not in linked_tasks:
-        st.session_state["task"] = linked_tasks[0]
+    if wanted_tasks and shown_task not in wanted_tasks:
+        st.session_state["task"] = wanted_tasks[0]
 task = common.task_filter()
 st.caption(f"Runs of **{task}** tasks, as the sidebar's Task says, and runs whose task is not known "
            f"yet (queued, their target not read); a run over datasets of several tasks is listed "

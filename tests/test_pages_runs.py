@@ -224,3 +224,19 @@ def test_a_link_to_a_run_of_another_task_opens_on_its_task(private_db):
     assert at.selectbox(key="task").value == "regression"
     assert at.selectbox(key="run_choice").value == regression
     assert not at.warning
+
+
+def test_after_a_launch_the_runs_page_opens_on_the_launched_runs_task(private_db):
+    """From the menu (no run, no task in the URL) the page opens on the run the session launched
+    last, of its task; a task the user chose stays chosen."""
+    regression = _regression_run(private_db)
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at.session_state["last_run"] = regression
+    at.switch_page("pages/runs.py")
+    at.run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="task").value == "regression"
+    assert at.selectbox(key="run_choice").value == regression
+    at.selectbox(key="task").set_value("binary").run()
+    assert at.selectbox(key="task").value == "binary"
+    assert regression not in at.selectbox(key="run_choice").options
