@@ -107,3 +107,21 @@ def test_empty_and_single_rows():
         x = np.linspace(0, 1, int(np.prod(shape))).reshape(shape)
         dense, average = rank_last_axis(x, descending=True)
         assert dense.shape == average.shape == shape
+
+
+@pytest.mark.parametrize("m", [255, 256, 301, 1000])
+def test_median_of_long_rows_by_selection_matches_numpy(m):
+    # rows from _SELECT_FROM on take medians by partition: ties, NaN, odd and even counts, a row
+    # of one number and a row without any
+    rng = np.random.default_rng(m)
+    x = rng.integers(0, 7, size=(3, 5, m)) / 6.0
+    x[rng.random(x.shape) < rng.random((3, 5, 1))] = np.nan
+    x[0, 0] = np.nan
+    x[0, 1, 1:] = np.nan
+    before = x.copy()
+    with np.errstate(all="ignore"), pytest.warns(RuntimeWarning):
+        expected = np.nanmedian(x, axis=-1)
+    np.testing.assert_array_equal(nanmedian_last(x), expected)
+    np.testing.assert_array_equal(nanmedian_last(np.moveaxis(x, 0, -1)),
+                                  np.nanmedian(np.moveaxis(x, 0, -1), axis=-1))
+    np.testing.assert_array_equal(x, before)  # the input is left alone

@@ -37,22 +37,29 @@ class RowRanks:
         bits = max(1, (m - 1).bit_length())
         mask = np.int64((1 << bits) - 1)
         columns = np.arange(m, dtype=np.int64)
-        key = x.view(np.int64).copy()
-        flip = np.right_shift(key, 63)  # -1 where the float is negative, else 0
-        flip &= _LOW_63
-        key ^= flip  # now the integers order as the floats do (-0.0 just below 0.0)
-        if descending:
-            np.invert(key, out=key)
-        key &= ~mask
-        key |= columns
+        bits_of_x = x.view(np.int64)
+        if rows and m and bits_of_x.min() >= 0:
+            # no sign bit set (scores are mostly so): the bits order as the floats do already,
+            # and the key below is made in two passes, the same key as in the general case
+            key = bits_of_x | mask
+            key ^= ~columns if descending else mask ^ columns
+        else:
+            key = bits_of_x.copy()
+            flip = np.right_shift(key, 63)  # -1 where the float is negative, else 0
+            flip &= _LOW_63
+            key ^= flip  # now the integers order as the floats do (-0.0 just below 0.0)
+            del flip
+            if descending:
+                np.invert(key, out=key)
+            key &= ~mask
+            key |= columns
         np.copyto(key, (_LOW_63 & ~mask) | columns, where=self.missing)  # NaN after any number
         key.sort(axis=-1)
-        key &= mask
-        self.column = key.copy()
-        key += (np.arange(rows, dtype=np.int64) * m)[:, None]
-        self.flat = key
-        values = flip.view(np.float64)  # the buffer, reused
-        np.take(x.ravel(), key.ravel(), out=values.ravel())
+        self.column = key & mask
+        self.flat = np.add(self.column, (np.arange(rows, dtype=np.int64) * m)[:, None], out=key)
+        key = None
+        values = np.empty(x.shape)
+        np.take(x.ravel(), self.flat.ravel(), out=values.ravel())
         self.sorted = values
         with np.errstate(invalid="ignore"):
             wrong = values[:, 1:] > values[:, :-1] if descending else values[:, 1:] < values[:, :-1]
@@ -70,8 +77,11 @@ class RowRanks:
         # one cumulative sum over the whole array (along short rows it is several times slower),
         # less each row's count before its first cell
         dense = np.cumsum(starts.ravel(), dtype=np.int64).reshape(x.shape)
+        # the number of ties before each row: the rank of a cell, plus it, less one, numbers
+        # its tie over the whole array
+        self._ties_before = dense[:, :1] - 1
         if rows:
-            dense -= dense[:, :1] - 1
+            dense -= self._ties_before
         self.dense_sorted = dense
 
     def _scatter(self, sorted_values: np.ndarray) -> np.ndarray:
@@ -87,17 +97,21 @@ class RowRanks:
     def average_sorted(self) -> np.ndarray:
         """Average (Friedman) ranks in rank order: ties get the mean of their positions."""
         rows, m = self.shape
-        starts = self._starts.ravel()
-        ends = np.empty_like(starts)
-        ends[:-1] = starts[1:]
-        ends[-1:] = True
-        position = np.arange(rows * m, dtype=np.int64)
-        first = np.maximum.accumulate(np.where(starts, position, 0))
-        last = np.minimum.accumulate(np.where(ends, position, rows * m)[::-1])[::-1]
-        first += last  # first and last position of each cell's tie, over the whole array
-        average = first / 2.0
-        average -= np.repeat(np.arange(rows, dtype=np.float64) * m - 1.0, m)  # 1 = best in a row
-        return average.reshape(self.shape)
+        if not rows or not m:
+            return np.empty(self.shape)
+        first = np.flatnonzero(self._starts.ravel())  # where each tie starts, over the whole array
+        ends = np.empty_like(first)  # and one past where it ends (no tie spans two rows)
+        ends[:-1] = first[1:]
+        ends[-1] = rows * m
+        ends += first
+        first //= m
+        first *= 2 * m
+        first -= 1
+        ends -= first  # first + last + 2, less twice the row's start
+        middle = ends / 2.0  # the mean of the 1-based positions of the tie in its row
+        tie = self.dense_sorted + self._ties_before
+        tie -= 1
+        return middle[tie]
 
     def average(self) -> np.ndarray:
         """Average ranks in the places of ``x`` (float, NaN where ``x`` is NaN)."""
@@ -196,8 +210,33 @@ def _quantile_of_sorted(s: np.ndarray, n: np.ndarray, q: float, *, descending: b
 
 def nanmedian_last(x: np.ndarray) -> np.ndarray:
     """Median along the last axis ignoring NaN: the middle value, or the mean of the two."""
+    x = np.asarray(x, dtype=float)
+    if x.ndim and x.shape[-1] >= _SELECT_FROM and x.size:
+        return _nanmedian_select(x)
     s, n = _sorted_with_counts(x)
     lower = np.clip((n - 1) // 2, 0, None)
     upper = np.clip(n // 2, 0, None)
     result = (_pick(s, lower) + _pick(s, upper)) / 2.0
     return np.where(n > 0, result, np.nan)
+
+
+#: rows at least this long get their medians by selection, one row at a time (a sort of long
+#: rows costs several times more; along short rows the loop would cost more than the sort)
+_SELECT_FROM = 256
+
+
+def _nanmedian_select(x: np.ndarray) -> np.ndarray:
+    """:func:`nanmedian_last` by ``numpy.partition`` of each row (NaN sorts after every number):
+    the same middle values, so the same medians."""
+    shape, m = x.shape[:-1], x.shape[-1]
+    rows = np.array(x, order="C").reshape(-1, m)  # a copy: partitioned in place
+    n = m - np.count_nonzero(np.isnan(rows), axis=1)
+    out = np.full(len(rows), np.nan)
+    for i in np.flatnonzero(n):
+        row, count = rows[i], int(n[i])
+        lower, upper = (count - 1) // 2, count // 2
+        row.partition(lower)
+        # the next value up is the smallest number beyond the lower one (fmin skips NaN)
+        above = row[lower] if upper == lower else np.fmin.reduce(row[lower + 1:])
+        out[i] = (row[lower] + above) / 2.0
+    return out.reshape(shape)

@@ -122,18 +122,20 @@ def check_scores(scores: object, by: tuple[str, ...] = ()) -> pd.DataFrame:
     return frame
 
 
-def _codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _codes(column: pd.Series, *, unused: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(codes, labels, order)``: each row's index into ``labels`` (the column's distinct values,
     each one used, in no particular order) and the order that sorts ``labels``.
 
     A categorical column gives its codes without hashing a value; any other column is hashed
     once, unsorted. Nothing is sorted but the distinct values: the cube is put in label order
-    afterwards, one pass over its cells instead of one over the rows per column.
+    afterwards, one pass over its cells instead of one over the rows per column. ``unused``
+    keeps a category no row uses among the labels (no pass over the codes to find them), for a
+    caller that keeps only the labels it meets.
     """
     if isinstance(column.dtype, pd.CategoricalDtype):
         codes = column.cat.codes.to_numpy()  # int8 or int16 for a few categories
         labels = np.asarray(column.cat.categories, dtype=object)
-        if len(codes) and codes.min() >= 0:
+        if len(codes) and not unused and codes.min() >= 0:
             counts = np.bincount(codes, minlength=len(labels))
             if not counts.all():  # categories no row uses: left out
                 used = np.flatnonzero(counts)
@@ -201,13 +203,21 @@ def _combinations(codes: list[np.ndarray], dims: tuple[int, ...]) -> tuple[np.nd
 
     The combinations are few (models x tunings x scorings), so a count per possible key finds
     the ones present in one pass, where sorting millions of keys took most of the cube's time.
+    The keys are computed in the narrowest integers that hold them (a few passes over bytes
+    instead of ``ravel_multi_index``'s over 64-bit integers), the groups come back as 32-bit
+    integers where they fit.
     """
-    flat_key = np.ravel_multi_index(tuple(codes), dims)
     size = int(np.prod(dims, dtype=np.int64))
-    if size > 4 * len(flat_key) + 1_000_000:  # sparse combinations: sort instead
-        return np.unique(flat_key, return_inverse=True)
+    n = len(codes[0]) if codes else 0
+    if size > 4 * n + 1_000_000:  # sparse combinations: sort instead
+        return np.unique(np.ravel_multi_index(tuple(codes), dims), return_inverse=True)
+    dtype = np.min_scalar_type(max(size - 1, 0))
+    flat_key = codes[0].astype(dtype)
+    for column, dim in zip(codes[1:], dims[1:]):
+        flat_key *= dtype.type(dim)
+        flat_key += column.astype(dtype, copy=False)
     unique_keys = np.flatnonzero(np.bincount(flat_key, minlength=size))
-    lookup = np.empty(size, dtype=np.int64)
+    lookup = np.empty(size, dtype=np.int32 if len(unique_keys) < 2**31 else np.int64)
     lookup[unique_keys] = np.arange(len(unique_keys))
     return unique_keys, lookup[flat_key]
 
@@ -223,7 +233,9 @@ def build_cube(scores: object, by: tuple[str, ...] = ()) -> Cube:
     by = tuple(by)
     frame = check_scores(scores, by)
     # every code below is in first-appearance order; the cube is sorted by label at the end
-    parts = [_codes(frame[column]) for column in by]
+    # a category of a key column that no row uses is in no combination: kept out by
+    # _combinations, so not looked for here
+    parts = [_codes(frame[column], unused=True) for column in by]
     if by:
         dims = tuple(len(labels) for _, labels, _ in parts)
         unique_keys, group = _combinations([codes for codes, _, _ in parts], dims)
@@ -242,11 +254,12 @@ def build_cube(scores: object, by: tuple[str, ...] = ()) -> Cube:
     d_codes, datasets, d_order = _codes(frame["dataset"])
     e_codes, encoders, e_order = _codes(frame["encoder"])
     n_groups, n_datasets, n_encoders = len(keys), len(datasets), len(encoders)
-    flat = group * n_datasets
+    size = n_groups * n_datasets * n_encoders
+    flat = group.astype(np.int32 if size < 2**31 else np.int64)  # cell numbers, narrow
+    flat *= n_datasets
     flat += d_codes
     flat *= n_encoders
     flat += e_codes
-    size = n_groups * n_datasets * n_encoders
     seen = np.zeros(size, dtype=bool)
     seen[flat] = True
     if np.count_nonzero(seen) < len(flat):  # a cell written twice

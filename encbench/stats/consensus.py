@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from encbench import vocab
-from encbench.stats._arrays import RowRanks, dense_rank, nanmean, nanmedian_last, quantile_of_descending
+from encbench.stats._arrays import RowRanks, dense_rank, nanmedian_last, quantile_of_descending
 from encbench.stats._checks import check_alpha, check_n_iter, check_theta, check_time_limit
 from encbench.stats._cube import Cube, build_cube
 from encbench.stats.elo import bradley_terry_strengths, snap_ties
@@ -50,12 +50,43 @@ class _Votes:
     def __init__(self, cube: Cube):
         self.cube = cube
         self.values = cube.values
-        self.present = cube.present
         self._rows: RowRanks | None = None
+        self._missing: np.ndarray | None = None
+        self._count: np.ndarray | None = None
         self._dense: np.ndarray | None = None
         self._average: np.ndarray | None = None
         self._rank_counts: np.ndarray | None = None
         self._cells: tuple[np.ndarray, np.ndarray] | None = None
+
+    @property
+    def missing(self) -> np.ndarray:
+        """``(G, D, E)`` bool: no score (the rankings' own mask once they are computed)."""
+        if self._rows is not None:
+            return self._rows.missing.reshape(self.values.shape)
+        if self._missing is None:
+            self._missing = np.isnan(self.values)
+        return self._missing
+
+    @property
+    def count(self) -> np.ndarray:
+        """``(G, E)`` int: on how many datasets each encoder has a score."""
+        if self._count is None:
+            self._count = self.values.shape[1] - np.count_nonzero(self.missing, axis=1)
+        return self._count
+
+    @property
+    def present(self) -> np.ndarray:
+        """``(G, E)`` bool: the encoder has a score in the combination (:attr:`Cube.present`)."""
+        return self.count > 0
+
+    def mean_over_datasets(self, x: np.ndarray) -> np.ndarray:
+        """``(G, E)`` mean of ``x`` ``(G, D, E)`` over the datasets where the encoder has a
+        score (``x`` NaN or 0 elsewhere, never read there), NaN without any: the numbers of
+        :func:`~encbench.stats._arrays.nanmean` of ``x`` NaN where the cube is."""
+        total = np.where(self.missing, 0.0, x).sum(axis=1)
+        count = self.count
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
     @property
     def rows(self) -> RowRanks:
@@ -185,7 +216,7 @@ def _r_w(v: _Votes) -> np.ndarray:
 
 @_computes("Q-M")
 def _q_m(v: _Votes) -> np.ndarray:
-    return nanmean(v.values, axis=1)
+    return v.mean_over_datasets(v.values)
 
 
 @_computes("Q-Md")
@@ -202,10 +233,20 @@ def _q_rm(v: _Votes) -> np.ndarray:
     upper, lower = (quantile_of_descending(rows.sorted, rows.n, q).reshape(shape) for q in (0.75, 0.25))
     iqr = upper - lower
     usable = iqr != 0  # NaN (absent dataset) compares unequal, but its scores are NaN anyway
+    rescaled = v.values - low[:, :, None]
     with np.errstate(invalid="ignore", divide="ignore"):
-        rescaled = (v.values - low[:, :, None]) / iqr[:, :, None]
-    rescaled = np.where(usable[:, :, None], rescaled, np.nan)
-    return nanmean(rescaled, axis=1)
+        rescaled /= iqr[:, :, None]
+    # the mean over the datasets where the encoder has a score and the IQR is not 0: those
+    # with IQR 0 add 0 to the sums and leave the counts
+    left_out = np.flatnonzero(~usable.ravel())
+    n_groups, n_datasets, n_encoders = v.values.shape
+    rescaled.reshape(-1, n_encoders)[left_out] = 0.0
+    total = np.where(v.missing, 0.0, rescaled).sum(axis=1)
+    count = v.count.copy()
+    scored = ~v.missing.reshape(-1, n_encoders)[left_out]
+    np.subtract.at(count, left_out // n_datasets, scored.astype(count.dtype))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
 
 @_computes("Q-Th")
@@ -220,7 +261,12 @@ def _q_th(v: _Votes, *, theta: float) -> np.ndarray:
 def _r_nem(v: _Votes, *, alpha: float) -> np.ndarray:
     rows = v.rows
     n_sum = v.rank_counts.sum(axis=2)
-    total = v.per_cell(weights=rows.average_sorted())  # sums of half-integers: exact
+    valid, cell = v.cells()
+    average = rows.average_sorted()
+    np.copyto(average, 0.0, where=~valid)  # so every cell can be summed, without selecting
+    n_groups, _, n_encoders = v.values.shape
+    total = np.bincount(cell.ravel(), weights=average.ravel(), minlength=n_groups * n_encoders)
+    total = total.reshape(n_groups, n_encoders)  # sums of half-integers: exact in any order
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_ranks = np.where(n_sum > 0, total / np.maximum(n_sum, 1), np.nan)
     n_datasets = (rows.n > 0).reshape(v.values.shape[:2]).sum(axis=1)
