@@ -1,6 +1,8 @@
 """consensus / consensus_table: worked examples, hand-computed cases, naive references, errors."""
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -222,6 +224,30 @@ def test_table_matches_naive_reference_on_published_data(published):
             ref = _naive(combo, strategy).sort_index()
             pd.testing.assert_series_equal(mine, ref, check_names=False, check_dtype=False,
                                            obj=f"{strategy} {key}")
+
+
+@pytest.mark.parametrize("joint", [True, False])
+def test_table_matches_naive_reference_with_nan_scores_ties_and_missing_cells(joint, monkeypatch):
+    # Scores in fifths (many ties, sums exact in any order), cells left out and rows with a NaN
+    # score, 300 datasets per combination (the medians of such long rows are taken by
+    # selection); R-Nem's average ranks summed from the positions (joint counts) or from the
+    # average ranks themselves.
+    module = importlib.import_module("encbench.stats.consensus")
+    if not joint:
+        monkeypatch.setattr(module._Votes, "JOINT_COUNTS", 0)
+    rng = np.random.default_rng(31)
+    frame = _random_scores(rng, n_groups=3, n_datasets=300, n_encoders=7, missing=0.3, levels=5)
+    frame.loc[rng.random(len(frame)) < 0.1, "cv_score"] = np.nan
+    frame.loc[(frame.dataset == "d1") & (frame.encoder != "E0"), "cv_score"] = np.nan  # one score
+    table = consensus_table(frame, HEURISTIC_STRATEGIES, theta=0.9, alpha=0.1)
+    for (model, tuning, scoring), combo in frame.groupby(FACTORS):
+        got = table[(table.model == model) & (table.tuning == tuning) & (table.scoring == scoring)]
+        scored = combo.dropna(subset=["cv_score"])
+        for strategy in HEURISTIC_STRATEGIES:
+            mine = got[got.strategy == strategy].set_index("encoder")["rank"].sort_index()
+            ref = _naive(scored, strategy, theta=0.9, alpha=0.1).sort_index()
+            pd.testing.assert_series_equal(mine, ref, check_names=False, check_dtype=False,
+                                           obj=f"{strategy} {model} {tuning} joint={joint}")
 
 
 def test_table_equals_consensus_per_combination_for_all_strategies():

@@ -102,17 +102,19 @@ def check_scores(scores: object, by: tuple[str, ...] = ()) -> pd.DataFrame:
                 raise ValueError(f"cv_score must be numeric: got {value!r} in row {index!r}")
         raw = pd.Series([np.nan if v is None or v is pd.NA else float(v) for v in raw], index=raw.index)
     values = raw.to_numpy(dtype=float, na_value=np.nan)
-    if np.isinf(values).any():
+    finite = bool(np.isfinite(values).all())  # one pass for the common case
+    if not finite and np.isinf(values).any():
         first = float(values[np.isinf(values)][0])
         raise ValueError(f"cv_score must be finite: got {first!r}")
     columns = list(required)
     if "scoring" in scores.columns and "scoring" not in columns:  # for the metric's direction
         columns.insert(0, "scoring")
-    # one copy of the columns used (millions of rows: every further copy counts)
-    frame = pd.DataFrame({c: scores[c] for c in columns if c != "cv_score"}, index=scores.index)
+    # the caller's columns, not copies (millions of rows: every copy counts; nothing writes them)
+    frame = pd.DataFrame({c: scores[c] for c in columns if c != "cv_score"}, index=scores.index,
+                         copy=False)
     frame["cv_score"] = values
-    usable = ~np.isnan(values)
-    if not usable.all():
+    if not finite:
+        usable = ~np.isnan(values)
         frame = frame[usable]
     if len(frame) == 0:
         raise ValueError("scores has no usable rows: got only missing (NaN) cv_score values")

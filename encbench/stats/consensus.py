@@ -47,9 +47,16 @@ class _Votes:
     numbers the cube's own reductions give; sums of scores keep the cube's reductions.
     """
 
-    def __init__(self, cube: Cube):
+    #: the most (combination, encoder, rank, position) counts :attr:`rank_counts` takes at once
+    JOINT_COUNTS = 4_000_000
+
+    def __init__(self, cube: Cube, *, positions: bool = False):
         self.cube = cube
         self.values = cube.values
+        # R-Nem's average ranks, summed, are the positions in rank order summed and amended
+        # at the ties: counted with the ranks when asked for (and when the counts stay small)
+        self._positions = positions
+        self._position_sums: np.ndarray | None = None
         self._rows: RowRanks | None = None
         self._missing: np.ndarray | None = None
         self._count: np.ndarray | None = None
@@ -137,9 +144,56 @@ class _Votes:
             n_groups, _, n_encoders = self.values.shape
             index = cell * (n_encoders + 1)
             index += self.rows.dense_sorted
-            counts = np.bincount(index[valid], minlength=n_groups * n_encoders * (n_encoders + 1))
+            size = n_groups * n_encoders * (n_encoders + 1)
+            if self._positions and size * n_encoders <= self.JOINT_COUNTS:
+                index *= n_encoders
+                index += np.arange(n_encoders)  # the position in the row, rank order
+                joint = np.bincount(index[valid], minlength=size * n_encoders)
+                joint = joint.reshape(n_groups, n_encoders, n_encoders + 1, n_encoders)
+                per_position = joint.sum(axis=2)
+                self._position_sums = per_position @ np.arange(1, n_encoders + 1)  # exact: integers
+                counts = joint.sum(axis=3)
+            else:
+                counts = np.bincount(index[valid], minlength=size)
             self._rank_counts = counts.reshape(n_groups, n_encoders, n_encoders + 1)
         return self._rank_counts
+
+    def average_rank_sums(self) -> np.ndarray:
+        """``(G, E)`` sums over the datasets of the encoders' average (Friedman) ranks.
+
+        A cell's average rank is its 1-based position in rank order, but in a tie the mean of
+        the tie's positions: the sums of positions (counted with :attr:`rank_counts`) plus,
+        for the cells in ties alone, the difference. Sums of half-integers: exact in any order.
+        """
+        rows = self.rows
+        n_groups, _, n_encoders = self.values.shape
+        valid, cell = self.cells()
+        _ = self.rank_counts  # counts the positions too, when asked to
+        if self._position_sums is None:
+            average = rows.average_sorted()
+            np.copyto(average, 0.0, where=~valid)  # so every cell can be summed, without selecting
+            total = np.bincount(cell.ravel(), weights=average.ravel(), minlength=n_groups * n_encoders)
+            return total.reshape(n_groups, n_encoders)
+        starts = rows._starts.ravel()
+        tied = np.empty_like(starts)  # in a tie: not a tie's start followed by another's
+        tied[:-1] = starts[1:]
+        tied[-1:] = True
+        tied &= starts
+        np.logical_not(tied, out=tied)
+        tied &= valid.ravel()
+        index = np.flatnonzero(tied)
+        total = self._position_sums.astype(float).ravel()
+        if index.size:
+            head = starts[index]  # the first cell of each tie (a tie's cells are all here)
+            firsts = np.flatnonzero(head)
+            lasts = np.empty_like(firsts)
+            lasts[:-1] = firsts[1:] - 1
+            lasts[-1] = len(index) - 1
+            middle = (index[firsts] + index[lasts]) / 2.0  # the tie's mean position
+            tie = np.cumsum(head) - 1
+            shift = middle[tie] - index  # positions in one row: the row's start cancels
+            total += np.bincount(cell.ravel()[index], weights=shift, minlength=n_groups * n_encoders)
+        return total.reshape(n_groups, n_encoders)
 
     def final(self, aggregate: np.ndarray, *, higher_is_better: bool) -> np.ndarray:
         """Dense consensus ranks from an aggregate score per (combination, encoder).
@@ -261,12 +315,7 @@ def _q_th(v: _Votes, *, theta: float) -> np.ndarray:
 def _r_nem(v: _Votes, *, alpha: float) -> np.ndarray:
     rows = v.rows
     n_sum = v.rank_counts.sum(axis=2)
-    valid, cell = v.cells()
-    average = rows.average_sorted()
-    np.copyto(average, 0.0, where=~valid)  # so every cell can be summed, without selecting
-    n_groups, _, n_encoders = v.values.shape
-    total = np.bincount(cell.ravel(), weights=average.ravel(), minlength=n_groups * n_encoders)
-    total = total.reshape(n_groups, n_encoders)  # sums of half-integers: exact in any order
+    total = v.average_rank_sums()
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_ranks = np.where(n_sum > 0, total / np.maximum(n_sum, 1), np.nan)
     n_datasets = (rows.n > 0).reshape(v.values.shape[:2]).sum(axis=1)
@@ -436,7 +485,7 @@ def rank_cube(cube: Cube, strategies: Sequence[str], params: dict[str, object]) 
     """Consensus ranks ``(G, E)`` (NaN = absent) for each strategy; inputs already validated
     (:func:`check_metrics` is applied here)."""
     check_metrics(cube, strategies)
-    votes = _Votes(cube)
+    votes = _Votes(cube, positions="R-Nem" in strategies)
     out = {}
     for name in strategies:
         strategy = _REGISTRY[name]
