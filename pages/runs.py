@@ -93,23 +93,23 @@ def _overview() -> None:
     )[["label", "status", "progress", "rows", "n_failed", "n_timeout", "eta", "created_at",
        "finished_at", "task", "run_id"]]
     # Explicit widths that add up to less than the page's column (938 px at 1400 px): sized to
-    # their content the 12 columns took 1,205 px and "cancelled" was cut to "cancellec".
+    # their content the columns took 1,205 px and "cancelled" was cut to "cancellec".
     # The origin is in the run id (published-/local-); done/total read as one "rows" column.
     st.dataframe(shown, hide_index=True, width="stretch", column_config={
-        "label": st.column_config.TextColumn("label", width=150,
+        "label": st.column_config.TextColumn("label", width=130,
                                              help="The name given with encbench run --label; a dash when it has none."),
-        "status": st.column_config.TextColumn("status", width=105),
+        "status": st.column_config.TextColumn("status", width=95),
         "progress": st.column_config.ProgressColumn("progress", min_value=0.0, max_value=1.0,
-                                                    format="percent", width=95),
-        "rows": st.column_config.TextColumn("rows", width=105, help="result rows done / expected"),
+                                                    format="percent", width=85),
+        "rows": st.column_config.TextColumn("rows", width=95, help="result rows done / expected"),
         "n_failed": st.column_config.NumberColumn("failed", width=55),
         "n_timeout": st.column_config.NumberColumn("timeout", width=62),
-        "eta": st.column_config.TextColumn("eta", width=70, help="estimated time left"),
+        "eta": st.column_config.TextColumn("eta", width=62, help="estimated time left"),
         **{c: st.column_config.DatetimeColumn(c.replace("_at", ""), format="MM-DD HH:mm", width=90)
            for c in ("created_at", "finished_at")},
-        "task": st.column_config.TextColumn("task", width=80,
+        "task": st.column_config.TextColumn("task", width=70,
                                             help="The run's task type; a dash while it is not known yet."),
-        "run_id": st.column_config.TextColumn("run", width=110),
+        "run_id": st.column_config.TextColumn("run", width=100),
     })
 
 
