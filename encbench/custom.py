@@ -30,8 +30,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.metaestimators import available_if
 
 from encbench import vocab
 
@@ -176,8 +174,10 @@ def build(target: str, params: Mapping | None = None):
 
 
 def build_from_json(text: str):
-    """Build the encoder a task carries (:meth:`CustomEncoder.to_json`), wrapped in
-    :class:`CheckedEncoder` so that every output it gives in the task is checked."""
+    """Build the encoder a task carries (:meth:`CustomEncoder.to_json`), wrapped in a
+    :class:`~encbench.encoders.checked.CheckedEncoder` that checks every output it gives."""
+    from encbench.encoders.checked import CheckedEncoder  # scikit-learn: imported in tasks only
+
     data = json.loads(text)
     return CheckedEncoder(encoder=build(data["import"], data.get("params")), name=data["import"])
 
@@ -229,77 +229,6 @@ def non_finite(output) -> tuple[int, int | None]:
                 first = int(np.argwhere(bad)[0][-1])
             total += int(bad.sum())
     return total, first
-
-
-class CheckedEncoder(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
-    """A custom encoder whose every output is checked for NaN and infinity, on all the data.
-
-    The pre-run check fits the encoder on a sample; an encoder that returns NaN only on the
-    full data (a level the sample lacks, a count that overflows) would reach the model, and
-    models that accept NaN (DT) would score it. In a task, every ``fit_transform`` and
-    ``transform`` output is checked, and one holding NaN or infinity fails the task with the
-    count and the column. Outputs pass through unchanged, so scores are those of the encoder.
-
-    Parameters
-    ----------
-    encoder : estimator
-        The custom encoder; fitted in place (as a :class:`~sklearn.pipeline.Pipeline` fits its
-        steps), so ``fit_transform`` is the encoder's own (a supervised encoder's may differ
-        from ``fit().transform()``).
-    name : str
-        How errors name it (its import path).
-
-    Attributes
-    ----------
-    n_features_in_ : int
-        Columns seen in fit.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn.preprocessing import FunctionTransformer
-    >>> positive = FunctionTransformer(lambda X: np.where(X > 0, X, np.nan))
-    >>> enc = CheckedEncoder(encoder=positive, name="mypkg:positive")
-    >>> enc.fit_transform(np.array([[1.0], [2.0]])).ravel().tolist()
-    [1.0, 2.0]
-    >>> enc.transform(np.array([[1.0, 0.0]]))  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: transform of encoder 'mypkg:positive' returned 1 NaN or infinite values in 1 rows ...
-    """
-
-    def __init__(self, *, encoder=None, name: str = "custom"):
-        self.encoder = encoder
-        self.name = name
-
-    def fit(self, X, y=None, **fit_params):
-        self.encoder.fit(X, y, **fit_params)
-        self.n_features_in_ = np.shape(X)[1]
-        return self
-
-    def fit_transform(self, X, y=None, **fit_params):
-        self.n_features_in_ = np.shape(X)[1]
-        if hasattr(self.encoder, "fit_transform"):
-            output = self.encoder.fit_transform(X, y, **fit_params)
-        else:
-            output = self.encoder.fit(X, y, **fit_params).transform(X)
-        return self._checked(output, "fit_transform")
-
-    def transform(self, X):
-        return self._checked(self.encoder.transform(X), "transform")
-
-    @available_if(lambda self: hasattr(self.encoder, "get_feature_names_out"))
-    def get_feature_names_out(self, input_features=None):
-        return self.encoder.get_feature_names_out(input_features)
-
-    def _checked(self, output, what: str):
-        count, column = non_finite(output)
-        if count:
-            raise ValueError(
-                f"{what} of encoder {self.name!r} returned {count} NaN or infinite values in "
-                f"{output.shape[0]} rows (e.g. in output column {column}); the pre-run check fits a "
-                f"sample only: encode missing, unseen and rare levels as finite numbers")
-        return output
 
 
 def package_of(target: str) -> tuple[str | None, str | None]:

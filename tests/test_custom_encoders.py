@@ -377,12 +377,13 @@ def test_the_checked_encoder_passes_outputs_through_and_names_bad_ones():
 
     from sklearn.base import clone
 
+    from encbench.encoders.checked import CheckedEncoder
     from tests.byo_encoders import FrequencyRankEncoder
 
     X, y = _sample()
     X = X.fillna("missing")
     plain = FrequencyRankEncoder().fit_transform(X, y)
-    checked = custom.CheckedEncoder(encoder=FrequencyRankEncoder(), name="tests.byo_encoders:FrequencyRankEncoder")
+    checked = CheckedEncoder(encoder=FrequencyRankEncoder(), name="tests.byo_encoders:FrequencyRankEncoder")
     assert np.array_equal(checked.fit_transform(X, y), plain)
     assert np.array_equal(pickle.loads(pickle.dumps(checked)).transform(X), plain)
     assert np.array_equal(clone(checked).fit(X, y).transform(X), plain)
