@@ -89,3 +89,34 @@ def test_factorizing_runs_gives_pandas_codes_and_labels():
         expected_codes, expected_labels = pd.factorize(column, sort=False)
         np.testing.assert_array_equal(codes, expected_codes)
         assert list(labels) == list(expected_labels)
+
+
+@pytest.mark.parametrize("unused", [1, 200_000])
+@pytest.mark.parametrize("by", [BY, ("model", "tuning")])
+def test_categories_no_row_uses_are_left_out_whatever_their_number(unused, by):
+    # Few unused categories get a place in the cube at first (left out afterwards); very many
+    # are looked for first. One model scored by RMSE (negated in the cube); without scoring
+    # among the by columns, each combination's metric comes from its rows.
+    frame = _scores(seed=5)
+    frame = frame[frame.scoring == "AUC"].copy()
+    frame.loc[frame.model == "DT", "scoring"] = "RMSE"
+    given = frame.copy()
+    for column in (*BY, "dataset", "encoder"):
+        spare = [f"zz{i}" for i in range(unused if column == "dataset" else 3)]
+        given[column] = pd.Categorical(frame[column], categories=spare + sorted(set(frame[column])))
+    cube = build_cube(given, by)
+    combos = sorted(set(map(tuple, frame[list(by)].to_numpy())))
+    datasets, encoders = sorted(set(frame["dataset"])), sorted(set(frame["encoder"]))
+    expected = np.full((len(combos), len(datasets), len(encoders)), np.nan)
+    for row in frame.itertuples(index=False):
+        sign = -1.0 if row.scoring == "RMSE" else 1.0
+        g = combos.index(tuple(getattr(row, c) for c in by))
+        expected[g, datasets.index(row.dataset), encoders.index(row.encoder)] = sign * row.cv_score
+    assert list(map(tuple, cube.keys[list(by)].to_numpy())) == combos
+    assert cube.datasets.tolist() == datasets and cube.encoders.tolist() == encoders
+    assert np.array_equal(cube.values, expected, equal_nan=True)
+    assert cube.signs().tolist() == [-1.0 if c[0] == "DT" else 1.0 for c in combos]
+    assert cube.metrics == tuple(("RMSE",) if c[0] == "DT" else ("AUC",) for c in combos)
+    strategies = ["R-M", "R-Nem", "Q-Md", "Q-RM"]
+    text = consensus_table(frame, strategies, by=by)
+    assert text.equals(consensus_table(given, strategies, by=by).astype(text.dtypes.to_dict()))

@@ -12,6 +12,7 @@ and resampling datasets (bootstrap, replicability) becomes plain fancy indexing 
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -205,21 +206,14 @@ def _combinations(codes: list[np.ndarray], dims: tuple[int, ...]) -> tuple[np.nd
 
     The combinations are few (models x tunings x scorings), so a count per possible key finds
     the ones present in one pass, where sorting millions of keys took most of the cube's time.
-    The keys are computed in the narrowest integers that hold them (a few passes over bytes
-    instead of ``ravel_multi_index``'s over 64-bit integers), the groups come back as 32-bit
-    integers where they fit.
     """
     size = int(np.prod(dims, dtype=np.int64))
     n = len(codes[0]) if codes else 0
     if size > 4 * n + 1_000_000:  # sparse combinations: sort instead
         return np.unique(np.ravel_multi_index(tuple(codes), dims), return_inverse=True)
-    dtype = np.min_scalar_type(max(size - 1, 0))
-    flat_key = codes[0].astype(dtype)
-    for column, dim in zip(codes[1:], dims[1:]):
-        flat_key *= dtype.type(dim)
-        flat_key += column.astype(dtype, copy=False)
+    flat_key = _flat_keys(codes, dims, n)
     unique_keys = np.flatnonzero(np.bincount(flat_key, minlength=size))
-    lookup = np.empty(size, dtype=np.int32 if len(unique_keys) < 2**31 else np.int64)
+    lookup = np.empty(size, dtype=np.int64)
     lookup[unique_keys] = np.arange(len(unique_keys))
     return unique_keys, lookup[flat_key]
 
@@ -234,30 +228,30 @@ def build_cube(scores: object, by: tuple[str, ...] = ()) -> Cube:
     """
     by = tuple(by)
     frame = check_scores(scores, by)
-    # every code below is in first-appearance order; the cube is sorted by label at the end
-    # a category of a key column that no row uses is in no combination: kept out by
-    # _combinations, so not looked for here
+    # every code below is in first-appearance order (or category order); the cube is sorted by
+    # label at the end. Categories no row uses are kept at first, a place in the cube each,
+    # and the cube's empty combinations, datasets and encoders are left out afterwards, from
+    # which cells were written: one pass over the cells, none over the rows per column.
     parts = [_codes(frame[column], unused=True) for column in by]
-    if by:
-        dims = tuple(len(labels) for _, labels, _ in parts)
-        unique_keys, group = _combinations([codes for codes, _, _ in parts], dims)
-        per_column = np.unravel_index(unique_keys, dims)
-        keys = pd.DataFrame({c: labels[codes] for c, (_, labels, _), codes in zip(by, parts, per_column)})
-        ranks = []
-        for (_, _, order), codes in zip(parts, per_column):
-            rank = np.empty(len(order), dtype=np.int64)
-            rank[order] = np.arange(len(order))
-            ranks.append(rank[codes])
-        group_order = np.lexsort(ranks[::-1])  # the combinations in key order
+    dims = tuple(len(labels) for _, labels, _ in parts)
+    d_codes, datasets, d_order = _codes(frame["dataset"], unused=True)
+    e_codes, encoders, e_order = _codes(frame["encoder"], unused=True)
+    n_keys = int(np.prod(dims, dtype=np.int64))
+    if n_keys * len(datasets) * len(encoders) > 2 * len(frame) + 1_000_000:
+        # many categories no row uses, or sparse combinations: find what is used first
+        d_codes, datasets, d_order = _codes(frame["dataset"])
+        e_codes, encoders, e_order = _codes(frame["encoder"])
+        unique_keys, group = _combinations([codes for codes, _, _ in parts], dims) if by else (
+            np.zeros(1, dtype=np.int64), np.zeros(len(frame), dtype=np.int64))
     else:
-        group = np.zeros(len(frame), dtype=np.int64)
-        keys = pd.DataFrame(index=pd.RangeIndex(1))
-        group_order = np.zeros(1, dtype=np.int64)
-    d_codes, datasets, d_order = _codes(frame["dataset"])
-    e_codes, encoders, e_order = _codes(frame["encoder"])
-    n_groups, n_datasets, n_encoders = len(keys), len(datasets), len(encoders)
+        unique_keys = np.arange(n_keys)  # every combination of the categories, for now
+        group = _flat_keys([codes for codes, _, _ in parts], dims, len(frame))
+    per_column = np.unravel_index(unique_keys, dims) if by else ()
+    keys = pd.DataFrame({c: labels[codes] for c, (_, labels, _), codes in zip(by, parts, per_column)},
+                        index=pd.RangeIndex(len(unique_keys)))
+    n_groups, n_datasets, n_encoders = len(unique_keys), len(datasets), len(encoders)
     size = n_groups * n_datasets * n_encoders
-    flat = group.astype(np.int32 if size < 2**31 else np.int64)  # cell numbers, narrow
+    flat = group.astype(np.int64)  # cell numbers (64-bit: what indexing takes)
     flat *= n_datasets
     flat += d_codes
     flat *= n_encoders
@@ -278,22 +272,66 @@ def build_cube(scores: object, by: tuple[str, ...] = ()) -> Cube:
             f"scores has {int(counts[cell])} rows for dataset={datasets[d]!r}, "
             f"encoder={encoders[e]!r}{', ' + where if where else ''}: expected one{hint}"
         )
-    metrics, sign = _orientation(frame, group, n_groups, keys, by)
+    written = seen.reshape(n_groups, n_datasets, n_encoders)
+    used_groups = np.flatnonzero(written.reshape(n_groups, -1).any(axis=1))
+    d_order = _used(d_order, written, (0, 2))
+    e_order = _used(e_order, written, (0, 1))
+    keys = keys.iloc[used_groups].reset_index(drop=True)
+    if len(used_groups) < n_groups:  # the rows' combinations numbered among those used
+        lookup = np.zeros(n_groups, dtype=np.int64)
+        lookup[used_groups] = np.arange(len(used_groups))
+        row_group = lambda: lookup[group]  # noqa: E731
+    else:
+        row_group = lambda: group.astype(np.int64)  # noqa: E731
+    ranks = []
+    for (_, _, order), codes in zip(parts, per_column):
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        ranks.append(rank[codes[used_groups]])
+    group_order = np.lexsort(ranks[::-1]) if by else np.zeros(1, dtype=np.int64)  # in key order
+    metrics, sign = _orientation(frame, row_group, len(used_groups), keys, by)
     values = np.full(size, np.nan)
     scores_in = frame["cv_score"].to_numpy()
-    values[flat] = scores_in * sign[group] if (sign < 0).any() else scores_in
+    if (sign < 0).any():
+        signs = np.ones(n_groups)
+        signs[used_groups] = sign
+        scores_in = scores_in * signs[group]
+    values[flat] = scores_in
     values = values.reshape(n_groups, n_datasets, n_encoders)
-    # label order on every axis: one pass over the cells, skipped where it is already so
-    identity = [np.array_equal(o, np.arange(len(o))) for o in (group_order, d_order, e_order)]
+    # label order on every axis, the empty ones left out: one pass over the cells, skipped
+    # where nothing changes
+    group_index = used_groups[group_order]
+    identity = [len(o) == n and np.array_equal(o, np.arange(n))
+                for o, n in ((group_index, n_groups), (d_order, n_datasets), (e_order, n_encoders))]
     if not all(identity):
-        values = values[np.ix_(group_order, d_order, e_order)]
+        values = values[np.ix_(group_index, d_order, e_order)]
     keys = keys.iloc[group_order].reset_index(drop=True)
     metrics = tuple(metrics[g] for g in group_order) if metrics else metrics
     return Cube(values, keys, datasets[d_order], encoders[e_order], metrics, sign[group_order])
 
 
-def _orientation(frame: pd.DataFrame, group: np.ndarray, n_groups: int, keys: pd.DataFrame,
-                 by: tuple[str, ...]) -> tuple[tuple[tuple[str, ...], ...], np.ndarray]:
+def _flat_keys(codes: list[np.ndarray], dims: tuple[int, ...], n: int) -> np.ndarray:
+    """Each row's combination of codes as one number, in the narrowest integers that hold it
+    (a few passes over bytes where ``ravel_multi_index`` makes 64-bit integers)."""
+    size = int(np.prod(dims, dtype=np.int64))
+    dtype = np.min_scalar_type(max(size - 1, 0))
+    if not codes:
+        return np.zeros(n, dtype=dtype)
+    flat_key = codes[0].astype(dtype)
+    for column, dim in zip(codes[1:], dims[1:]):
+        flat_key *= dtype.type(dim)
+        np.add(flat_key, column, out=flat_key, casting="unsafe")  # codes are within dims
+    return flat_key
+
+
+def _used(order: np.ndarray, written: np.ndarray, axes: tuple[int, int]) -> np.ndarray:
+    """``order`` (labels in sorted order) without the labels of no written cell."""
+    used = written.any(axis=axes)
+    return order if used.all() else order[used[order]]
+
+
+def _orientation(frame: pd.DataFrame, row_group: Callable[[], np.ndarray], n_groups: int,
+                 keys: pd.DataFrame, by: tuple[str, ...]) -> tuple[tuple[tuple[str, ...], ...], np.ndarray]:
     """The metrics of each combination and its sign (-1 for a lower-is-better metric).
 
     Raises
@@ -310,7 +348,7 @@ def _orientation(frame: pd.DataFrame, group: np.ndarray, n_groups: int, keys: pd
         per_group: list[list[str]] = [[str(m)] for m in keys["scoring"]]
     else:
         codes, names = _factorize(frame["scoring"].astype(str))
-        pairs = np.flatnonzero(np.bincount(group * len(names) + codes,
+        pairs = np.flatnonzero(np.bincount(row_group() * len(names) + codes,
                                            minlength=n_groups * len(names)))
         per_group = [[] for _ in range(n_groups)]
         for pair in pairs:  # in name order within each combination
