@@ -55,15 +55,16 @@ class RowRanks:
             key |= columns
         np.copyto(key, (_LOW_63 & ~mask) | columns, where=self.missing)  # NaN after any number
         key.sort(axis=-1)
-        self.column = key & mask
-        self.flat = np.add(self.column, (np.arange(rows, dtype=np.int64) * m)[:, None], out=key)
-        key = None
+        key &= mask
+        self.column = key.astype(np.min_scalar_type(-m))  # small integers: a few bytes a cell
+        key += (np.arange(rows, dtype=np.int64) * m)[:, None]
+        self.flat = key
         values = np.empty(x.shape)
         np.take(x.ravel(), self.flat.ravel(), out=values.ravel())
         self.sorted = values
         with np.errstate(invalid="ignore"):
             wrong = values[:, 1:] > values[:, :-1] if descending else values[:, 1:] < values[:, :-1]
-        bad = np.flatnonzero(wrong.any(axis=1))
+        bad = np.flatnonzero(wrong.any(axis=1)) if wrong.any() else np.empty(0, dtype=np.int64)
         if bad.size:  # values the key's high bits could not tell apart: sort those rows exactly
             sub = x[bad]
             order = np.argsort(-sub if descending else sub, axis=-1, kind="stable")
@@ -76,7 +77,7 @@ class RowRanks:
         self._starts = starts
         # one cumulative sum over the whole array (along short rows it is several times slower),
         # less each row's count before its first cell
-        dense = np.cumsum(starts.ravel(), dtype=np.int64).reshape(x.shape)
+        dense = np.cumsum(starts.ravel(), dtype=np.int32 if x.size < 2**31 else np.int64).reshape(x.shape)
         # the number of ties before each row: the rank of a cell, plus it, less one, numbers
         # its tie over the whole array
         self._ties_before = dense[:, :1] - 1

@@ -64,6 +64,7 @@ class _Votes:
         self._average: np.ndarray | None = None
         self._rank_counts: np.ndarray | None = None
         self._cells: tuple[np.ndarray, np.ndarray] | None = None
+        self._valid: np.ndarray | None = None
 
     @property
     def missing(self) -> np.ndarray:
@@ -116,45 +117,61 @@ class _Votes:
             self._average = self.rows.average().reshape(self.values.shape)
         return self._average
 
+    @property
+    def valid(self) -> np.ndarray:
+        """``(G * D, E)`` bool: which sorted cells hold a score (the first ``n`` of a row)."""
+        if self._valid is None:
+            self._valid = np.arange(self.values.shape[2]) < self.rows.n[:, None]
+        return self._valid
+
     def cells(self) -> tuple[np.ndarray, np.ndarray]:
         """``(valid, cell)``: which sorted cells hold a score, and the (combination, encoder)
         of each as ``g * E + e``."""
         if self._cells is None:
             n_groups, n_datasets, n_encoders = self.values.shape
-            rows = self.rows
-            valid = ~np.isnan(rows.sorted)
             group = np.repeat(np.arange(n_groups, dtype=np.int64) * n_encoders, n_datasets)
-            self._cells = valid, rows.column + group[:, None]
+            self._cells = self.valid, self.rows.column + group[:, None]
         return self._cells
 
-    def per_cell(self, mask: np.ndarray | None = None, weights: np.ndarray | None = None) -> np.ndarray:
-        """``(G, E)`` count (or sum of ``weights``) of the valid sorted cells where ``mask``."""
-        valid, cell = self.cells()
-        keep = valid if mask is None else valid & mask
+    def cell_of(self, position: np.ndarray) -> np.ndarray:
+        """The (combination, encoder) ``g * E + e`` of the sorted cells at flat ``position``."""
+        _, n_datasets, n_encoders = self.values.shape
+        cell = position // (n_datasets * n_encoders)
+        cell *= n_encoders
+        cell += self.rows.column.ravel()[position]
+        return cell
+
+    def per_cell(self, mask: np.ndarray) -> np.ndarray:
+        """``(G, E)`` count of the valid sorted cells where ``mask`` (a few a row)."""
         n_groups, _, n_encoders = self.values.shape
-        w = None if weights is None else weights[keep]
-        out = np.bincount(cell[keep], weights=w, minlength=n_groups * n_encoders)
+        position = np.flatnonzero(self.valid & mask)
+        out = np.bincount(self.cell_of(position), minlength=n_groups * n_encoders)
         return out.reshape(n_groups, n_encoders).astype(float)
 
     @property
     def rank_counts(self) -> np.ndarray:
         """``(G, E, E + 1)``: on how many datasets each encoder has each dense rank."""
         if self._rank_counts is None:
-            valid, cell = self.cells()
-            n_groups, _, n_encoders = self.values.shape
-            index = cell * (n_encoders + 1)
-            index += self.rows.dense_sorted
+            rows = self.rows
+            n_groups, n_datasets, n_encoders = self.values.shape
+            # the bin of each sorted cell, (combination, encoder, rank[, position]) in that order
+            index = np.multiply(rows.column, n_encoders + 1, dtype=np.int64)
+            index += rows.dense_sorted
             size = n_groups * n_encoders * (n_encoders + 1)
-            if self._positions and size * n_encoders <= self.JOINT_COUNTS:
+            joint = self._positions and size * n_encoders <= self.JOINT_COUNTS
+            if joint:
                 index *= n_encoders
                 index += np.arange(n_encoders)  # the position in the row, rank order
-                joint = np.bincount(index[valid], minlength=size * n_encoders)
-                joint = joint.reshape(n_groups, n_encoders, n_encoders + 1, n_encoders)
-                per_position = joint.sum(axis=2)
+            per_group = size // n_groups * (n_encoders if joint else 1)
+            index += np.repeat(np.arange(n_groups, dtype=np.int64) * per_group, n_datasets)[:, None]
+            total = per_group * n_groups
+            np.copyto(index, total, where=~self.valid)  # cells without a score: one more bin
+            counts = np.bincount(index.ravel(), minlength=total + 1)[:total]
+            if joint:
+                counts = counts.reshape(n_groups, n_encoders, n_encoders + 1, n_encoders)
+                per_position = counts.sum(axis=2)
                 self._position_sums = per_position @ np.arange(1, n_encoders + 1)  # exact: integers
-                counts = joint.sum(axis=3)
-            else:
-                counts = np.bincount(index[valid], minlength=size)
+                counts = counts.sum(axis=3)
             self._rank_counts = counts.reshape(n_groups, n_encoders, n_encoders + 1)
         return self._rank_counts
 
@@ -167,9 +184,9 @@ class _Votes:
         """
         rows = self.rows
         n_groups, _, n_encoders = self.values.shape
-        valid, cell = self.cells()
         _ = self.rank_counts  # counts the positions too, when asked to
         if self._position_sums is None:
+            valid, cell = self.cells()
             average = rows.average_sorted()
             np.copyto(average, 0.0, where=~valid)  # so every cell can be summed, without selecting
             total = np.bincount(cell.ravel(), weights=average.ravel(), minlength=n_groups * n_encoders)
@@ -180,7 +197,7 @@ class _Votes:
         tied[-1:] = True
         tied &= starts
         np.logical_not(tied, out=tied)
-        tied &= valid.ravel()
+        tied &= self.valid.ravel()
         index = np.flatnonzero(tied)
         total = self._position_sums.astype(float).ravel()
         if index.size:
@@ -192,7 +209,7 @@ class _Votes:
             middle = (index[firsts] + index[lasts]) / 2.0  # the tie's mean position
             tie = np.cumsum(head) - 1
             shift = middle[tie] - index  # positions in one row: the row's start cancels
-            total += np.bincount(cell.ravel()[index], weights=shift, minlength=n_groups * n_encoders)
+            total += np.bincount(self.cell_of(index), weights=shift, minlength=n_groups * n_encoders)
         return total.reshape(n_groups, n_encoders)
 
     def final(self, aggregate: np.ndarray, *, higher_is_better: bool) -> np.ndarray:
@@ -295,7 +312,8 @@ def _q_rm(v: _Votes) -> np.ndarray:
     left_out = np.flatnonzero(~usable.ravel())
     n_groups, n_datasets, n_encoders = v.values.shape
     rescaled.reshape(-1, n_encoders)[left_out] = 0.0
-    total = np.where(v.missing, 0.0, rescaled).sum(axis=1)
+    np.copyto(rescaled, 0.0, where=v.missing)  # its own array: no copy
+    total = rescaled.sum(axis=1)
     count = v.count.copy()
     scored = ~v.missing.reshape(-1, n_encoders)[left_out]
     np.subtract.at(count, left_out // n_datasets, scored.astype(count.dtype))
