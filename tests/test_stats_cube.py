@@ -44,7 +44,19 @@ def _as_categories(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-@pytest.mark.parametrize("kind", ["text", "sorted text", "categories", "sorted categories"])
+def _sorted_categories(frame: pd.DataFrame, reverse: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Key columns as categories in sorted order (``reverse``: in reverse order), the factors'
+    with a category no row uses: combinations are left out of the cube, datasets and encoders
+    are in place."""
+    out = frame.astype({c: "category" for c in (*BY, "dataset", "encoder")})
+    for column in BY:
+        categories = sorted(set(frame[column]), reverse=column in reverse) + ["zz-unused"]
+        out[column] = pd.Categorical(frame[column], categories=categories)
+    return out
+
+
+@pytest.mark.parametrize("kind", ["text", "sorted text", "categories", "sorted categories",
+                                  "sorted categories, unused", "factor categories in reverse"])
 def test_the_cube_holds_each_score_where_a_naive_pivot_puts_it(kind):
     frame = _scores()
     combos, datasets, encoders, expected = _naive(frame)
@@ -52,7 +64,9 @@ def test_the_cube_holds_each_score_where_a_naive_pivot_puts_it(kind):
     given = {"text": frame, "sorted text": frame.sort_values([*BY, "dataset", "encoder"]).astype(
                  {c: "str" for c in (*BY, "dataset", "encoder")}),
              "categories": _as_categories(frame),
-             "sorted categories": frame.astype({c: "category" for c in (*BY, "dataset", "encoder")})}[kind]
+             "sorted categories": frame.astype({c: "category" for c in (*BY, "dataset", "encoder")}),
+             "sorted categories, unused": _sorted_categories(frame),
+             "factor categories in reverse": _sorted_categories(frame, reverse=("model",))}[kind]
     cube = build_cube(given, BY)
     assert list(map(tuple, cube.keys[list(BY)].to_numpy())) == combos
     assert cube.datasets.tolist() == datasets and cube.encoders.tolist() == encoders
@@ -83,12 +97,22 @@ def test_factorizing_runs_gives_pandas_codes_and_labels():
 
     rng = np.random.default_rng(4)
     values = np.repeat(rng.choice(["b", "a", "c", "é", ""], size=60), rng.integers(1, 40, size=60))
-    for column in (pd.Series(values, dtype="str"), pd.Series(values, dtype=object),
-                   pd.Series(values).iloc[::-1].astype("str"), pd.Series(values[:1], dtype="str")):
-        codes, labels = _factorize_runs(column)
-        expected_codes, expected_labels = pd.factorize(column, sort=False)
-        np.testing.assert_array_equal(codes, expected_codes)
-        assert list(labels) == list(expected_labels)
+    many = np.repeat(rng.choice(["b", "a", "c", "é", ""], size=9000), rng.integers(1, 40, size=9000))
+    mixed = rng.choice(["b", "a", "c", "é", ""], size=80_000)  # runs of about one row
+    # runs: whether the codes come from the runs' first rows (sorted when asked); the last
+    # column's first rows have no runs, so the whole column is hashed
+    for column, runs in ((pd.Series(values, dtype="str"), True), (pd.Series(values, dtype=object), False),
+                         (pd.Series(values).iloc[::-1].astype("str"), True),
+                         (pd.Series(values[:1], dtype="str"), False), (pd.Series(many, dtype="str"), True),
+                         (pd.Series(mixed, dtype="str"), False),
+                         (pd.Series(np.concatenate([mixed, many]), dtype="str"), False)):
+        for sort in (False, True):
+            codes, labels, in_order = _factorize_runs(column, sort=sort)
+            expected_codes, expected_labels = pd.factorize(column, sort=sort and in_order)
+            np.testing.assert_array_equal(codes, expected_codes)
+            assert list(labels) == list(expected_labels)
+            assert not in_order or sort
+        assert _factorize_runs(column, sort=True)[2] == runs
 
 
 @pytest.mark.parametrize("unused", [1, 200_000])

@@ -146,8 +146,10 @@ def _codes(column: pd.Series, *, unused: bool = False) -> tuple[np.ndarray, np.n
                 lookup[used] = np.arange(len(used))
                 codes, labels = lookup[codes], labels[used]
     else:
-        codes, labels = _factorize_runs(column)
+        codes, labels, in_order = _factorize_runs(column, sort=True)
         labels = np.asarray(labels, dtype=object)
+        if in_order and len(codes) and codes.min() >= 0:
+            return codes, labels, np.arange(len(labels))
     if len(codes) and codes.min() < 0:  # a missing value: pandas' own rules for it
         codes, labels = pd.factorize(column, sort=True)
         return codes.astype(np.int64), np.asarray(labels, dtype=object), np.arange(len(labels))
@@ -159,14 +161,18 @@ def _codes(column: pd.Series, *, unused: bool = False) -> tuple[np.ndarray, np.n
     return codes, labels, order
 
 
-def _factorize_runs(column: pd.Series) -> tuple[np.ndarray, object]:
-    """``pandas.factorize(column, sort=False)``, hashing one row per run of equal neighbours.
+def _factorize_runs(column: pd.Series, *, sort: bool = False) -> tuple[np.ndarray, object, bool]:
+    """``pandas.factorize(column, sort=False)``, hashing one row per run of equal neighbours;
+    the third value says whether the labels came out sorted (``sort`` and runs: codes and
+    labels then as ``sort=True`` gives them).
 
     Scores come from the store sorted by factor combination and dataset, so most key columns
     hold long runs of one value: comparing neighbours is several times cheaper than hashing
-    every text value. An Arrow-backed text column without missing values is compared so; a
-    column with few runs gets its codes from the runs' first rows (the same codes and labels,
-    in order of first appearance), any other column is factorized as it is.
+    every text value. An Arrow-backed text column without missing values is compared so (when
+    its first rows have few runs); a column with few runs gets its codes from the runs' first
+    rows (the same codes and labels, in order of first appearance, in the narrowest integers),
+    any other column is hashed as it is (an Arrow array by Arrow's own dictionary encoding,
+    which gives pandas' codes and labels).
     """
     n = len(column)
     dtype = column.dtype
@@ -177,13 +183,27 @@ def _factorize_runs(column: pd.Series) -> tuple[np.ndarray, object]:
         import pyarrow.compute as pc
 
         values = pa.array(column.array)  # the column's own Arrow data, not a copy
-        changes = pc.not_equal(values[1:], values[:-1]).to_numpy(zero_copy_only=False)
-        heads = np.flatnonzero(changes)
-        if len(heads) < n // 8:  # few runs: factorize their first rows
-            heads = np.concatenate(([0], heads + 1))
-            codes, labels = pd.factorize(column.iloc[heads], sort=False)
-            return np.repeat(codes, np.diff(heads, append=n)), labels
-    return pd.factorize(column, sort=False)
+        head = values[:_RUNS_SAMPLE + 1]
+        few = np.count_nonzero(pc.not_equal(head[1:], head[:-1]).to_numpy(zero_copy_only=False)) < len(head) // 8
+        if few or n <= _RUNS_SAMPLE:
+            changes = pc.not_equal(values[1:], values[:-1]).to_numpy(zero_copy_only=False)
+            heads = np.flatnonzero(changes)
+            if len(heads) < n // 8:  # few runs: factorize their first rows
+                heads = np.concatenate(([0], heads + 1))
+                codes, labels = pd.factorize(column.iloc[heads], sort=sort)
+                codes = codes.astype(np.min_scalar_type(-max(len(labels), 1)))
+                return np.repeat(codes, np.diff(heads, append=n)), labels, sort
+        if isinstance(values, pa.Array):
+            encoded = pc.dictionary_encode(values)
+            codes = encoded.indices.to_numpy(zero_copy_only=False)
+            return codes, encoded.dictionary.to_numpy(zero_copy_only=False), False
+    codes, labels = pd.factorize(column, sort=False)
+    return codes, labels, False
+
+
+#: first rows of a text column compared with their neighbours to tell whether runs are worth
+#: looking for over the whole column
+_RUNS_SAMPLE = 1 << 16
 
 
 def pa_types_is_text(dtype: pd.ArrowDtype) -> bool:
@@ -234,13 +254,13 @@ def build_cube(scores: object, by: tuple[str, ...] = ()) -> Cube:
     # which cells were written: one pass over the cells, none over the rows per column.
     parts = [_codes(frame[column], unused=True) for column in by]
     dims = tuple(len(labels) for _, labels, _ in parts)
-    d_codes, datasets, d_order = _codes(frame["dataset"], unused=True)
-    e_codes, encoders, e_order = _codes(frame["encoder"], unused=True)
+    d_codes, datasets, d_order = _in_order(*_codes(frame["dataset"], unused=True))
+    e_codes, encoders, e_order = _in_order(*_codes(frame["encoder"], unused=True))
     n_keys = int(np.prod(dims, dtype=np.int64))
     if n_keys * len(datasets) * len(encoders) > 2 * len(frame) + 1_000_000:
         # many categories no row uses, or sparse combinations: find what is used first
-        d_codes, datasets, d_order = _codes(frame["dataset"])
-        e_codes, encoders, e_order = _codes(frame["encoder"])
+        d_codes, datasets, d_order = _in_order(*_codes(frame["dataset"]))
+        e_codes, encoders, e_order = _in_order(*_codes(frame["encoder"]))
         unique_keys, group = _combinations([codes for codes, _, _ in parts], dims) if by else (
             np.zeros(1, dtype=np.int64), np.zeros(len(frame), dtype=np.int64))
     else:
@@ -303,11 +323,36 @@ def build_cube(scores: object, by: tuple[str, ...] = ()) -> Cube:
     group_index = used_groups[group_order]
     identity = [len(o) == n and np.array_equal(o, np.arange(n))
                 for o, n in ((group_index, n_groups), (d_order, n_datasets), (e_order, n_encoders))]
-    if not all(identity):
+    if not all(identity[1:]):
         values = values[np.ix_(group_index, d_order, e_order)]
+    elif not identity[0]:
+        values = _take_groups(values, group_index)
     keys = keys.iloc[group_order].reset_index(drop=True)
     metrics = tuple(metrics[g] for g in group_order) if metrics else metrics
     return Cube(values, keys, datasets[d_order], encoders[e_order], metrics, sign[group_order])
+
+
+def _in_order(codes: np.ndarray, labels: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(codes, labels, order)`` of :func:`_codes` with the labels sorted (``order`` then the
+    identity): one look-up per row, where putting the cube's axis in order afterwards gathers
+    every cell."""
+    if np.array_equal(order, np.arange(len(order))):
+        return codes, labels, order
+    rank = np.empty(len(order), dtype=np.min_scalar_type(-max(len(order), 1)))
+    rank[order] = np.arange(len(order))
+    return rank[codes], labels[order], np.arange(len(order))
+
+
+def _take_groups(values: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """``values[index]``, in place where ``index`` only leaves groups out (blocks moved down
+    and the end cut off: no second cube, the cut end stays allocated with it)."""
+    if len(index) and np.all(np.diff(index) > 0):
+        blocks = values.reshape(len(values), -1)
+        for k, g in enumerate(index.tolist()):
+            if k != g:  # g > k: block k is unused or moved already
+                blocks[k] = blocks[g]
+        return values[:len(index)]
+    return values[index]
 
 
 def _flat_keys(codes: list[np.ndarray], dims: tuple[int, ...], n: int) -> np.ndarray:
