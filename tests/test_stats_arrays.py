@@ -122,6 +122,9 @@ def test_median_of_long_rows_by_selection_matches_numpy(m):
     with np.errstate(all="ignore"), pytest.warns(RuntimeWarning):
         expected = np.nanmedian(x, axis=-1)
     np.testing.assert_array_equal(nanmedian_last(x), expected)
+    work = np.full(x.size, 7.0)
+    np.testing.assert_array_equal(nanmedian_last(x, work=work), expected)  # rows copied there
+    assert (work == 7.0).all() == (m < 256)  # long rows only
     np.testing.assert_array_equal(nanmedian_last(np.moveaxis(x, 0, -1)),
                                   np.nanmedian(np.moveaxis(x, 0, -1), axis=-1))
     np.testing.assert_array_equal(x, before)  # the input is left alone

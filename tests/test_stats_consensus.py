@@ -226,15 +226,16 @@ def test_table_matches_naive_reference_on_published_data(published):
                                            obj=f"{strategy} {key}")
 
 
-@pytest.mark.parametrize("joint", [True, False])
-def test_table_matches_naive_reference_with_nan_scores_ties_and_missing_cells(joint, monkeypatch):
+@pytest.mark.parametrize(("joint", "blocks"), [(True, True), (True, False), (False, True)])
+def test_table_matches_naive_reference_with_nan_scores_ties_and_missing_cells(joint, blocks, monkeypatch):
     # Scores in fifths (many ties, sums exact in any order), cells left out and rows with a NaN
     # score, 300 datasets per combination (the medians of such long rows are taken by
     # selection); R-Nem's average ranks summed from the positions (joint counts) or from the
-    # average ranks themselves.
+    # average ranks themselves; the ranks counted per combination or over all at once.
     module = importlib.import_module("encbench.stats.consensus")
     if not joint:
         monkeypatch.setattr(module._Votes, "JOINT_COUNTS", 0)
+    monkeypatch.setattr(module._Votes, "BLOCK_CELLS", 0 if blocks else 1 << 40)
     rng = np.random.default_rng(31)
     frame = _random_scores(rng, n_groups=3, n_datasets=300, n_encoders=7, missing=0.3, levels=5)
     frame.loc[rng.random(len(frame)) < 0.1, "cv_score"] = np.nan
@@ -247,7 +248,7 @@ def test_table_matches_naive_reference_with_nan_scores_ties_and_missing_cells(jo
             mine = got[got.strategy == strategy].set_index("encoder")["rank"].sort_index()
             ref = _naive(scored, strategy, theta=0.9, alpha=0.1).sort_index()
             pd.testing.assert_series_equal(mine, ref, check_names=False, check_dtype=False,
-                                           obj=f"{strategy} {model} {tuning} joint={joint}")
+                                           obj=f"{strategy} {model} {tuning} {joint=} {blocks=}")
 
 
 def test_table_equals_consensus_per_combination_for_all_strategies():

@@ -209,11 +209,15 @@ def _quantile_of_sorted(s: np.ndarray, n: np.ndarray, q: float, *, descending: b
     return np.where(n > 0, result, np.nan)
 
 
-def nanmedian_last(x: np.ndarray) -> np.ndarray:
-    """Median along the last axis ignoring NaN: the middle value, or the mean of the two."""
+def nanmedian_last(x: np.ndarray, *, work: np.ndarray | None = None) -> np.ndarray:
+    """Median along the last axis ignoring NaN: the middle value, or the mean of the two.
+
+    ``work``, optional: a float array of ``x.size`` cells this may overwrite (long rows are
+    copied there instead of to a new array).
+    """
     x = np.asarray(x, dtype=float)
     if x.ndim and x.shape[-1] >= _SELECT_FROM and x.size:
-        return _nanmedian_select(x)
+        return _nanmedian_select(x, work)
     s, n = _sorted_with_counts(x)
     lower = np.clip((n - 1) // 2, 0, None)
     upper = np.clip(n // 2, 0, None)
@@ -226,11 +230,16 @@ def nanmedian_last(x: np.ndarray) -> np.ndarray:
 _SELECT_FROM = 256
 
 
-def _nanmedian_select(x: np.ndarray) -> np.ndarray:
+def _nanmedian_select(x: np.ndarray, work: np.ndarray | None = None) -> np.ndarray:
     """:func:`nanmedian_last` by ``numpy.partition`` of each row (NaN sorts after every number):
     the same middle values, so the same medians."""
     shape, m = x.shape[:-1], x.shape[-1]
-    rows = np.array(x, order="C").reshape(-1, m)  # a copy: partitioned in place
+    if work is None or work.size != x.size or work.dtype != np.float64 or not work.flags.c_contiguous:
+        rows = np.array(x, order="C").reshape(-1, m)  # a copy: partitioned in place
+    else:
+        rows = work.reshape(x.shape)
+        np.copyto(rows, x)
+        rows = rows.reshape(-1, m)
     n = m - np.count_nonzero(np.isnan(rows), axis=1)
     out = np.full(len(rows), np.nan)
     for i in np.flatnonzero(n):

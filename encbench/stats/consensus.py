@@ -49,6 +49,8 @@ class _Votes:
 
     #: the most (combination, encoder, rank, position) counts :attr:`rank_counts` takes at once
     JOINT_COUNTS = 4_000_000
+    #: combinations of at least this many cells get their rank counts one at a time
+    BLOCK_CELLS = 1 << 16
 
     def __init__(self, cube: Cube, *, positions: bool = False):
         self.cube = cube
@@ -65,6 +67,14 @@ class _Votes:
         self._rank_counts: np.ndarray | None = None
         self._cells: tuple[np.ndarray, np.ndarray] | None = None
         self._valid: np.ndarray | None = None
+        self._scratch: np.ndarray | None = None
+
+    def scratch(self) -> np.ndarray:
+        """A float array of the cube's shape for one strategy at a time to overwrite (one
+        allocation for all of them: a fresh array of the cube's size costs as much as a pass)."""
+        if self._scratch is None:
+            self._scratch = np.empty(self.values.shape)
+        return self._scratch
 
     @property
     def missing(self) -> np.ndarray:
@@ -90,8 +100,13 @@ class _Votes:
     def mean_over_datasets(self, x: np.ndarray) -> np.ndarray:
         """``(G, E)`` mean of ``x`` ``(G, D, E)`` over the datasets where the encoder has a
         score (``x`` NaN or 0 elsewhere, never read there), NaN without any: the numbers of
-        :func:`~encbench.stats._arrays.nanmean` of ``x`` NaN where the cube is."""
-        total = np.where(self.missing, 0.0, x).sum(axis=1)
+        :func:`~encbench.stats._arrays.nanmean` of ``x`` NaN where the cube is. ``x`` is
+        overwritten (0 where the cube has no score), the cube's own values copied first."""
+        if x is self.values:
+            x = self.scratch()
+            np.copyto(x, self.values)
+        np.copyto(x, 0.0, where=self.missing)
+        total = x.sum(axis=1)
         count = self.count
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(count > 0, total / np.maximum(count, 1), np.nan)
@@ -154,19 +169,28 @@ class _Votes:
         if self._rank_counts is None:
             rows = self.rows
             n_groups, n_datasets, n_encoders = self.values.shape
-            # the bin of each sorted cell, (combination, encoder, rank[, position]) in that order
-            index = np.multiply(rows.column, n_encoders + 1, dtype=np.int64)
-            index += rows.dense_sorted
-            size = n_groups * n_encoders * (n_encoders + 1)
-            joint = self._positions and size * n_encoders <= self.JOINT_COUNTS
+            size = n_encoders * (n_encoders + 1)  # bins of a combination: (encoder, rank)
+            joint = self._positions and n_groups * size * n_encoders <= self.JOINT_COUNTS
+            if joint:
+                size *= n_encoders  # and the position in the row
+            # each sorted cell's bin within its combination, in the narrowest integers (cells
+            # without a score in one more bin), counted one large combination at a time: the
+            # integers bincount makes of them stay small
+            index = rows.column.astype(np.min_scalar_type(size))
+            index *= n_encoders + 1
+            np.add(index, rows.dense_sorted, out=index, casting="unsafe")  # ranks are <= E
             if joint:
                 index *= n_encoders
-                index += np.arange(n_encoders)  # the position in the row, rank order
-            per_group = size // n_groups * (n_encoders if joint else 1)
-            index += np.repeat(np.arange(n_groups, dtype=np.int64) * per_group, n_datasets)[:, None]
-            total = per_group * n_groups
-            np.copyto(index, total, where=~self.valid)  # cells without a score: one more bin
-            counts = np.bincount(index.ravel(), minlength=total + 1)[:total]
+                index += np.arange(n_encoders, dtype=index.dtype)
+            np.copyto(index, size, where=~self.valid, casting="unsafe")
+            blocks = index.reshape(n_groups, -1)
+            if blocks.shape[1] >= self.BLOCK_CELLS:
+                counts = np.stack([np.bincount(block, minlength=size + 1)[:size] for block in blocks])
+            else:  # many small combinations (resampled datasets): one count over all
+                flat = blocks.astype(np.int64)
+                flat += (np.arange(n_groups, dtype=np.int64) * (size + 1))[:, None]
+                counts = np.bincount(flat.ravel(), minlength=n_groups * (size + 1))
+                counts = counts.reshape(n_groups, size + 1)[:, :size]
             if joint:
                 counts = counts.reshape(n_groups, n_encoders, n_encoders + 1, n_encoders)
                 per_position = counts.sum(axis=2)
@@ -292,7 +316,7 @@ def _q_m(v: _Votes) -> np.ndarray:
 
 @_computes("Q-Md")
 def _q_md(v: _Votes) -> np.ndarray:
-    return nanmedian_last(_over_datasets(v.values))
+    return nanmedian_last(_over_datasets(v.values), work=v.scratch())
 
 
 @_computes("Q-RM")
@@ -304,7 +328,7 @@ def _q_rm(v: _Votes) -> np.ndarray:
     upper, lower = (quantile_of_descending(rows.sorted, rows.n, q).reshape(shape) for q in (0.75, 0.25))
     iqr = upper - lower
     usable = iqr != 0  # NaN (absent dataset) compares unequal, but its scores are NaN anyway
-    rescaled = v.values - low[:, :, None]
+    rescaled = np.subtract(v.values, low[:, :, None], out=v.scratch())
     with np.errstate(invalid="ignore", divide="ignore"):
         rescaled /= iqr[:, :, None]
     # the mean over the datasets where the encoder has a score and the IQR is not 0: those
