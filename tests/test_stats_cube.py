@@ -71,6 +71,7 @@ def test_the_cube_holds_each_score_where_a_naive_pivot_puts_it(kind):
     assert list(map(tuple, cube.keys[list(BY)].to_numpy())) == combos
     assert cube.datasets.tolist() == datasets and cube.encoders.tolist() == encoders
     assert np.array_equal(cube.values, expected, equal_nan=True)
+    assert np.array_equal(cube.missing, np.isnan(expected))  # kept for the rankings
     assert cube.metrics == tuple((s,) for _, _, s in combos)
     assert cube.signs().tolist() == [1.0] * len(combos)
 
@@ -139,6 +140,7 @@ def test_categories_no_row_uses_are_left_out_whatever_their_number(unused, by):
     assert list(map(tuple, cube.keys[list(by)].to_numpy())) == combos
     assert cube.datasets.tolist() == datasets and cube.encoders.tolist() == encoders
     assert np.array_equal(cube.values, expected, equal_nan=True)
+    assert np.array_equal(cube.missing, np.isnan(expected))  # kept for the rankings
     assert cube.signs().tolist() == [-1.0 if c[0] == "DT" else 1.0 for c in combos]
     assert cube.metrics == tuple(("RMSE",) if c[0] == "DT" else ("AUC",) for c in combos)
     strategies = ["R-M", "R-Nem", "Q-Md", "Q-RM"]

@@ -26,13 +26,14 @@ class RowRanks:
     exact whatever the values. Equal values (``0.0`` and ``-0.0`` included) share a rank.
     """
 
-    def __init__(self, x: np.ndarray, *, descending: bool):
+    def __init__(self, x: np.ndarray, *, descending: bool, missing: np.ndarray | None = None):
         x = np.ascontiguousarray(x, dtype=float)
         if x.ndim != 2:
             raise ValueError(f"RowRanks takes a 2-D array: got shape {x.shape!r}")
         rows, m = x.shape
         self.shape = x.shape
-        self.missing = np.isnan(x)
+        # ``missing``: ``isnan(x)`` where the caller has it already
+        self.missing = np.isnan(x) if missing is None else missing.reshape(x.shape)
         self.n = m - np.count_nonzero(self.missing, axis=1)
         bits = max(1, (m - 1).bit_length())
         mask = np.int64((1 << bits) - 1)

@@ -13,7 +13,7 @@ and resampling datasets (bootstrap, replicability) becomes plain fancy indexing 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -46,6 +46,8 @@ class Cube:
     encoders: np.ndarray
     metrics: tuple[tuple[str, ...], ...] = ()
     sign: np.ndarray | None = None
+    #: ``isnan(values)`` where the cube's builder has it (read, never written), else None
+    missing: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def signs(self) -> np.ndarray:
         """:attr:`sign`, all +1.0 when it was not set."""
@@ -276,9 +278,10 @@ def build_cube(scores: object, by: tuple[str, ...] = ()) -> Cube:
     flat += d_codes
     flat *= n_encoders
     flat += e_codes
-    seen = np.zeros(size, dtype=bool)
-    seen[flat] = True
-    if np.count_nonzero(seen) < len(flat):  # a cell written twice
+    values = np.full(size, np.nan)
+    values[flat] = frame["cv_score"].to_numpy()  # finite: a cell left NaN was not written
+    missing = np.isnan(values)
+    if size - np.count_nonzero(missing) < len(flat):  # a cell written twice
         counts = np.bincount(flat, minlength=size)
         cell = int(np.flatnonzero(counts > 1)[0])
         g, rest = divmod(cell, n_datasets * n_encoders)
@@ -292,10 +295,10 @@ def build_cube(scores: object, by: tuple[str, ...] = ()) -> Cube:
             f"scores has {int(counts[cell])} rows for dataset={datasets[d]!r}, "
             f"encoder={encoders[e]!r}{', ' + where if where else ''}: expected one{hint}"
         )
-    written = seen.reshape(n_groups, n_datasets, n_encoders)
-    used_groups = np.flatnonzero(written.reshape(n_groups, -1).any(axis=1))
-    d_order = _used(d_order, written, (0, 2))
-    e_order = _used(e_order, written, (0, 1))
+    missing = missing.reshape(n_groups, n_datasets, n_encoders)
+    used_groups = np.flatnonzero(~missing.reshape(n_groups, -1).all(axis=1))
+    d_order = _used(d_order, missing, (0, 2))
+    e_order = _used(e_order, missing, (0, 1))
     keys = keys.iloc[used_groups].reset_index(drop=True)
     if len(used_groups) < n_groups:  # the rows' combinations numbered among those used
         lookup = np.zeros(n_groups, dtype=np.int64)
@@ -310,14 +313,9 @@ def build_cube(scores: object, by: tuple[str, ...] = ()) -> Cube:
         ranks.append(rank[codes[used_groups]])
     group_order = np.lexsort(ranks[::-1]) if by else np.zeros(1, dtype=np.int64)  # in key order
     metrics, sign = _orientation(frame, row_group, len(used_groups), keys, by)
-    values = np.full(size, np.nan)
-    scores_in = frame["cv_score"].to_numpy()
-    if (sign < 0).any():
-        signs = np.ones(n_groups)
-        signs[used_groups] = sign
-        scores_in = scores_in * signs[group]
-    values[flat] = scores_in
     values = values.reshape(n_groups, n_datasets, n_encoders)
+    for g in used_groups[sign < 0].tolist():  # lower-is-better: negated (NaN left as it is)
+        np.negative(values[g], out=values[g], where=~missing[g])
     # label order on every axis, the empty ones left out: one pass over the cells, skipped
     # where nothing changes
     group_index = used_groups[group_order]
@@ -325,11 +323,14 @@ def build_cube(scores: object, by: tuple[str, ...] = ()) -> Cube:
                 for o, n in ((group_index, n_groups), (d_order, n_datasets), (e_order, n_encoders))]
     if not all(identity[1:]):
         values = values[np.ix_(group_index, d_order, e_order)]
+        missing = np.isnan(values)
     elif not identity[0]:
         values = _take_groups(values, group_index)
+        missing = _take_groups(missing, group_index)
     keys = keys.iloc[group_order].reset_index(drop=True)
     metrics = tuple(metrics[g] for g in group_order) if metrics else metrics
-    return Cube(values, keys, datasets[d_order], encoders[e_order], metrics, sign[group_order])
+    return Cube(values, keys, datasets[d_order], encoders[e_order], metrics, sign[group_order],
+                missing)
 
 
 def _in_order(codes: np.ndarray, labels: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -369,9 +370,9 @@ def _flat_keys(codes: list[np.ndarray], dims: tuple[int, ...], n: int) -> np.nda
     return flat_key
 
 
-def _used(order: np.ndarray, written: np.ndarray, axes: tuple[int, int]) -> np.ndarray:
+def _used(order: np.ndarray, missing: np.ndarray, axes: tuple[int, int]) -> np.ndarray:
     """``order`` (labels in sorted order) without the labels of no written cell."""
-    used = written.any(axis=axes)
+    used = ~missing.all(axis=axes)
     return order if used.all() else order[used[order]]
 
 

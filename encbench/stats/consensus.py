@@ -82,7 +82,7 @@ class _Votes:
         if self._rows is not None:
             return self._rows.missing.reshape(self.values.shape)
         if self._missing is None:
-            self._missing = np.isnan(self.values)
+            self._missing = np.isnan(self.values) if self.cube.missing is None else self.cube.missing
         return self._missing
 
     @property
@@ -115,7 +115,8 @@ class _Votes:
     def rows(self) -> RowRanks:
         """The rankings of the ``G * D`` rows of the cube."""
         if self._rows is None:
-            self._rows = RowRanks(self.values.reshape(-1, self.values.shape[2]), descending=True)
+            self._rows = RowRanks(self.values.reshape(-1, self.values.shape[2]), descending=True,
+                                  missing=self.missing)
         return self._rows
 
     @property
