@@ -186,8 +186,8 @@ def _factorize_runs(column: pd.Series, *, sort: bool = False) -> tuple[np.ndarra
 
         values = pa.array(column.array)  # the column's own Arrow data, not a copy
         head = values[:_RUNS_SAMPLE + 1]
-        few = np.count_nonzero(pc.not_equal(head[1:], head[:-1]).to_numpy(zero_copy_only=False)) < len(head) // 8
-        if few or n <= _RUNS_SAMPLE:
+        if n <= _RUNS_SAMPLE or np.count_nonzero(
+                pc.not_equal(head[1:], head[:-1]).to_numpy(zero_copy_only=False)) < len(head) // 8:
             changes = pc.not_equal(values[1:], values[:-1]).to_numpy(zero_copy_only=False)
             heads = np.flatnonzero(changes)
             if len(heads) < n // 8:  # few runs: factorize their first rows

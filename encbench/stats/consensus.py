@@ -171,7 +171,10 @@ class _Votes:
             rows = self.rows
             n_groups, n_datasets, n_encoders = self.values.shape
             size = n_encoders * (n_encoders + 1)  # bins of a combination: (encoder, rank)
-            joint = self._positions and n_groups * size * n_encoders <= self.JOINT_COUNTS
+            # (with positions only where the cells outnumber the bins: else counting the bins
+            # costs more than the average ranks)
+            bins = n_groups * size * n_encoders
+            joint = self._positions and bins <= self.JOINT_COUNTS and 4 * bins <= self.values.size
             if joint:
                 size *= n_encoders  # and the position in the row
             # each sorted cell's bin within its combination, in the narrowest integers (cells
