@@ -124,6 +124,8 @@ def test_median_of_long_rows_by_selection_matches_numpy(m):
     np.testing.assert_array_equal(nanmedian_last(x), expected)
     work = np.full(x.size, 7.0)
     np.testing.assert_array_equal(nanmedian_last(x, work=work), expected)  # rows copied there
+    counts = np.count_nonzero(~np.isnan(x), axis=-1)
+    np.testing.assert_array_equal(nanmedian_last(x, counts=counts), expected)
     assert (work == 7.0).all() == (m < 256)  # long rows only
     np.testing.assert_array_equal(nanmedian_last(np.moveaxis(x, 0, -1)),
                                   np.nanmedian(np.moveaxis(x, 0, -1), axis=-1))

@@ -210,15 +210,17 @@ def _quantile_of_sorted(s: np.ndarray, n: np.ndarray, q: float, *, descending: b
     return np.where(n > 0, result, np.nan)
 
 
-def nanmedian_last(x: np.ndarray, *, work: np.ndarray | None = None) -> np.ndarray:
+def nanmedian_last(x: np.ndarray, *, work: np.ndarray | None = None,
+                   counts: np.ndarray | None = None) -> np.ndarray:
     """Median along the last axis ignoring NaN: the middle value, or the mean of the two.
 
     ``work``, optional: a float array of ``x.size`` cells this may overwrite (long rows are
-    copied there instead of to a new array).
+    copied there instead of to a new array); ``counts``, optional: the numbers (not NaN) of
+    each row, ``x.shape[:-1]``, where the caller has them.
     """
     x = np.asarray(x, dtype=float)
     if x.ndim and x.shape[-1] >= _SELECT_FROM and x.size:
-        return _nanmedian_select(x, work)
+        return _nanmedian_select(x, work, counts)
     s, n = _sorted_with_counts(x)
     lower = np.clip((n - 1) // 2, 0, None)
     upper = np.clip(n // 2, 0, None)
@@ -231,7 +233,8 @@ def nanmedian_last(x: np.ndarray, *, work: np.ndarray | None = None) -> np.ndarr
 _SELECT_FROM = 256
 
 
-def _nanmedian_select(x: np.ndarray, work: np.ndarray | None = None) -> np.ndarray:
+def _nanmedian_select(x: np.ndarray, work: np.ndarray | None = None,
+                      counts: np.ndarray | None = None) -> np.ndarray:
     """:func:`nanmedian_last` by ``numpy.partition`` of each row (NaN sorts after every number):
     the same middle values, so the same medians."""
     shape, m = x.shape[:-1], x.shape[-1]
@@ -241,7 +244,7 @@ def _nanmedian_select(x: np.ndarray, work: np.ndarray | None = None) -> np.ndarr
         rows = work.reshape(x.shape)
         np.copyto(rows, x)
         rows = rows.reshape(-1, m)
-    n = m - np.count_nonzero(np.isnan(rows), axis=1)
+    n = m - np.count_nonzero(np.isnan(rows), axis=1) if counts is None else np.ravel(counts)
     out = np.full(len(rows), np.nan)
     for i in np.flatnonzero(n):
         row, count = rows[i], int(n[i])

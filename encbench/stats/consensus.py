@@ -320,7 +320,7 @@ def _q_m(v: _Votes) -> np.ndarray:
 
 @_computes("Q-Md")
 def _q_md(v: _Votes) -> np.ndarray:
-    return nanmedian_last(_over_datasets(v.values), work=v.scratch())
+    return nanmedian_last(_over_datasets(v.values), work=v.scratch(), counts=v.count)
 
 
 @_computes("Q-RM")
