@@ -21,8 +21,15 @@ CPU), hashing text keys (about 0.1 s per column) and the medians and quantiles (
 Rankings from one sort of packed keys, rank counts by bincount and text runs factorized from
 their first rows, against 6dcba93 (load 0.4-1.0, medians of 3, identical tables): 7.7M rows
 text 2.25 -> 1.83 s CPU, codes 1.71 -> 1.31; 1M rows text 0.30 -> 0.21, codes 0.20 -> 0.14.
-Alone in a process (cProfile script, load under 1) 7.7M text went 3.07 -> 1.57 s CPU. Left:
-hashing the encoder column (0.14 s), the key passes of the cube (0.4 s), Q-Md's sort (0.12 s).
+Alone in a process (cProfile script, load under 1) 7.7M text went 3.07 -> 1.57 s CPU.
+Fewer passes and fewer fresh arrays of the cube's size (a fresh 76 MB array costs about as much
+as a pass over it): average ranks summed from positions, Q-Md by partition, rank counts in
+16-bit bins per combination, one NaN mask and one scratch array, codes sorted per row instead
+of the cube. Against 7ff90c7 at 7.7M rows (medians of 3, identical tables; load 5-6 on 2 cores):
+codes 2.14 -> 0.61 s wall, 1.33 -> 0.53 s CPU; text 2.14 -> 0.97 s wall, 1.97 -> 0.88 s CPU;
+the published table 27 -> 25 ms. Left (codes, quiet machine): the cube about 0.13 s, the
+per-dataset sort and its passes 0.15 s, Q-Md's partitions 0.1 s; text adds about 0.25 s of
+comparing and hashing the key columns.
 
 Usage: ``.venv/bin/python benchmarks/bench_stats.py [--repeats 5]`` and
 ``.venv/bin/python benchmarks/bench_stats.py --grow 1e6,7.7e6 --baseline HEAD~1 [--repeats 3]``
