@@ -51,6 +51,25 @@ def test_worker_drains_a_run_request(db):
     assert [r.run_id for r in queue.done()] == [grid.run_id]
 
 
+def test_a_request_queued_while_the_worker_exits_is_drained(db, monkeypatch):
+    """The app starts no worker while one holds the lock: a request queued after the worker's
+    last look at an empty queue, but before it lets the lock go, is still handled."""
+    queued = []
+    look = RunQueue.claim_next
+
+    def claim_next(self):
+        request = look(self)
+        if request is None and not queued:     # the queue looked empty: the app queues right now
+            queued.append(RunQueue(db).submit("delete", {"run_id": "local-unknown", "owner": "b" * 32}))
+        return request
+
+    monkeypatch.setattr(RunQueue, "claim_next", claim_next)
+    assert serve(db, idle_exit=0, poll=0.01) == 0
+    queue = RunQueue(db)
+    assert [(r.kind, r.outcome) for r in queue.done()] == [("delete", "failed")]
+    assert "unknown run" in queue.done()[0].error and not queue.pending()
+
+
 def _wait(predicate, timeout, what):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

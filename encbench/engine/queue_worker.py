@@ -169,12 +169,25 @@ def serve(db_path: Path | str | None = None, *, idle_exit: float = 300.0, poll: 
     Returns 0 at once if another worker holds the lock.
     """
     queue = RunQueue(db_path)
+    while _drain(queue, idle_exit, poll):
+        # The app starts no worker while this one holds the lock, so a request queued between
+        # the last look and the lock's release would wait for a worker that is gone: look again
+        # once the lock is released, and drain it (unless a new worker took the lock meanwhile).
+        if not queue.pending():
+            return 0
+        log.info("a request arrived while the worker was exiting; draining again")
+    return 0
+
+
+def _drain(queue: RunQueue, idle_exit: float, poll: float) -> bool:
+    """Hold the worker lock and handle requests until the queue has been idle for ``idle_exit``
+    seconds (True), or return False at once if another worker holds the lock."""
     with open(queue.lock_path, "a+") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             log.info("another worker is already draining %s; exiting", queue.root)
-            return 0
+            return False
         lock.seek(0)
         lock.truncate()
         lock.write(str(os.getpid()))
@@ -190,7 +203,7 @@ def serve(db_path: Path | str | None = None, *, idle_exit: float = 300.0, poll: 
             if request is None:
                 if time.monotonic() - idle_since > idle_exit:
                     log.info("queue idle for %.0f s; worker exiting", idle_exit)
-                    return 0
+                    return True
                 time.sleep(poll)
                 continue
             log.info("request %s (%s) started, attempt %d", request.request_id, request.kind, request.attempts)
