@@ -406,6 +406,7 @@ if st.button("Launch run", type="primary", key="launch"):
 @st.fragment(run_every=2.0)
 @common.guarded
 def _watch(run_id: str, results: bool = True) -> None:
+    run_panels.keep_worker_alive(run_panels.queue())   # a worker killed mid-run is started again
     row = run_panels.run_progress(run_id)
     if row is None:
         st.caption("Waiting for the worker to start the run ...")
