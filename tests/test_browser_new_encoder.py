@@ -46,10 +46,11 @@ def test_plugin_run_then_rank_among_the_32(server, tmp_path):
         expect(page.get_by_text(re.compile("The app never imports code from an upload"))).to_be_visible(timeout=WAIT)
         page.locator(".st-key-enc-none button").click()
         expect(page.get_by_text("Choose at least one of: encoders")).to_be_visible(timeout=WAIT)
-        for family, encoder in (("identifier", "OH"), ("simple target", "MT")):
+        for family, encoder, count in (("identifier", "OH", 4), ("simple target", "MT", 8)):
             page.locator(f".st-key-enc-{family.replace(' ', '-')}").get_by_role(
                 "button", name=encoder, exact=True).click()
-            expect(page.get_by_text(re.compile(r"^\d+ experiments"))).to_be_visible(timeout=WAIT)
+            # each click reruns the page: wait for its own count before the next click
+            expect(page.get_by_text(re.compile(rf"^{count} experiments"))).to_be_visible(timeout=WAIT)
         page.locator(".st-key-enc-plugins").get_by_role("button", name="FreqRank", exact=True).click()
         expect(page.get_by_text("12 experiments (3 encoders x 1 model x 4 metrics")).to_be_visible(timeout=WAIT)
         page.get_by_role("button", name="Launch run").click()

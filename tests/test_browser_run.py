@@ -45,10 +45,12 @@ def test_upload_run_and_download_result(server, tmp_path):
 
         page.locator(".st-key-enc-none button").click()
         expect(page.get_by_text("Choose at least one of: encoders")).to_be_visible()
-        for family, encoder in (("identifier", "OH"), ("simple target", "MT"), ("data-constraining", "CB")):
+        for family, encoder, count in (("identifier", "OH", 4), ("simple target", "MT", 8),
+                                       ("data-constraining", "CB", 12)):
             group = page.locator(f".st-key-enc-{family.replace(' ', '-')}")
             group.get_by_role("button", name=encoder, exact=True).click()
-            expect(page.get_by_text(re.compile(r"^\d+ experiments"))).to_be_visible()
+            # each click reruns the page: wait for its own count before the next click
+            expect(page.get_by_text(re.compile(rf"^{count} experiments"))).to_be_visible()
         models = page.locator(".st-key-models")
         expect(models).to_contain_text("LogReg")
         expect(page.get_by_text("12 experiments (3 encoders x 1 model x 4 metrics")).to_be_visible()

@@ -46,10 +46,12 @@ def test_a_regression_upload_runs_and_ranks_within_its_task(server, tmp_path):
         expect(page.locator(".st-key-task-choice")).to_contain_text("regression")
         expect(page.get_by_text(re.compile("No published reference exists for regression")).first).to_be_visible()
         page.locator(".st-key-enc-none button").click()
-        for family, encoder in (("simple target", "MT"), ("baseline", "Drop")):
+        # each click reruns the page: wait for its own count, not one already on the page
+        expect(page.get_by_text("Choose at least one of: encoders")).to_be_visible()
+        for family, encoder, count in (("simple target", "MT", 3), ("baseline", "Drop", 6)):
             group = page.locator(f".st-key-enc-{family.replace(' ', '-')}")
             group.get_by_role("button", name=encoder, exact=True).click()
-            expect(page.get_by_text(re.compile(r"^\d+ experiments"))).to_be_visible()
+            expect(page.get_by_text(re.compile(rf"^{count} experiments"))).to_be_visible()
         expect(page.get_by_text(re.compile(r"^6 experiments \(2 encoders x 1 model x 3 metrics"))).to_be_visible()
         page.get_by_role("button", name="Launch run").click()
         expect(page.get_by_text(re.compile("Queued run local-"))).to_be_visible()
