@@ -152,7 +152,17 @@ def cmd_db_info(args) -> int:
     return 0
 
 
+def private_files() -> None:
+    """Make what this process creates from now on owner-only (umask 077 added to the user's).
+
+    A run writes users' data into the database, and DuckDB re-creates the database's
+    write-ahead log at every checkpoint with the process's umask, so no chmod keeps it private.
+    """
+    os.umask(os.umask(0o077) | 0o077)
+
+
 def cmd_worker(args) -> int:
+    private_files()                 # as the app starts it; also when started by hand
     return serve(_db_path(args), idle_exit=args.idle_exit)
 
 
@@ -409,6 +419,7 @@ def check_scheduler(address: str, *, timeout: float = 5.0) -> None:
 
 
 def cmd_run(args) -> int:
+    private_files()
     if "suite:" in (args.datasets or "").lower():
         args.datasets, selections = expand(args.datasets)
         for selection in selections:

@@ -147,3 +147,18 @@ def test_recommend_refuses_a_file_without_target(tmp_path, capsys):
     assert "name the target column" in capsys.readouterr().err
     assert main(["recommend", f"{path}:nope"]) == 2
     assert "target column 'nope' not in file 'mine.csv'" in capsys.readouterr().err
+
+
+def test_private_files_makes_what_follows_owner_only_under_any_umask(tmp_path):
+    """`run` and `worker` call it first: what they create (DuckDB's write-ahead log included,
+    which DuckDB makes afresh with the umask at every checkpoint) is owner-only whatever the
+    user's umask, and the bits the user's umask takes away stay away."""
+    code = ("import os, sys; from encbench.cli import private_files; os.umask(int(sys.argv[1], 8)); "
+            "private_files(); open('made', 'w').close(); os.mkdir('dir'); "
+            "print(oct(os.stat('made').st_mode & 0o777), oct(os.stat('dir').st_mode & 0o777), oct(os.umask(0)))")
+    for umask, expected in (("022", "0o600 0o700 0o77"), ("027", "0o600 0o700 0o77"), ("277", "0o400 0o500 0o277")):
+        folder = tmp_path / umask
+        folder.mkdir()
+        done = subprocess.run([sys.executable, "-c", code, umask], cwd=folder, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split() == expected.split(), umask
