@@ -371,6 +371,20 @@ def test_local_dataset_rows_are_still_updated(mem_writer):
     assert (row["name"], row["n_rows"]) == ("mine v2", 6)
 
 
+def test_datasets_upserted_together_are_all_written_or_none(mem_writer):
+    """Many records in one transaction follow the one-record rules; a record lacking a name
+    refuses the batch before any row is written."""
+    mem_writer.upsert_datasets([{"dataset": "470", "name": "profb", "source": "openml", "openml_id": 470},
+                                {"dataset": "470", "name": "copy.csv", "source": "upload", "n_rows": 672},
+                                {"dataset": "file:abc", "name": "mine", "source": "upload"}])
+    rows = mem_writer.con.execute("SELECT dataset, name, source, n_rows FROM datasets ORDER BY dataset").fetchall()
+    assert rows == [("470", "profb", "openml", 672), ("file:abc", "mine", "upload", None)]
+    with pytest.raises(ValueError, match="dataset record lacks \\['name'\\]"):
+        mem_writer.upsert_datasets([{"dataset": "new", "name": "new", "source": "upload"},
+                                    {"dataset": "nameless", "source": "upload"}])
+    assert mem_writer.query("SELECT count(*) AS n FROM datasets")["n"].iloc[0] == 2
+
+
 def test_a_run_keeps_the_owner_it_was_created_with(mem_writer):
     """The session that launched a run owns it; a later resume (by anyone) changes nothing."""
     assert mem_writer.ensure_run("r1", origin="local", owner="a" * 32)

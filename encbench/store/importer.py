@@ -26,15 +26,12 @@ def import_published(writer: Writer, results_file: Path | str = RESULTS_FILE,
     """
     results = load_published_results(results_file)
     datasets = load_published_datasets(datasets_file)
-    unknown = sorted(set(results["dataset"]) - set(datasets["openml_id"]))
+    unknown = sorted(set(results["dataset"].unique()) - set(datasets["openml_id"]))
     if unknown:
         raise ValueError(f"published results name datasets absent from {str(datasets_file)!r}: {unknown!r}")
 
-    for row in datasets.itertuples(index=False):
-        writer.upsert_dataset({
-            "dataset": row.openml_id, "name": row.name, "source": "openml",
-            "openml_id": int(row.openml_id),
-        })
+    writer.upsert_datasets({"dataset": row.openml_id, "name": row.name, "source": "openml",
+                            "openml_id": int(row.openml_id)} for row in datasets.itertuples(index=False))
     writer.ensure_run(
         PUBLISHED_RUN_ID, origin="published", label=PUBLISHED_LABEL, status="running",
         config={"source": "DrCohomology/EncoderBenchmarking@1e288af", "file": Path(results_file).name},
@@ -110,9 +107,8 @@ def import_encbench(writer: Writer, results_file: Path | str = ENCBENCH_RESULTS_
     datasets_file = path.with_name(path.name.replace("_results", "_datasets"))
     records = (pd.read_parquet(datasets_file).to_dict("records") if datasets_file.exists()
                else [{"dataset": d, "name": d, "source": "bundled"} for d in sorted(set(rows["dataset"]))])
-    for record in records:
-        writer.upsert_dataset({k: (None if pd.isna(v) else v) for k, v in record.items()
-                               if k in DATASET_COLUMNS})
+    writer.upsert_datasets({k: (None if pd.isna(v) else v) for k, v in record.items() if k in DATASET_COLUMNS}
+                           for record in records)
     writer.ensure_run(ENCBENCH_RUN_ID, origin="encbench", label=ENCBENCH_LABEL, status="running",
                       config=config, n_expected=len(rows))
     results = rows.drop(columns=[c for c in (*_PROVENANCE, "run_id") if c in rows.columns])

@@ -216,24 +216,34 @@ class Writer:
         features, target, ...). The hash of an uploaded copy is not recorded there: the copy is
         another file of the same data, and a bundled/OpenML file must still match the key's hash.
         """
-        missing = [c for c in ("dataset", "name", "source") if record.get(c) is None]
-        if missing:
-            raise ValueError(f"dataset record lacks {missing!r}: got {dict(record)!r}")
+        self.upsert_datasets([record])
+
+    def upsert_datasets(self, records: Iterable[Mapping]) -> None:
+        """:meth:`upsert_dataset` for each record, in one transaction (one commit for all)."""
+        records = list(records)
+        for record in records:
+            missing = [c for c in ("dataset", "name", "source") if record.get(c) is None]
+            if missing:
+                raise ValueError(f"dataset record lacks {missing!r}: got {dict(record)!r}")
+        with self._transaction():
+            for record in records:
+                self._upsert_dataset_row(record)
+
+    def _upsert_dataset_row(self, record: Mapping) -> None:
         values = {c: record.get(c) for c in DATASET_COLUMNS}
         if values["task"] is None:  # a record from before task types: the study's binary task
             values["task"] = KEY_DEFAULTS["task"]
-        with self._transaction():
-            old = self.con.execute(
-                f"SELECT {', '.join(DATASET_COLUMNS)} FROM datasets WHERE dataset = ?",
-                [values["dataset"]]).fetchall()
-            if old and old[0][DATASET_COLUMNS.index("source")] == "openml":
-                kept, incoming = dict(zip(DATASET_COLUMNS, old[0])), values["source"]
-                for column in DATASET_COLUMNS:
-                    if column in ("source", "name", "openml_id") or kept[column] is not None:
-                        values[column] = kept[column]
-                    elif column == "sha256" and incoming == "upload":
-                        values[column] = None
-            self._exec(_UPSERT_DATASET_SQL, [values[c] for c in DATASET_COLUMNS])
+        old = self.con.execute(
+            f"SELECT {', '.join(DATASET_COLUMNS)} FROM datasets WHERE dataset = ?",
+            [values["dataset"]]).fetchall()
+        if old and old[0][DATASET_COLUMNS.index("source")] == "openml":
+            kept, incoming = dict(zip(DATASET_COLUMNS, old[0])), values["source"]
+            for column in DATASET_COLUMNS:
+                if column in ("source", "name", "openml_id") or kept[column] is not None:
+                    values[column] = kept[column]
+                elif column == "sha256" and incoming == "upload":
+                    values[column] = None
+        self._exec(_UPSERT_DATASET_SQL, [values[c] for c in DATASET_COLUMNS])
 
     def dataset_sha256(self, dataset: str) -> str | None:
         rows = self._exec("SELECT sha256 FROM datasets WHERE dataset = ?", [dataset])
@@ -338,13 +348,14 @@ class Writer:
         frame = frame.loc[:, list(RESULT_COLUMNS)]
         for column, default in KEY_DEFAULTS.items():
             frame[column] = frame[column].where(frame[column].notna(), default)
-        bad = set(frame["status"]) - {"ok", "failed", "timeout"}
+        # distinct values first: a set of every row's value iterates the rows in Python
+        bad = set(frame["status"].unique()) - {"ok", "failed", "timeout"}
         if bad:
             raise ValueError(f"result status must be ok, failed or timeout: got {sorted(bad)!r}")
-        bad = set(frame["split"]) - {"cv", "time"}
+        bad = set(frame["split"].unique()) - {"cv", "time"}
         if bad:
             raise ValueError(f"result split must be cv or time: got {sorted(map(str, bad))!r}")
-        bad = set(frame["task"]) - {"binary", "multiclass", "regression"}
+        bad = set(frame["task"].unique()) - {"binary", "multiclass", "regression"}
         if bad:
             raise ValueError(f"result task must be binary, multiclass or regression: got "
                              f"{sorted(map(str, bad))!r}")
