@@ -2,7 +2,6 @@
 the published consensus, and whether its best encoders change between splits."""
 from __future__ import annotations
 
-import json
 
 import pandas as pd
 import streamlit as st
@@ -11,6 +10,7 @@ from encbench.engine.queue import RunQueue
 from encbench.views.run_result import (
     MIN_SHARED, compare_splits, compare_with_published, published_agreement, split_headline,
 )
+from encbench.views.run_tasks import config_of
 from encbench.views.runs import format_duration, progress_table
 from encbench.store import queries
 from pages.ui import exports, session, store, text
@@ -140,7 +140,5 @@ def show_agreement(dataset: str, local: pd.DataFrame, published: pd.DataFrame, n
 
 
 def run_config(row: pd.Series) -> dict:
-    try:
-        return json.loads(row["config"]) if isinstance(row.get("config"), str) else dict(row.get("config") or {})
-    except (TypeError, ValueError):
-        return {}
+    """A run's configuration as a dict (``{}`` when it has none or it does not read)."""
+    return config_of(row.get("config"))
