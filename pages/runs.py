@@ -24,20 +24,20 @@ queue = run_panels.queue()
 run_panels.keep_worker_alive(queue)
 
 
-def _tasks(table) -> dict[str, tuple[str, ...] | None]:
-    """Each listed run's task types (None while not known: queued, its target not read yet)."""
+def _tasks(table, read) -> dict[str, tuple[str, ...] | None]:
+    """Each listed run's task types (None while not known: queued, its target not read yet),
+    from the queue's requests ``read`` for the progress table."""
     db, version = common.data_key()
     runs = common.runs_table(db, version)[["run_id", "config"]]
-    requests = {r.run_id: r.payload.get("grid", {}) for r in queue.pending() + queue.active() + queue.done()
-                if r.kind == "run"}
+    requests = {r.run_id: r.payload.get("grid", {}) for r in (*read[0], *read[1], *read[2]) if r.kind == "run"}
     return run_tasks(table[["run_id", "origin"]].merge(runs, on="run_id", how="left"),
                      common.datasets_table(db, version), requests)
 
 
-def _of_task(table, task: str):
+def _of_task(table, task: str, read):
     """The rows of ``table`` listed under ``task``, with a ``task`` column; and how many runs of
     other tasks are left out, per task."""
-    tasks = _tasks(table)
+    tasks = _tasks(table, read)
     kept = table[table["run_id"].isin(runs_of_task(tasks, task))]
     others: dict[str, int] = {}
     for run_id in set(table["run_id"]) - set(kept["run_id"]):
@@ -54,7 +54,8 @@ wanted = (linked if linked and linked != st.session_state.get("runs-url-run")
           else None if "task" in st.query_params or "task" in st.session_state
           else st.session_state.get("last_run"))
 if wanted:
-    wanted_tasks = _tasks(run_panels.progress(queue)).get(wanted)
+    read = run_panels.requests(queue)
+    wanted_tasks = _tasks(run_panels.progress(queue, read), read).get(wanted)
     shown_task = st.session_state.get("task", st.query_params.get("task", common.DEFAULT_TASK))
     if wanted_tasks and shown_task not in wanted_tasks:
         st.session_state["task"] = wanted_tasks[0]
@@ -67,7 +68,8 @@ st.caption(f"Runs of **{task}** tasks, as the sidebar's Task says, and runs whos
 @st.fragment(run_every=3.0)
 @common.guarded
 def _overview() -> None:
-    table = run_panels.progress(queue)
+    read = run_panels.requests(queue)       # once per rerun, for the progress and the tasks
+    table = run_panels.progress(queue, read)
     running = queue.worker_running()
     pid = queue.worker_pid()
     state = f"running (pid {pid})" if running else "idle (starts when a run is queued)"
@@ -75,7 +77,7 @@ def _overview() -> None:
     if table.empty:
         st.info("No runs yet.")
         return
-    table, others = _of_task(table, task)
+    table, others = _of_task(table, task, read)
     table["task"] = table["task"].fillna(common.MISSING)
     if others:
         st.caption("Not listed: " + ", ".join(f"{n} {t} run{'s' if n > 1 else ''}" for t, n in
@@ -115,7 +117,8 @@ def _overview() -> None:
 
 _overview()
 
-table, _ = _of_task(run_panels.progress(queue), task)
+read = run_panels.requests(queue)
+table, _ = _of_task(run_panels.progress(queue, read), task, read)
 if table.empty:
     st.stop()
 labels = {r.run_id: f"{r.label or 'unnamed run'} · {r.run_id}" for r in table.itertuples()}

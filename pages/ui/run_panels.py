@@ -30,10 +30,16 @@ def keep_worker_alive(q: RunQueue) -> None:
         st.toast("Started the background worker for queued runs.", icon=":material/play_circle:")
 
 
-def progress(q: RunQueue) -> pd.DataFrame:
-    """Every run's progress, from the newest snapshot and the queue (read fresh on each call)."""
+def requests(q: RunQueue) -> tuple[list, list, list]:
+    """The queue's pending, active and done requests, read from its files now."""
+    return q.pending(), q.active(), q.done()
+
+
+def progress(q: RunQueue, read: tuple[list, list, list] | None = None) -> pd.DataFrame:
+    """Every run's progress, from the newest snapshot and the queue's requests (``read`` by
+    :func:`requests`, or read fresh)."""
     db, version = store.data_key()
-    return progress_table(store.runs_table(db, version), q.pending(), q.active(), q.done(),
+    return progress_table(store.runs_table(db, version), *(read or requests(q)),
                           worker_running=q.worker_running())
 
 
