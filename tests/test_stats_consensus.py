@@ -388,3 +388,47 @@ def test_table_matches_naive_reference_with_near_ties_and_a_lower_is_better_metr
             ref = _naive(oriented, strategy, alpha=0.1).sort_index()
             pd.testing.assert_series_equal(mine, ref, check_names=False, check_dtype=False,
                                            obj=f"{strategy} {model} {tuning} {scoring}")
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_a_cube_split_over_threads_ranks_as_one_pass(threads, published, monkeypatch):
+    # The published results (48 combinations) and random scores with NaN, missing cells, ties
+    # and a lower-is-better combination, every strategy: the threads' shares joined give the
+    # ranks of one pass over the cube, bit for bit, in the order the strategies were asked.
+    module = importlib.import_module("encbench.stats.consensus")
+    rng = np.random.default_rng(41)
+    frame = _random_scores(rng, n_groups=5, n_datasets=30, n_encoders=9, missing=0.3, levels=6)
+    frame.loc[rng.random(len(frame)) < 0.1, "cv_score"] = np.nan
+    frame.loc[frame.model == "m1", "scoring"] = "RMSE"
+    cases = [(published, HEURISTIC_STRATEGIES, {}),
+             (frame, tuple(s for s in STRATEGIES if s not in ("Q-Th", "Q-Imp")), {"alpha": 0.1})]
+    for scores, strategies, params in cases:
+        monkeypatch.setattr(module, "PARALLEL_CELLS", 1 << 60)
+        one_pass = consensus_table(scores, strategies, **params)
+        monkeypatch.setattr(module, "PARALLEL_CELLS", 0)
+        monkeypatch.setattr(module, "_threads", lambda: threads)
+        split = consensus_table(scores, strategies, **params)
+        pd.testing.assert_frame_equal(split, one_pass)
+        assert list(split.strategy.unique()) == list(strategies)
+
+
+def test_threads_used_for_a_large_cube_only(monkeypatch):
+    module = importlib.import_module("encbench.stats.consensus")
+    started = []
+    real = module.ThreadPoolExecutor
+
+    def counting(*args, **kwargs):
+        started.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "ThreadPoolExecutor", counting)
+    monkeypatch.setattr(module, "_threads", lambda: 2)
+    rng = np.random.default_rng(43)
+    frame = _random_scores(rng, n_groups=4, n_datasets=10, n_encoders=6, missing=0.2)
+    consensus_table(frame)
+    assert started == []  # 240 cells: one pass
+    monkeypatch.setattr(module, "PARALLEL_CELLS", 200)
+    consensus_table(frame)
+    assert len(started) == 1
+    consensus(frame[frame.model == "m0"].query("tuning == 't0'"), "R-M")  # one combination
+    assert len(started) == 1

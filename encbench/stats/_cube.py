@@ -13,6 +13,7 @@ and resampling datasets (bootstrap, replicability) becomes plain fancy indexing 
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -61,6 +62,13 @@ class Cube:
     def present(self) -> np.ndarray:
         """``(G, E)`` bool: the encoder has at least one result in the combination."""
         return (~np.isnan(self.values)).any(axis=1)
+
+    def groups(self, start: int, stop: int) -> Cube:
+        """Combinations ``start`` to ``stop - 1`` (views of this cube's arrays, not copies)."""
+        return Cube(self.values[start:stop], self.keys.iloc[start:stop].reset_index(drop=True),
+                    self.datasets, self.encoders, self.metrics[start:stop],
+                    None if self.sign is None else self.sign[start:stop],
+                    None if self.missing is None else self.missing[start:stop])
 
     def take_datasets(self, index: np.ndarray) -> Cube:
         """A cube of ``len(index)`` combinations, row ``b`` using datasets ``index[b]`` of
@@ -240,6 +248,22 @@ def _combinations(codes: list[np.ndarray], dims: tuple[int, ...]) -> tuple[np.nd
     return unique_keys, lookup[flat_key]
 
 
+#: tables of at least this many rows have their key columns coded in two threads (Arrow's
+#: comparisons and dictionary encoding release the interpreter's lock)
+PARALLEL_ROWS = 500_000
+
+
+def _all_codes(frame: pd.DataFrame, by: tuple[str, ...]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """:func:`_codes` (categories no row uses kept) of the ``by`` columns, then of ``dataset``
+    and ``encoder``."""
+    columns = [frame[column] for column in (*by, "dataset", "encoder")]
+    text = [c for c in columns if not isinstance(c.dtype, pd.CategoricalDtype)]
+    if len(frame) < PARALLEL_ROWS or len(text) < 2:  # category codes cost no hashing
+        return [_codes(column, unused=True) for column in columns]
+    with ThreadPoolExecutor(2, thread_name_prefix="encbench-cube") as pool:
+        return list(pool.map(lambda column: _codes(column, unused=True), columns))
+
+
 def build_cube(scores: object, by: tuple[str, ...] = ()) -> Cube:
     """Validate ``scores`` and arrange it as a :class:`Cube` grouped by the ``by`` columns.
 
@@ -254,10 +278,10 @@ def build_cube(scores: object, by: tuple[str, ...] = ()) -> Cube:
     # label at the end. Categories no row uses are kept at first, a place in the cube each,
     # and the cube's empty combinations, datasets and encoders are left out afterwards, from
     # which cells were written: one pass over the cells, none over the rows per column.
-    parts = [_codes(frame[column], unused=True) for column in by]
+    *parts, d_parts, e_parts = _all_codes(frame, by)
     dims = tuple(len(labels) for _, labels, _ in parts)
-    d_codes, datasets, d_order = _in_order(*_codes(frame["dataset"], unused=True))
-    e_codes, encoders, e_order = _in_order(*_codes(frame["encoder"], unused=True))
+    d_codes, datasets, d_order = _in_order(*d_parts)
+    e_codes, encoders, e_order = _in_order(*e_parts)
     n_keys = int(np.prod(dims, dtype=np.int64))
     if n_keys * len(datasets) * len(encoders) > 2 * len(frame) + 1_000_000:
         # many categories no row uses, or sparse combinations: find what is used first
