@@ -130,16 +130,23 @@ def rank_matrix(ranks: pd.DataFrame, *, column: str = "column", title: str = "",
         order = given + [e for e in order if e not in set(given)]
     data["label"] = data["rank"].map(lambda r: "–" if pd.isna(r) else f"{int(r)}")
     data["missing"] = data["rank"].isna()
+    # The orders and the text colour are columns of the data, not lists and numbers in the spec:
+    # charts of other rankings then share one spec, and Streamlit's browser side swaps the data
+    # of the chart drawn instead of compiling and building it again (most of its cost).
+    data["column_order"] = data[column].map({c: i for i, c in enumerate(columns)})
+    data["encoder_order"] = data["encoder"].astype(str).map({str(e): i for i, e in enumerate(order)})
+    threshold = float(np.nanmax(data["rank"])) / 2 if data["rank"].notna().any() else 0.0
+    data["dark"] = data["rank"] > threshold
     base = alt.Chart(data).encode(
-        x=alt.X(f"{column}:N", sort=columns, title=None, axis=_LABEL_AXIS_X),
-        y=alt.Y("encoder:N", sort=order, title=None, axis=_LABEL_AXIS_Y),
+        x=alt.X(f"{column}:N", sort=alt.EncodingSortField("column_order", op="min"), title=None,
+                axis=_LABEL_AXIS_X),
+        y=alt.Y("encoder:N", sort=alt.EncodingSortField("encoder_order", op="min"), title=None,
+                axis=_LABEL_AXIS_Y),
     )
     cells = _with_missing(base, alt.Color("rank:Q", scale=alt.Scale(scheme="viridis", reverse=True),
                                           title="rank", legend=alt.Legend(titleLimit=300)),
                           [alt.Tooltip("encoder:N"), alt.Tooltip(f"{column}:N"), alt.Tooltip("label:N")])
-    threshold = float(np.nanmax(data["rank"])) / 2 if data["rank"].notna().any() else 0.0
-    text = base.mark_text(fontSize=9).encode(
-        text=alt.Text("label:N"), color=_ink(alt.datum.rank > threshold))
+    text = base.mark_text(fontSize=9).encode(text=alt.Text("label:N"), color=_ink(alt.datum.dark))
     # wide enough for the title too: an exported image is cut to the chart's width
     width = max(160, 70 * len(columns), int(6.5 * len(title)))
     return (cells + text).properties(width=width, height=_height(len(order)), title=title,

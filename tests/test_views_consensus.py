@@ -1,9 +1,12 @@
 """The Consensus page's view: per-combination and pooled rankings, Kemeny, agreement, CD inputs."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
+import vl_convert
 
 from encbench import stats
 from encbench.encoders import REGISTRY
@@ -115,14 +118,47 @@ def test_best_summary_counts_first_places_over_many_combinations():
     assert consensus.best_summary(single).startswith("Best by **R-M**: **Y**")
 
 
+def _marks(node: dict, role: str) -> list[dict]:
+    """The items of the marks of ``role`` in a Vega scenegraph."""
+    found = []
+    for item in node.get("items", []):
+        found += item.get("items", []) if item.get("role") == role else []
+        found += _marks(item, role)
+    return found
+
+
 def test_rank_matrix_follows_the_table_order():
     """The rank matrix's columns were in another order than the table's."""
     from encbench import plots
 
-    ranks = pd.DataFrame({"column": ["q", "q", "p", "p"], "encoder": ["X", "Y", "X", "Y"], "rank": [1, 2, 2, 1]})
+    ranks = pd.DataFrame({"column": ["q", "q", "p", "p"], "encoder": ["X", "Y", "X", "Y"], "rank": [2, 1, 1, 2]})
     spec = plots.rank_matrix(ranks, columns=["p", "q"], encoders=["Y", "X"]).to_dict()
-    layer = spec["layer"][0]
-    assert layer["encoding"]["x"]["sort"] == ["p", "q"] and layer["encoding"]["y"]["sort"] == ["Y", "X"]
+    # the axes as drawn: column labels left to right, encoders top to bottom
+    labels = [(item["x"], item["y"], item["text"])
+              for item in _marks(vl_convert.vegalite_to_scenegraph(spec)["scenegraph"], "axis-label")]
+    columns = sorted((x, text) for x, y, text in labels if text in ("p", "q"))
+    encoders = sorted((y, text) for x, y, text in labels if text in ("X", "Y"))
+    assert [t for _, t in columns] == ["p", "q"] and [t for _, t in encoders] == ["Y", "X"]
+
+
+def test_rank_matrices_of_other_rankings_share_one_spec_but_their_data():
+    """Streamlit swaps the data of a drawn chart whose spec is unchanged instead of building it
+    again: the orders and the text colour of the cells are data, not part of the spec."""
+    from encbench import plots
+
+    one = pd.DataFrame({"column": ["p", "p"], "encoder": ["X", "Y"], "rank": [1, 2]})
+    two = pd.DataFrame({"column": ["p", "p", "q", "q"], "encoder": ["X", "Y", "X", "Y"], "rank": [2, 1, 1, 4]})
+    a = plots.rank_matrix(one, title="t").to_dict()
+    b = plots.rank_matrix(two, columns=["q", "p"], encoders=["Y", "X"], title="t").to_dict()
+
+    def shape(spec):
+        return json.dumps({k: v for k, v in spec.items() if k not in ("datasets", "data", "width")}, sort_keys=True)
+
+    assert shape(a) == shape(b)
+    rows = next(iter(b["datasets"].values()))
+    assert {(r["column"], r["column_order"]) for r in rows} == {("q", 0), ("p", 1)}
+    assert {(r["encoder"], r["encoder_order"]) for r in rows} == {("Y", 0), ("X", 1)}
+    assert {r["rank"]: r["dark"] for r in rows} == {1: False, 2: False, 4: True}
 
 
 def test_strategy_parameters_reach_only_the_strategies_that_take_them():
