@@ -302,12 +302,16 @@ def _ink(dark: object) -> alt.ColorValue:
 
 
 def _with_missing(base: alt.Chart, color: alt.Color, tooltip: list) -> alt.LayerChart:
-    """Grey cells for every grid position under the coloured cells of the values present.
+    """Grey cells where the value is missing, under the coloured cells of the values present.
 
     Vega-Lite drops marks whose continuous colour is null, so a missing value would otherwise
-    leave a blank (white) cell, indistinguishable from the background.
+    leave a blank (white) cell, indistinguishable from the background. The grey layer holds the
+    missing cells only: a grey cell under every coloured one was hidden by it, and doubled what
+    the browser computes and draws for a chart (a filter change redraws every cell).
     """
-    missing = base.mark_rect(color=MISSING_COLOR).encode(tooltip=tooltip)
+    field = json.dumps(color.to_dict()["field"])
+    missing = base.mark_rect(color=MISSING_COLOR).encode(tooltip=tooltip).transform_filter(
+        f"!isValid(datum[{field}]) || !isFinite(datum[{field}])")
     present = base.mark_rect().encode(color=color, tooltip=tooltip)
     return missing + present
 

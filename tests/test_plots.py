@@ -106,6 +106,35 @@ def test_similarity_heatmap_domain_and_missing():
     assert "<svg" in vl_convert.vegalite_to_svg(spec)
 
 
+def _rect_fills(spec: dict) -> list[str]:
+    """The fill of every rect drawn (a Vega scenegraph walked)."""
+    def walk(node):
+        for item in node.get("items", []):
+            if item.get("marktype") == "rect" and item.get("role") == "mark":
+                yield from (i.get("fill") for i in item.get("items", []))
+            yield from walk(item)
+    return list(walk(vl_convert.vegalite_to_scenegraph(spec)["scenegraph"]))
+
+
+@pytest.mark.parametrize("build", [
+    lambda: plots.rank_matrix(pd.DataFrame({"encoder": ["A", "B", "A", "B"], "column": ["R-M", "R-M", "Q-M", "Q-M"],
+                                            "rank": [1, 2, 2, np.nan]})),
+    lambda: plots.similarity_heatmap(pd.DataFrame([[1.0, np.nan], [np.nan, 1.0]], index=["x", "y"],
+                                                  columns=["x", "y"]), measure="rho"),
+    lambda: plots.win_rate_heatmap(pd.DataFrame([[np.nan, 0.7], [0.3, np.nan]], index=["x", "y"],
+                                                columns=["x", "y"])),
+])
+def test_heatmaps_draw_a_grey_cell_for_each_missing_value_and_one_coloured_cell_for_each_other(build):
+    """Grey cells were drawn under every coloured one too (hidden, twice the cells to draw)."""
+    spec = build().to_dict()
+    rows = next(iter(spec["datasets"].values()))
+    value = next(c for c in ("rank", "value") if c in rows[0])
+    missing = sum(r[value] is None for r in rows)
+    fills = _rect_fills(spec)
+    assert fills.count(plots.MISSING_COLOR) == missing
+    assert len(fills) == len(rows)
+
+
 def test_cd_cliques_are_maximal_runs_without_significant_pairs():
     ranks = pd.Series({"a": 1.0, "b": 1.5, "c": 2.0, "d": 4.0, "e": 4.2})
     sig = {frozenset(p) for p in [("a", "d"), ("a", "e"), ("b", "d"), ("b", "e"), ("c", "e")]}
