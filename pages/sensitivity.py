@@ -136,12 +136,14 @@ SIDE_BY_SIDE_MAX = 6
 n_labels = len(result.jaccard.columns)
 left, right = st.columns(2) if n_labels <= SIDE_BY_SIDE_MAX else (st.container(), st.container())
 drawn = heatmaps(compute_key)
+# Each heatmap's Download menu holds its matrix as a table too (CSV, Parquet, LaTeX): one menu
+# under a chart instead of two, the browser redrawing every menu on each filter change.
 with left:
-    common.show_chart(drawn["jaccard-heatmap"], "jaccard-heatmap", prov, width="content")
-    common.table_exports(sensitivity.similarity_table(result.jaccard, "jaccard"), "jaccard-matrix", prov)
+    common.show_chart(drawn["jaccard-heatmap"], "jaccard-heatmap", prov, width="content",
+                      table=(sensitivity.similarity_table(result.jaccard, "jaccard"), "jaccard-matrix"))
 with right:
-    common.show_chart(drawn["spearman-heatmap"], "spearman-heatmap", prov, width="content")
-    common.table_exports(sensitivity.similarity_table(result.spearman, "spearman"), "spearman-matrix", prov)
+    common.show_chart(drawn["spearman-heatmap"], "spearman-heatmap", prov, width="content",
+                      table=(sensitivity.similarity_table(result.spearman, "spearman"), "spearman-matrix"))
 
 if result.n_settings == 1 and result.rankings is not None:
     st.subheader("The rankings compared")

@@ -97,3 +97,18 @@ def test_elo_takes_part_in_the_strategy_agreement():
     assert not at.error, [e.value for e in at.error]
     assert list(at.dataframe[0].value.columns)[:4] == ["encoder", "R-M", "Q-M", "Elo"]
     assert len(charts(at)) == 2 and all('"Elo"' in json.dumps(json.loads(c.proto.spec)) for c in charts(at))
+
+
+def test_each_heatmap_has_one_download_menu_with_its_matrix_as_a_table_too():
+    """A heatmap had two Download menus under it, the chart's and its matrix's."""
+    from pagetest import open_exports
+
+    at = open_page("sensitivity", {"vary": "strategy", "fix_model": "LogReg", "fix_tuning": "no",
+                                   "fix_metric": "AUC"})
+    assert not at.download_button                                       # built when a menu opens
+    open_exports(at, "chart-jaccard-heatmap", "chart-spearman-heatmap")
+    assert {b.key for b in at.download_button} == {
+        f"dl-chart-{item}-heatmap-{fmt}" for item in ("jaccard", "spearman")
+        for fmt in ("png", "svg", "csv", "parquet", "latex", "provenance")}
+    csv = next(b for b in at.download_button if b.key == "dl-chart-jaccard-heatmap-csv")
+    assert csv.proto.label == "CSV"

@@ -42,24 +42,33 @@ def table_exports(frame: pd.DataFrame, item: str, provenance: export.Provenance,
     ``best`` (column -> ``"min"``/``"max"``) sets each column's best value in bold in LaTeX;
     ``latex`` holds further keywords of :func:`encbench.export.table_to_latex` (``best_within``,
     ``drop``, ``decimals``)."""
-    _download_row(f"table-{item}", [
+    _download_row(f"table-{item}", _table_items(frame, item, provenance, best=best, latex=latex))
+
+
+def _table_items(frame: pd.DataFrame, item: str, provenance: export.Provenance, *,
+                 best: dict[str, str] | None = None, latex: dict | None = None) -> list:
+    """The buttons of :func:`table_exports`: (label, file name, bytes when clicked, MIME type)."""
+    return [
         (export.FORMAT_LABELS[fmt],
          provenance.file_name(item, fmt),
          (lambda fmt=fmt: export.table_bytes(frame, fmt, provenance, best=best, item=item,
                                              **(latex or {}) if fmt == "latex" else {})),
          export.MIME[fmt])
         for fmt in export.TABLE_FORMATS
-    ])
+    ]
 
 
-def chart_exports(chart, item: str, provenance: export.Provenance) -> None:
+def chart_exports(chart, item: str, provenance: export.Provenance, *,
+                  table: tuple[pd.DataFrame, str] | None = None) -> None:
     """PNG / SVG downloads of an Altair chart or a Vega-Lite spec (menu ``exports-chart-{item}``,
-    rendered by vl-convert when clicked)."""
+    rendered by vl-convert when clicked); with ``table=(frame, table_item)``, the same menu
+    also holds the :func:`table_exports` downloads of the numbers the chart draws (files named
+    after ``table_item``)."""
     _download_row(f"chart-{item}", [
         (export.FORMAT_LABELS[fmt], provenance.file_name(item, fmt),
          (lambda fmt=fmt: export.chart_bytes(chart, fmt, provenance)), export.MIME[fmt])
         for fmt in export.CHART_FORMATS
-    ])
+    ] + (_table_items(table[0], table[1], provenance) if table is not None else []))
 
 
 def show_table(frame: pd.DataFrame, item: str, provenance: export.Provenance, *,
@@ -97,12 +106,14 @@ def dash_missing(frame: pd.DataFrame, formats: dict[str, str]) -> tuple[pd.DataF
 
 
 def show_chart(chart, item: str, provenance: export.Provenance, *, width: str = "stretch",
-               scroll: bool = False) -> None:
+               scroll: bool = False, table: tuple[pd.DataFrame, str] | None = None) -> None:
     """An Altair chart, or its Vega-Lite spec (a dict, e.g. cached), with its Download menu underneath.
 
     ``scroll=True`` (for a chart of fixed width, ``width="content"``, such as the CD diagram):
     on a screen narrower than the chart, the chart scrolls sideways inside its own row instead of
-    widening the page."""
+    widening the page. ``table=(frame, table_item)``: the chart's numbers as a table, downloaded
+    from the same menu (see :func:`chart_exports`): one menu instead of two under a chart, each
+    redrawn on every rerun."""
     # The spec without Altair's JSON-schema validation (st.altair_chart validates on every rerun,
     # about half of a chart's cost: 400 of 800 ms per Consensus rerun). Chart builders are
     # validated by tests/test_plots.py, and exports of a chart still validate when clicked.
@@ -112,7 +123,7 @@ def show_chart(chart, item: str, provenance: export.Provenance, *, width: str = 
             st.vega_lite_chart(spec, width=width)
     else:
         st.vega_lite_chart(spec, width=width)
-    chart_exports(chart, item, provenance)
+    chart_exports(chart, item, provenance, table=table)
 
 
 def provenance(view: str, filters: dict, rows: pd.DataFrame | None, version: tuple, *,
