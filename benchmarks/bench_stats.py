@@ -30,6 +30,12 @@ codes 2.14 -> 0.61 s wall, 1.33 -> 0.53 s CPU; text 2.14 -> 0.97 s wall, 1.97 ->
 the published table 27 -> 25 ms. Left (codes, quiet machine): the cube about 0.13 s, the
 per-dataset sort and its passes 0.15 s, Q-Md's partitions 0.1 s; text adds about 0.25 s of
 comparing and hashing the key columns.
+Two threads for a cube of 2M cells or more (half of the combinations each; the text key columns
+coded in two threads), against a7a4a06 on another 2-core machine (load 1.4, medians of 5,
+identical tables): 7.7M rows codes 0.65 -> 0.49 s wall (CPU 0.65 -> 0.71 s, the threads' sum),
+text 1.04 -> 0.77 s wall; 1M rows (1.2M cells, one thread) 0.11 / 0.15 s as before. A glibc
+malloc that keeps freed arrays for reuse (mmap threshold 1 GiB) saved up to 20% CPU more but no
+steady wall time beside the threads, for 700 MB more peak memory: not used.
 
 Usage: ``.venv/bin/python benchmarks/bench_stats.py [--repeats 5]`` and
 ``.venv/bin/python benchmarks/bench_stats.py --grow 1e6,7.7e6 --baseline HEAD~1 [--repeats 3]``
