@@ -43,3 +43,17 @@ def test_a_direct_link_first_after_a_server_start_keeps_config_sidebar_and_filte
         expect(model).not_to_contain_text("LogReg")
         expect(page).to_have_url(re.compile(r"/consensus\?model=DT$"))
         assert page.locator("[data-testid='stException']").count() == 0
+
+
+def test_the_home_pages_own_path_lands_on_the_home_page_with_its_query_and_menu_mark(published_server):
+    # /overview (a link naming the page) is answered by a hidden alias of the home page: it moves
+    # to / with the same query, so the menu marks Overview and the open tab stays the one asked for
+    from playwright.sync_api import expect
+
+    with browser_page(height=1600, timeout_ms=90_000) as page:
+        page.goto(f"{published_server}/overview?section=Datasets")
+        expect(page).to_have_url(re.compile(r"/\?section=Datasets$"))
+        expect(page.locator("[data-testid='stSidebarNavLink'][aria-current='page']")).to_contain_text("Overview")
+        expect(page.get_by_role("tab", name="Datasets")).to_have_attribute("aria-selected", "true")
+        expect(page.locator("[data-testid='stMetric']").first).to_be_visible()
+        assert page.locator("[data-testid='stException']").count() == 0

@@ -58,16 +58,21 @@ def navigation(*, position: Literal["sidebar", "hidden"] = "sidebar") -> st.Page
     The home page is served at ``/``, where its menu link points. Streamlit matches a URL against
     the url path of every page but the default one, so the home page's own url path
     (``/overview``, what a link by page name asks for) would answer "Page not found": a hidden page
-    serves the same file there.
+    answers there and switches to the home page at ``/`` with the same query parameters, so that
+    the menu marks the page shown (it marks the page asked for, and the hidden one is not in it).
     """
     st.session_state[_ROUTED] = True
     (home_path, home_title, home_icon, home_url), *others = PAGES
     home = {"title": home_title, "icon": f":material/{home_icon}:"}
-    return st.navigation([
-        st.Page(home_path, **home, url_path="", default=True),
+    home_page = st.Page(home_path, **home, url_path="", default=True)
+    page = st.navigation([
+        home_page,
         *(st.Page(path, title=title, icon=f":material/{icon}:", url_path=url) for path, title, icon, url in others),
         st.Page(home_path, **home, url_path=home_url, visibility="hidden"),
     ], position=position)
+    if page.url_path == home_url:
+        st.switch_page(home_page, query_params={key: st.query_params.get_all(key) for key in st.query_params})
+    return page
 
 
 def ensure_routed() -> None:
