@@ -406,7 +406,7 @@ def test_a_cube_split_over_threads_ranks_as_one_pass(threads, published, monkeyp
         monkeypatch.setattr(module, "PARALLEL_CELLS", 1 << 60)
         one_pass = consensus_table(scores, strategies, **params)
         monkeypatch.setattr(module, "PARALLEL_CELLS", 0)
-        monkeypatch.setattr(module, "_threads", lambda: threads)
+        monkeypatch.setattr(module, "threads", lambda: threads)
         split = consensus_table(scores, strategies, **params)
         pd.testing.assert_frame_equal(split, one_pass)
         assert list(split.strategy.unique()) == list(strategies)
@@ -422,7 +422,7 @@ def test_threads_used_for_a_large_cube_only(monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(module, "ThreadPoolExecutor", counting)
-    monkeypatch.setattr(module, "_threads", lambda: 2)
+    monkeypatch.setattr(module, "threads", lambda: 2)
     rng = np.random.default_rng(43)
     frame = _random_scores(rng, n_groups=4, n_datasets=10, n_encoders=6, missing=0.2)
     consensus_table(frame)

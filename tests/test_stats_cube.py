@@ -146,3 +146,26 @@ def test_categories_no_row_uses_are_left_out_whatever_their_number(unused, by):
     strategies = ["R-M", "R-Nem", "Q-Md", "Q-RM"]
     text = consensus_table(frame, strategies, by=by)
     assert text.equals(consensus_table(given, strategies, by=by).astype(text.dtypes.to_dict()))
+
+
+@pytest.mark.parametrize("kind", ["text", "sorted text", "text and categories"])
+def test_key_columns_coded_in_threads_give_the_naive_cube(kind, monkeypatch):
+    # a large table's key columns are coded in two threads: the cube a naive pivot makes
+    import encbench.stats._cube as cube_module
+
+    frame = _scores(seed=9)
+    if kind == "sorted text":
+        frame = frame.sort_values([*BY, "dataset"]).reset_index(drop=True)
+    elif kind == "text and categories":
+        frame = frame.astype({"model": "category", "encoder": "category"})
+    monkeypatch.setattr(cube_module, "PARALLEL_ROWS", 0)
+    monkeypatch.setattr(cube_module, "threads", lambda: 2)
+    started = []
+    real = cube_module.ThreadPoolExecutor
+    monkeypatch.setattr(cube_module, "ThreadPoolExecutor", lambda *a, **k: started.append(a) or real(*a, **k))
+    cube = build_cube(frame, BY)
+    assert len(started) == 1
+    combos, datasets, encoders, values = _naive(frame.astype(str).assign(cv_score=frame["cv_score"]))
+    assert list(map(tuple, cube.keys[list(BY)].astype(str).to_numpy())) == combos
+    assert list(cube.datasets) == datasets and list(cube.encoders) == encoders
+    np.testing.assert_array_equal(cube.values, values)

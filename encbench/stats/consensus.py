@@ -13,7 +13,6 @@ is undefined (Q-RM when all its datasets have IQR 0) is ranked after all others.
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ import pandas as pd
 from encbench import vocab
 from encbench.stats._arrays import RowRanks, dense_rank, nanmedian_last, quantile_of_descending
 from encbench.stats._checks import check_alpha, check_n_iter, check_theta, check_time_limit
-from encbench.stats._cube import Cube, build_cube
+from encbench.stats._cube import Cube, build_cube, threads
 from encbench.stats.elo import bradley_terry_strengths, snap_ties
 from encbench.stats.impute import fit_quality_difficulty
 from encbench.stats.kemeny import kemeny_rank_vector
@@ -539,32 +538,22 @@ _PER_COMBINATION = frozenset(HEURISTIC_STRATEGIES) | {"R-Nem"}
 PARALLEL_CELLS = 2_000_000
 
 
-def _threads() -> int:
-    """How many threads a large cube is split over: the cores this process may use, at most 2
-    (the heuristics at 7.7M rows gain 1.3-1.5x from two; a server serves other visitors too)."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(2, cores))
-
-
 def rank_cube(cube: Cube, strategies: Sequence[str], params: dict[str, object]) -> dict[str, np.ndarray]:
     """Consensus ranks ``(G, E)`` (NaN = absent) for each strategy; inputs already validated
     (:func:`check_metrics` is applied here).
 
     A large cube (:data:`PARALLEL_CELLS`) has its per-combination strategies computed in
-    :func:`_threads` threads, a contiguous share of the combinations each: the same ranks as
+    :func:`~encbench.stats._cube.threads` threads, a contiguous share of the combinations each: the same ranks as
     one pass over the whole cube, bit for bit.
     """
     check_metrics(cube, strategies)
     n_groups = cube.values.shape[0]
-    threads = min(_threads(), n_groups)
+    n_threads = min(threads(), n_groups)
     split = [name for name in strategies if name in _PER_COMBINATION]
-    if threads < 2 or not split or cube.values.size < PARALLEL_CELLS:
+    if n_threads < 2 or not split or cube.values.size < PARALLEL_CELLS:
         return _rank_votes(cube, strategies, params)
-    edges = np.linspace(0, n_groups, threads + 1).round().astype(int)
-    with ThreadPoolExecutor(threads, thread_name_prefix="encbench-consensus") as pool:
+    edges = np.linspace(0, n_groups, n_threads + 1).round().astype(int)
+    with ThreadPoolExecutor(n_threads, thread_name_prefix="encbench-consensus") as pool:
         parts = list(pool.map(lambda bounds: _rank_votes(cube.groups(*bounds), split, params),
                               zip(edges[:-1], edges[1:])))
     rest = [name for name in strategies if name not in _PER_COMBINATION]
