@@ -27,7 +27,8 @@ def _results(db, run_id):
 
 
 def test_local_cluster_scores_equal_local_scores(engine_db, tmp_path):
-    grid = Grid(datasets=["bundled:tic-tac-toe", "bundled:credit-g"], encoders=["OH", "CB"],
+    # one dataset with numerical and categorical columns (the real cluster's test runs two)
+    grid = Grid(datasets=["bundled:credit-g"], encoders=["OH", "CB"],
                 models=["LogReg", "LGBM"], scorings=["AUC", "BAcc"], n_folds=2)
     local_db = tmp_path / "local.duckdb"
     shutil.copyfile(engine_db, local_db)
@@ -39,8 +40,8 @@ def test_local_cluster_scores_equal_local_scores(engine_db, tmp_path):
         run_id = run_grid(grid, db_path=engine_db, scheduler=cluster.scheduler_address,
                           progress=lambda done, total, info: seen.append(info))
     ours, theirs = _results(engine_db, run_id), _results(local_db, run_id)
-    assert len(ours) == 2 * 2 * 2 * 2 * 2 and set(ours["status"]) == {"ok"}
+    assert len(ours) == 2 * 2 * 2 * 2 and set(ours["status"]) == {"ok"}
     assert ours.equals(theirs)                        # bit for bit: same code, seeds, one thread
     # results streamed back from both workers, one progress call per task
-    assert len(seen) == 1 + 8
+    assert len(seen) == 1 + 4
     assert len({info["where"] for info in seen[1:]}) == 2
