@@ -75,7 +75,7 @@ atexit.register(_end_workers)  # registered after multiprocessing's own handler,
 
 class JobCancelled(Exception):
     """The :attr:`error` of a :class:`ProcessJob` cancelled before or without its function's own
-    answer to ``should_stop()`` (waiting for a worker, or stopped after :data:`CANCEL_GRACE`)."""
+    answer to ``should_stop()`` (waiting for a worker, or stopped after its cancel grace)."""
 
 
 class BackgroundJob:
@@ -144,8 +144,10 @@ class ProcessJob(BackgroundJob):
     (``spawn``: the server has threads, which ``fork`` would copy mid-lock), niced by
     :data:`WORKER_NICE`; at most :data:`MAX_PROCESS_JOBS` run at once. ``should_stop()`` turns
     true in the worker once :meth:`cancel` is called; a worker that has not ended
-    :data:`CANCEL_GRACE` seconds later is terminated. A worker that dies without a result
-    leaves a ``RuntimeError`` naming its exit status in :attr:`error`.
+    ``cancel_grace`` seconds later (:data:`CANCEL_GRACE` by default) is terminated. A function
+    that never polls ``should_stop()`` once it runs is better ended at once: pass
+    ``cancel_grace=0``. A worker that dies without a result leaves a ``RuntimeError`` naming its
+    exit status in :attr:`error`.
 
     Attributes
     ----------
@@ -153,9 +155,10 @@ class ProcessJob(BackgroundJob):
         True while the job waits for a free worker.
     """
 
-    def __init__(self, func: Callable, *args, **kwargs):
+    def __init__(self, func: Callable, *args, cancel_grace: float = CANCEL_GRACE, **kwargs):
         self.queued = True
         self._process = None
+        self._grace = cancel_grace
         super().__init__(func, *args, **kwargs)
 
     def _work(self, func: Callable, args: tuple, kwargs: dict) -> None:
@@ -202,10 +205,10 @@ class ProcessJob(BackgroundJob):
                     except queue.Empty:
                         raise RuntimeError(f"the worker process of {self._thread.name} exited with status "
                                            f"{self._process.exitcode} before it returned") from None
-                elif cancelled_at is not None and time.monotonic() - cancelled_at > CANCEL_GRACE:
+                elif cancelled_at is not None and time.monotonic() - cancelled_at >= self._grace:
                     self._process.terminate()
                     self._process.join(5)
-                    raise JobCancelled(f"cancelled: the worker was stopped after {CANCEL_GRACE:g} s") from None
+                    raise JobCancelled(f"cancelled: the worker was stopped after {self._grace:g} s") from None
                 else:
                     continue
             if kind == "progress":

@@ -574,8 +574,8 @@ def _worker_intervals(key: tuple, jobs: dict, cells: int) -> pd.DataFrame | None
     target, mode_used, strategy, B, param_key = key[3:]
     if key not in jobs:
         frame = consensus.subset_for(common.scores(*key[:2], **dict(key[2])), target, mode_used)
-        jobs[key] = (ProcessJob(rank_iv.rank_intervals_job, rank_iv.job_scores(frame), strategy, B, param_key),
-                     time.monotonic())
+        jobs[key] = (ProcessJob(rank_iv.rank_intervals_job, rank_iv.job_scores(frame), strategy, B, param_key,
+                                cancel_grace=0), time.monotonic())
     job, started = jobs[key]
     if job.cancelled:
         with st.container(horizontal=True, key="intervals-cancelled"):

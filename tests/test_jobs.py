@@ -117,10 +117,15 @@ def test_a_process_job_is_cancelled_by_its_function_or_stopped():
         time.sleep(0.05)
     job.cancel()
     assert job.wait(60) and job.cancelled and job.result.startswith("stopped after")
-    stubborn = ProcessJob(_ignore_stop)
-    time.sleep(1.0)
+    # a function that never polls should_stop: terminated once its grace is over, here at once
+    stubborn = ProcessJob(_ignore_stop, cancel_grace=0)
+    while stubborn.queued and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)                             # in _ignore_stop's sleep by now
     stubborn.cancel()
     assert stubborn.wait(120) and isinstance(stubborn.error, JobCancelled)
+    assert str(stubborn.error) == "cancelled: the worker was stopped after 0 s"
+    assert stubborn._process.exitcode == -15                    # SIGTERM, not its own end
 
 
 def test_a_process_job_keeps_errors_and_a_dead_worker():

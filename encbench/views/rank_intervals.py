@@ -45,9 +45,9 @@ def rank_intervals_job(scores: pd.DataFrame, strategy: str, B: int, params: tupl
 
     ``params`` is the page's ``((name, value), ...)`` of every chosen strategy's parameters; the
     ones ``strategy`` uses are passed on, with seed 0 as in the page. The bootstrap reports no
-    progress and does not poll ``should_stop`` once it runs (the job ends a worker that does not
-    stop after :data:`encbench.jobs.CANCEL_GRACE` seconds); a job cancelled before it starts
-    returns None.
+    progress and does not poll ``should_stop`` once it runs, and a cancelled one has nothing
+    worth keeping: start the job with ``cancel_grace=0`` so that a cancel ends its worker at
+    once. A job cancelled before it starts returns None.
     """
     if should_stop():
         return None
