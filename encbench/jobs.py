@@ -93,9 +93,12 @@ class BackgroundJob:
         What ``func`` returned (None until it has).
     error : Exception or None
         What ``func`` raised, if it did.
+    started : float
+        ``time.monotonic()`` when the job was created.
     """
 
     def __init__(self, func: Callable, *args, **kwargs):
+        self.started = time.monotonic()
         self.done, self.total = 0, 0
         self.result, self.error = None, None
         self._stop, self._finished = threading.Event(), threading.Event()

@@ -1,5 +1,5 @@
 """The pages' shared UI plumbing, by its old name: the helpers live in :mod:`pages.ui`, one module
-per concern (navigation, store, widgets, filters, exports, text, session), and this module
+per concern (navigation, store, widgets, filters, exports, text, session, jobs), and this module
 re-exports them (and :class:`encbench.jobs.BackgroundJob`) for the pages written against it.
 """
 from __future__ import annotations
@@ -23,6 +23,7 @@ from pages.ui.exports import (
 )
 from pages.ui.text import md_text, md_code
 from pages.ui.session import READ_ONLY_ENV, session_owner, owns, read_only, read_only_notice
+from pages.ui.jobs import session_job, cancel_other_jobs, forget_job
 
 __all__ = [
     'FACTOR_LABELS',
@@ -31,6 +32,7 @@ __all__ = [
     'PAGES',
     'READ_ONLY_ENV',
     'SPLIT_HELP',
+    'cancel_other_jobs',
     'chart_exports',
     'dash_missing',
     'data_key',
@@ -38,6 +40,7 @@ __all__ = [
     'db_path',
     'empty_selection',
     'ensure_routed',
+    'forget_job',
     'factor_filters',
     'get_reader',
     'guarded',
@@ -59,6 +62,7 @@ __all__ = [
     'runs_table',
     'scores',
     'selectbox',
+    'session_job',
     'session_owner',
     'show_chart',
     'show_table',

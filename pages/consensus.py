@@ -263,7 +263,7 @@ def finished_intervals() -> FinishedIntervals:
     return FinishedIntervals()
 
 
-INTERVAL_JOBS = "consensus_interval_jobs"  # session state: {inputs: (ProcessJob, start time)}
+INTERVAL_JOBS = "consensus_interval_jobs"  # session state: {inputs: ProcessJob}
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -534,13 +534,11 @@ def _intervals_section(targets: list[str], strategies: list[str], mode_used: str
     with d3:
         B = st.number_input("Bootstrap resamples", 50, 2000, 200, 50, key="B", bind="query-params")
     key = (db, version, load_key, target, mode_used, interval_strategy, int(B), param_key)
-    jobs = st.session_state.setdefault(INTERVAL_JOBS, {})
-    for stale in [k for k in jobs if k != key]:
-        jobs.pop(stale)[0].cancel()             # the view changed: stop work nobody will see
+    common.cancel_other_jobs(INTERVAL_JOBS, key)   # the view changed: stop work nobody will see
     try:
         cells = interval_cells(*key[:5], int(B))
         if rank_iv.in_worker(cells):
-            iv = _worker_intervals(key, jobs, cells)
+            iv = _worker_intervals(key, cells)
             if iv is None:
                 return                          # in progress, cancelled or failed: said so
             spec = intervals_spec(iv, interval_strategy, target)
@@ -557,10 +555,10 @@ def _intervals_section(targets: list[str], strategies: list[str], mode_used: str
     common.table_exports(iv, "rank-intervals", iprov)
 
 
-def _worker_intervals(key: tuple, jobs: dict, cells: int) -> pd.DataFrame | None:
-    """The rank intervals of ``key`` from a worker process: kept from an earlier job, or started
-    (a job kept in ``jobs`` under ``key``) with its progress and a Cancel button shown until it
-    ends. None while they are not there (in progress, cancelled, or failed, each said).
+def _worker_intervals(key: tuple, cells: int) -> pd.DataFrame | None:
+    """The rank intervals of ``key`` from a worker process: kept from an earlier job, or from a
+    job of this session (started if needed) once it is done. None while they are not there (in
+    progress, cancelled, or failed, each said).
 
     Raises
     ------
@@ -572,23 +570,28 @@ def _worker_intervals(key: tuple, jobs: dict, cells: int) -> pd.DataFrame | None
     if iv is not None:
         return iv
     target, mode_used, strategy, B, param_key = key[3:]
-    if key not in jobs:
+
+    def start() -> ProcessJob:
         frame = consensus.subset_for(common.scores(*key[:2], **dict(key[2])), target, mode_used)
-        jobs[key] = (ProcessJob(rank_iv.rank_intervals_job, rank_iv.job_scores(frame), strategy, B, param_key,
-                                cancel_grace=0), time.monotonic())
-    job, started = jobs[key]
-    if job.cancelled:
-        with st.container(horizontal=True, key="intervals-cancelled"):
-            st.info(f"The {strategy} rank intervals ({B:,} resamples) were cancelled.")
-            if st.button("Compute them", key="intervals-restart"):
-                jobs.pop(key, None)
-                st.rerun()
-        return None
-    if not job.finished:
-        _interval_progress(job, started, strategy, B, cells)
+        return ProcessJob(rank_iv.rank_intervals_job, rank_iv.job_scores(frame), strategy, B, param_key,
+                          cancel_grace=0)
+
+    def progress(job: ProcessJob) -> None:
+        if job.queued:
+            text = f"The {strategy} rank intervals wait for a free worker process (others are computing)."
+        else:
+            text = (f"Computing the {strategy} rank intervals in a worker process: {B:,} resamples, "
+                    f"{cells:,} ranks ({time.monotonic() - job.started:.0f} s so far).")
+        st.info(text + " The page stays usable; the chart appears when they are done.",
+                icon=":material/hourglass_top:")
+
+    job = common.session_job(INTERVAL_JOBS, key, start, prefix="intervals", progress=progress,
+                             cancel_label="Cancel", restart_label="Compute them",
+                             cancelled_text=f"The {strategy} rank intervals ({B:,} resamples) were cancelled.")
+    if job is None:
         return None
     if job.error is None and job.result is not None:
-        jobs.pop(key)
+        common.forget_job(INTERVAL_JOBS, key)   # kept by its inputs for every session
         finished.put(key, job.result)
         return job.result
     if isinstance(job.error, ValueError):
@@ -597,23 +600,6 @@ def _worker_intervals(key: tuple, jobs: dict, cells: int) -> pd.DataFrame | None
     st.error(f"The {strategy} rank intervals could not be computed: {type(error).__name__}: "
              f"{common.md_text(error)}")
     return None
-
-
-@st.fragment(run_every=1.0)
-def _interval_progress(job: ProcessJob, started: float, strategy: str, B: int, cells: int) -> None:
-    if job.finished or job.cancelled:
-        st.rerun()                              # the whole page: the section draws the intervals
-    with st.container(key="intervals-progress"):
-        if job.queued:
-            text = (f"The {strategy} rank intervals wait for a free worker process (others are computing).")
-        else:
-            text = (f"Computing the {strategy} rank intervals in a worker process: {B:,} resamples, "
-                    f"{cells:,} ranks ({time.monotonic() - started:.0f} s so far).")
-        st.info(text + " The page stays usable; the chart appears when they are done.",
-                icon=":material/hourglass_top:")
-        if st.button("Cancel", key="intervals-cancel"):
-            job.cancel()
-            st.rerun()
 
 
 #: what the effect-size columns of the pairwise table are and what they assume

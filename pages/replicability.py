@@ -3,7 +3,7 @@ import pandas as pd
 import streamlit as st
 
 from encbench import plots, stats, vocab
-from encbench.jobs import JobCancelled, ProcessJob
+from encbench.jobs import ProcessJob
 from encbench.views import replicability
 from encbench.views.labels import combination_label
 from pages import common
@@ -103,42 +103,29 @@ if KEM in strategies:
     # page and every other visitor's stay usable; a fragment shows its progress and a Cancel
     # button, and the result joins the figure when done.
     kem_key = (db, version, model, tuning, scoring, tuple(sizes), int(n_pairs), origins, prefer, split, task)
-    kem_jobs = st.session_state.setdefault("replicability_kem", {})
-    for key in [k for k in kem_jobs if k != kem_key and not kem_jobs[k].finished]:
-        kem_jobs.pop(key).cancel()             # the view changed: stop work nobody will see
-    job = kem_jobs.get(kem_key)
-    if job is None:
-        job = kem_jobs[kem_key] = ProcessJob(
-            stats.replicability, rows[["scoring", "dataset", "encoder", "cv_score"]].copy(), sizes,
-            n_pairs=int(n_pairs), seed=0, strategy=KEM, n_jobs=2)
-    if job.finished and job.error is None:
+
+    def start_kem() -> ProcessJob:
+        return ProcessJob(stats.replicability, rows[["scoring", "dataset", "encoder", "cv_score"]].copy(), sizes,
+                          n_pairs=int(n_pairs), seed=0, strategy=KEM, n_jobs=2)
+
+    def kem_progress(job: ProcessJob) -> None:
+        total = job.total or 2 * int(n_pairs) * len(sizes)
+        text = ("R-Kem waits for a free worker process (others are computing)." if job.queued else
+                f"R-Kem: {job.done:,} of {total:,} exact Kemeny problems solved in a worker process.")
+        st.progress(job.fraction, text=text + " The page stays usable; the R-Kem line is added when they are done.")
+
+    job = common.session_job("replicability_kem", kem_key, start_kem, prefix="kem", progress=kem_progress,
+                             cancel_label="Cancel R-Kem", restart_label="Compute R-Kem",
+                             cancelled_text="R-Kem was cancelled; the figure shows the other strategies.")
+    if job is not None and job.error is None:
         summaries.append(job.result.summary.assign(strategy=KEM))
         pairs.append(job.result.pairs.assign(strategy=KEM))
-    elif job.finished and isinstance(job.error, (stats.ReplicabilityCancelled, JobCancelled)):
-        with st.container(horizontal=True, key="kem-cancelled"):
-            st.info("R-Kem was cancelled; the figure shows the other strategies.")
-            if st.button("Compute R-Kem", key="kem-restart"):
-                kem_jobs.pop(kem_key, None)
-                st.rerun()
-    elif job.finished:
+    elif job is not None:
         st.error(f"R-Kem could not be computed: {type(job.error).__name__}: {common.md_text(job.error)}")
-    else:
-        @st.fragment(run_every=1.0)
-        def _kem_progress(job: ProcessJob) -> None:
-            if job.finished:
-                st.rerun()                      # the whole page: the figure gets the R-Kem line
-            with st.container(key="kem-progress"):
-                total = job.total or 2 * int(n_pairs) * len(sizes)
-                text = ("R-Kem waits for a free worker process (others are computing)." if job.queued else
-                        f"R-Kem: {job.done:,} of {total:,} exact Kemeny problems solved in a worker process.")
-                st.progress(job.fraction, text=text + " The page stays usable; the R-Kem line is added "
-                                                      "when they are done.")
-                if st.button("Cancel R-Kem", key="kem-cancel", disabled=job.cancelled):
-                    job.cancel()
-
-        _kem_progress(job)
     if not summaries:
         st.stop()
+else:
+    common.cancel_other_jobs("replicability_kem")   # R-Kem left out: stop work nobody will see
 
 summary = pd.concat(summaries, ignore_index=True)
 shown = [s for s in strategies if s in set(summary["strategy"])]   # R-Kem only once computed

@@ -479,7 +479,7 @@ def test_a_large_bootstrap_runs_in_a_worker_process_and_draws_the_same_intervals
     assert not at.error, [e.value for e in at.error]
     assert "Computing the Q-M rank intervals in a worker process: 2,000 resamples" in texts(at)
     assert at.button(key="intervals-cancel") is not None and not charts(at)
-    (job, _), = _interval_jobs(at).values()
+    (job,) = _interval_jobs(at).values()
     _until_drawn(at)
     assert "Q-M consensus rank with its 95% bootstrap interval (2000 resamples" in texts(at)
     expected = rank_intervals(_published_rows(), "Q-M", B=2000, seed=0)
@@ -493,7 +493,7 @@ def test_a_large_bootstrap_runs_in_a_worker_process_and_draws_the_same_intervals
 
 def test_a_worker_bootstrap_can_be_cancelled_and_restarted():
     at = _tab({"istrategy": "R-M", "B": "1950"}, "Rank intervals")
-    (job, _), = _interval_jobs(at).values()
+    (job,) = _interval_jobs(at).values()
     at.button(key="intervals-cancel").click().run()
     assert not at.exception and job.cancelled
     assert "The R-M rank intervals (1,950 resamples) were cancelled." in texts(at)
@@ -503,7 +503,7 @@ def test_a_worker_bootstrap_can_be_cancelled_and_restarted():
     at.run()
     assert "were cancelled" in texts(at) and not charts(at)               # stays cancelled
     at.button(key="intervals-restart").click().run()
-    (restarted, _), = _interval_jobs(at).values()
+    (restarted,) = _interval_jobs(at).values()
     assert restarted is not job and not restarted.cancelled
     assert "Computing the R-M rank intervals in a worker process" in texts(at)
     at.number_input(key="B").set_value(200).run()                         # the view changed: stopped

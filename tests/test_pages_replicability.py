@@ -68,6 +68,15 @@ def test_r_kem_can_be_cancelled_and_restarted():
     job.wait(60)
 
 
+def test_r_kem_left_out_of_the_strategies_is_cancelled():
+    at = open_page("replicability", {"strategy": ["R-M", "R-Kem"], "n_pairs": "200", "step": "5"})
+    job = next(iter(at.session_state["replicability_kem"].values()))
+    assert not job.cancelled
+    at.multiselect(key="strategy").set_value(["R-M"]).run()
+    assert not at.exception and job.cancelled and not at.session_state["replicability_kem"]
+    assert job.wait(60) and set(at.dataframe[0].value["strategy"]) == {"R-M"}
+
+
 def test_strategy_parameters_come_from_the_shared_widget():
     """Alpha was fixed at 0.05 here; the page now has the same theta/alpha widget."""
     at = open_page("replicability", {"strategy": "R-Nem", "alpha": "0.1", "n_pairs": "10", "step": "10"})
