@@ -10,6 +10,8 @@ import pandas as pd
 import pytest
 
 from browsertest import browser_page, download_button, needs_chromium
+from encbench.store import Reader, queries
+from encbench.views import sensitivity
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
@@ -21,7 +23,7 @@ def _download(page, key: str):
     return download.suggested_filename, Path(download.path()).read_bytes()
 
 
-def test_every_csv_reads_plainly_and_the_latex_is_paper_ready(published_server, tmp_path):
+def test_every_csv_reads_plainly_and_the_latex_is_paper_ready(published_server, published_db, tmp_path):
     from playwright.sync_api import expect
 
     url = published_server
@@ -43,6 +45,12 @@ def test_every_csv_reads_plainly_and_the_latex_is_paper_ready(published_server, 
             if path != "/":
                 item = "rankings" if path == "/consensus" else "scores"
                 latex[path] = _download(page, f"dl-table-{item}-latex")[1].decode()
+        # a heatmap's menu holds the matrix it draws, as a table
+        page.goto(url + "/sensitivity?vary=strategy&fix_model=LogReg&fix_tuning=no&fix_metric=AUC"
+                        "&strategies=R-M&strategies=Q-M&strategies=Elo")
+        expect(page.locator(".st-key-exports-chart-jaccard-heatmap")).to_be_visible(timeout=120_000)
+        heatmap = (_download(page, "dl-chart-jaccard-heatmap-csv"),
+                   _download(page, "dl-chart-jaccard-heatmap-provenance"))
 
     assert len(csvs) >= 3
     for (path, item), ((name, data), (sidecar_name, sidecar)) in csvs.items():
@@ -52,6 +60,18 @@ def test_every_csv_reads_plainly_and_the_latex_is_paper_ready(published_server, 
         assert len(table) == doc["table"]["rows"] and name in doc["table"]["files"]
         assert sidecar_name == name.removesuffix(".csv") + ".provenance.json"
         assert doc["encbench.provenance"]["origins"] == ["published"]
+
+    (name, data), (_, sidecar) = heatmap
+    matrix, doc = pd.read_csv(io.BytesIO(data)), json.loads(sidecar)
+    assert "_jaccard-matrix_" in name and list(matrix.columns) == doc["table"]["columns"]
+    assert matrix.shape == (3, 4) and matrix.iloc[:, 1:].notna().all().all()
+    assert doc["encbench.provenance"]["filters"]["strategies"] == ["R-M", "Q-M", "Elo"]
+    with Reader(published_db) as reader:
+        rows = queries.load_scores(reader, origins=["published"])
+    view = sensitivity.sensitivity_view(rows, "strategy", {"model": "LogReg", "tuning": "no", "scoring": "AUC"},
+                                        strategies=["R-M", "Q-M", "Elo"])
+    pd.testing.assert_frame_equal(matrix, sensitivity.similarity_table(view.jaccard, "jaccard"),
+                                  check_dtype=False, check_names=False, rtol=1e-12)
 
     labels = {path: re.search(r"\\label\{([^}]*)\}", text).group(1) for path, text in latex.items()}
     assert len(set(labels.values())) == len(labels)
