@@ -5,7 +5,8 @@ multipage app and lists every file of the ``pages/`` folder beside it in the sid
 "common", ..., "run views") until ``app.py``'s ``st.navigation`` replaces that menu.
 ``.streamlit/config.toml`` sets ``client.showSidebarNavigation = false``, which hides that
 auto-discovered menu, and ``app.py`` sets it back to true before its ``st.navigation`` (whose
-sidebar obeys the same option). Both servers are tested: ``serve.py`` and ``app.py``.
+sidebar obeys the same option). It also sets ``client.toolbarMode = "viewer"``: no Deploy button
+or developer options. Both servers are tested: ``serve.py`` and ``app.py``.
 
 A MutationObserver installed before the page's own scripts records every text the sidebar's
 navigation ever held, so a listing shown for a few hundred milliseconds is caught too.
@@ -47,7 +48,11 @@ def test_first_paint_of_a_fresh_server_shows_only_the_apps_navigation(published_
         expect(page.get_by_text("Results", exact=False).first).to_be_visible()
         page.wait_for_timeout(500)
         seen = page.evaluate("window.__navTexts")
+        # a visitor's toolbar (client.toolbarMode = "viewer"): the menu, without Deploy
+        expect(page.locator("[data-testid='stMainMenu']")).to_be_visible()
+        deploy = page.get_by_role("button", name="Deploy").count()
 
+    assert deploy == 0, "Streamlit's Deploy button is shown to visitors"
     assert seen, "the sidebar navigation never appeared"
     titles = [title for _, title, _, _ in PAGES]
     for text in seen:
