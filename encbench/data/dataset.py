@@ -18,7 +18,7 @@ from encbench.data.bundled import BundledEntry, bundled_names, find_bundled
 from encbench.data.errors import DatasetError
 from encbench.data.fingerprint import column_key, match_published
 from encbench.data.openml_source import fetch_openml
-from encbench.data.readers import DEFAULT_MAX_BYTES, read_table_and_hash
+from encbench.data.readers import DEFAULT_MAX_BYTES, MISSING_MARKS_ATTR, read_table_and_hash
 from encbench.data.validation import ValidationReport, label_text, prepare
 
 logger = logging.getLogger(__name__)
@@ -311,6 +311,12 @@ def _load_bundled(entry: BundledEntry, target, positive_class, categorical,
     target = _check_published_task(f"bundled dataset {entry.name!r} (OpenML {entry.openml_id})",
                                    entry.target, target, categorical, file_hint)
     frame, sha = read_table_and_hash(entry.path, max_bytes=None, max_cells=None, label=entry.file)
+    if entry.question_mark_levels:              # read as missing; a level of the published data
+        marks = dict(frame.attrs.get(MISSING_MARKS_ATTR) or {})
+        for column in entry.question_mark_levels:
+            frame[column] = frame[column].astype(object).where(frame[column].notna(), "?")
+            marks.pop(column, None)
+        frame.attrs[MISSING_MARKS_ATTR] = marks
     return _published(frame, sha, label=label, key=entry.key, name=entry.name,
                       source="bundled", openml_id=entry.openml_id, target=target,
                       positive_class=positive_class, n_folds=n_folds, path=entry.path,
