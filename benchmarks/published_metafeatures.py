@@ -59,8 +59,8 @@ COLUMN_ROLES = {**OPENML_COLUMN_ROLES, "43900": {"categorical": "all"}}
 APPROXIMATE = {
     "956": "target constructed differently from OpenML's (class balance may differ)",
     "43892": "rebuilt from another source, target constructed differently (class balance differs)",
-    "40945": "a CSV export, which loses OpenML's column types (the categorical/numeric split may differ)",
-    "43922": "OpenML 24's mushroom file, whose encoding 43922 may change",
+    "40945": "the study's encoders saw the gaps of its string columns, which are imputed here",
+    "43922": "OpenML 24's mushroom file, stalk-root's '?' read as a level as the scores of 43922 show",
 }
 
 
@@ -76,7 +76,9 @@ def _files() -> dict[str, tuple[str, Path, str]]:
     return found
 
 
-def _from_file(key: str, path: Path, target: str):
+def _from_file(key: str, path: Path, target: str, where: str):
+    if where == "bundled" and key not in COLUMN_ROLES:
+        return from_dataset(load_dataset(f"bundled:{key}"))   # as runs read it (QUESTION_MARK_LEVELS)
     roles = COLUMN_ROLES.get(key, {})
     if roles.get("categorical") == "all":  # no column is categorical by type: name them all
         columns = read_table(path).columns
@@ -102,7 +104,7 @@ def build() -> pd.DataFrame:
         if key in files:
             where, path, target = files[key]
             started = time.perf_counter()
-            features = _from_file(key, path, target)
+            features = _from_file(key, path, target, where)
             source = f"{where} file {path.name}"
             roles = COLUMN_ROLES.get(key)
             if roles:

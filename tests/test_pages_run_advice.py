@@ -48,10 +48,11 @@ def test_advice_shows_the_librarys_recommendation_and_verdict(private_db):
     validation = next(d.value for d in at.dataframe if "recommends" in d.value.columns)
     assert len(validation) == 20 and validation["this"].sum() == 1   # the no-tuning slice, this row marked
 
-    at.selectbox(key="advice-model").set_value("SVM").run()
-    at.selectbox(key="advice-metric").set_value("F1").run()
+    # a setting where the shipped validation shows the advisor beating the global winner
+    at.selectbox(key="advice-model").set_value("DT").run()
+    at.selectbox(key="advice-tuning").set_value("model").run()
     assert not at.exception, at.exception
-    used = _expected(private_db, "tic-tac-toe", "SVM", "F1")
+    used = _expected(private_db, "tic-tac-toe", "DT", "AUC", tuning="model")
     assert used.use == "neighbours"
     assert used.message in [s.value for s in at.success]
     assert f"**Recommended: {', '.join(used.recommended)}** (from the similar datasets)" in texts(at)
