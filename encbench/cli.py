@@ -52,6 +52,7 @@ from encbench.store import (
     import_published, queries,
 )
 from encbench.store.db import migration_files, verify_database
+from encbench.store.importer import encbench_import_current
 from encbench.store.writer import DatabaseBusy
 from encbench.suites import expand
 from encbench.uploads import stage_upload, store_upload
@@ -85,10 +86,11 @@ def _snapshot_up_to_date(db_path: Path) -> bool:
             runs = reader.query("SELECT run_id FROM runs WHERE list_contains(?::VARCHAR[], run_id) "
                                 "AND status = 'done'", [shipped])
             version = reader.query("SELECT max(version) AS v FROM schema_migrations")["v"].iloc[0]
+            current = ENCBENCH_RUN_ID not in shipped or encbench_import_current(reader)
     except (SnapshotMissing, duckdb.Error):
         return False
     latest = max(v for v, _ in migration_files())
-    return len(runs) == len(shipped) and version == latest
+    return len(runs) == len(shipped) and version == latest and current
 
 
 def cmd_db_init(args) -> int:
@@ -105,7 +107,8 @@ def cmd_db_init(args) -> int:
         else:
             n = import_published(writer)
             print(f"{writer.path}: imported {n} published result rows")
-        if ENCBENCH_RUN_ID in _shipped_runs() and (args.force or writer.run_status(ENCBENCH_RUN_ID) != "done"):
+        # a shipped file that changed (a dataset computed again) replaces the rows it imported
+        if ENCBENCH_RUN_ID in _shipped_runs() and (args.force or not encbench_import_current(writer)):
             n = import_encbench(writer)
             print(f"{writer.path}: imported {n} result rows of encbench's own runs (encoders beyond the study)")
     return 0

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from encbench.store import ENCBENCH_RUN_ID, import_encbench, queries
+from encbench.store.importer import encbench_import_current
 
 PROVENANCE = {"encbench_version": "0.1.0", "library_versions": json.dumps({"scikit-learn": "1.9.1"}),
               "command": "python benchmarks/run_beyond.py", "python": "3.11.7",
@@ -70,3 +71,24 @@ def test_a_seed_file_grown_by_two_commands_records_both(mem_writer, tmp_path):
         ("python benchmarks/run_beyond.py", "0.1.0", ["50"]),
         ("python benchmarks/run_beyond.py --max-rows 1309", "0.2.0", ["31"])]
     assert config["parts"][1]["library_versions"] == {"scikit-learn": "1.9.1"}
+
+
+def test_a_changed_seed_file_replaces_the_shipped_rows_and_nothing_else(mem_writer, tmp_path):
+    path = _seed(tmp_path / "encbench_beyond_results.parquet")
+    assert not encbench_import_current(mem_writer, path)
+    assert import_encbench(mem_writer, path) == 4
+    assert encbench_import_current(mem_writer, path)              # what `db init` checks to skip
+    mem_writer.ensure_run("local-1", origin="local")
+    mem_writer.write_results([{"run_id": "local-1", "dataset": "50", "encoder": "OH", "model": "LogReg",
+                               "tuning": "no", "scoring": "AUC", "fold": 0, "n_folds": 2, "cv_score": 0.5,
+                               "status": "ok"}])
+    changed = pd.read_parquet(path)
+    changed.loc[changed["encoder"] == "SkTE", "cv_score"] = [0.6, 0.7]     # a dataset computed again
+    changed.to_parquet(path, index=False)
+    assert not encbench_import_current(mem_writer, path)
+    assert import_encbench(mem_writer, path) == 4                          # replaced, not kept
+    assert import_encbench(mem_writer, path) == 0
+    ours = queries.load_scores(mem_writer, origins=["encbench"]).set_index("encoder")["cv_score"]
+    assert ours.to_dict() == pytest.approx({"SkTE": 0.65, "OH": 0.7})
+    local = mem_writer.query("SELECT cv_score FROM results WHERE run_id = 'local-1'")["cv_score"].tolist()
+    assert local == [0.5]

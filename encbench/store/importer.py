@@ -1,6 +1,8 @@
 """Import the published benchmark into the results store as one run with origin 'published'."""
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 from pathlib import Path
 
@@ -57,13 +59,29 @@ ENCBENCH_RESULTS_FILE = Path(RESULTS_FILE).with_name("encbench_beyond_results.pa
 _PROVENANCE = ("encbench_version", "library_versions", "command", "python", "grid")
 
 
+def encbench_seed_sha256(results_file: Path | str = ENCBENCH_RESULTS_FILE) -> str | None:
+    """SHA-256 of the shipped file of encbench's own results (None when it is not shipped)."""
+    path = Path(results_file)
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else None
+
+
+def encbench_import_current(db, results_file: Path | str = ENCBENCH_RESULTS_FILE) -> bool:
+    """True when ``db`` (a Reader or a Writer) holds the finished import of this very file."""
+    run = db.query("SELECT status, config FROM runs WHERE run_id = ?", [ENCBENCH_RUN_ID])
+    if not len(run) or run["status"].iloc[0] != "done":
+        return False
+    return json.loads(run["config"].iloc[0] or "{}").get("sha256") == encbench_seed_sha256(results_file)
+
+
 def import_encbench(writer: Writer, results_file: Path | str = ENCBENCH_RESULTS_FILE) -> int:
     """Import encbench's own results (the encoders beyond the study, with the controls OH and MT)
     as one run with origin ``encbench``; return the number of new result rows.
 
     Idempotent, like :func:`import_published`. The rows keep their folds (they are not averaged
     like the published ones); their provenance (encbench and library versions, the command that
-    reproduces them) goes into the run's config. A missing seed file imports nothing.
+    reproduces them) and the file's SHA-256 go into the run's config. A seed file that changed
+    since the last import (a dataset computed again) replaces the run's rows: this origin is the
+    shipped file's, never edited in the database. A missing seed file imports nothing.
 
     Raises
     ------
@@ -95,6 +113,7 @@ def import_encbench(writer: Writer, results_file: Path | str = ENCBENCH_RESULTS_
     config["grid"] = _json(config["grid"])
     config["library_versions"] = _json(config["library_versions"])
     config["file"] = path.name
+    config["sha256"] = encbench_seed_sha256(path)
     # a file grown by several commands (datasets added later) records each part's provenance
     parts = rows.groupby(list(_PROVENANCE), sort=False)["dataset"].unique()
     if len(parts) > 1:
@@ -109,6 +128,10 @@ def import_encbench(writer: Writer, results_file: Path | str = ENCBENCH_RESULTS_
                else [{"dataset": d, "name": d, "source": "bundled"} for d in sorted(set(rows["dataset"]))])
     writer.upsert_datasets({k: (None if pd.isna(v) else v) for k, v in record.items() if k in DATASET_COLUMNS}
                            for record in records)
+    stored = writer.query("SELECT config FROM runs WHERE run_id = ?", [ENCBENCH_RUN_ID])
+    if len(stored) and json.loads(stored["config"].iloc[0] or "{}").get("sha256") != config["sha256"]:
+        removed = writer.delete_run(ENCBENCH_RUN_ID)
+        log.info("encbench results file %s changed since its import: its %d rows are replaced", path, removed)
     writer.ensure_run(ENCBENCH_RUN_ID, origin="encbench", label=ENCBENCH_LABEL, status="running",
                       config=config, n_expected=len(rows))
     results = rows.drop(columns=[c for c in (*_PROVENANCE, "run_id") if c in rows.columns])
