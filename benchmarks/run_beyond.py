@@ -131,6 +131,8 @@ def main(argv=None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     keep = None if args.fresh else shipped_rows()
     redo = {d.strip() for d in args.redo.split(",") if d.strip()}
+    if redo and args.fresh:
+        parser.error("--redo names datasets to compute again beside the shipped ones; --fresh computes all")
     if keep is not None and redo:
         unknown = sorted(redo - set(keep["dataset"]))
         if unknown:

@@ -42,8 +42,6 @@ class BundledEntry:
     target: str
     n_categorical: int
     license_note: str
-    #: columns whose ``?`` is read as the level ``"?"`` (:data:`QUESTION_MARK_LEVELS`)
-    question_mark_levels: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
@@ -64,8 +62,7 @@ def bundled_entries() -> tuple[BundledEntry, ...]:
             entries.append(BundledEntry(
                 openml_id=int(row["openml_id"]), name=row["name"], file=row["file"],
                 rows=int(row["rows"]), cols=int(row["cols"]), target=row["target"],
-                n_categorical=int(row["n_categorical"]), license_note=row["license_note"],
-                question_mark_levels=QUESTION_MARK_LEVELS.get(int(row["openml_id"]), ())))
+                n_categorical=int(row["n_categorical"]), license_note=row["license_note"]))
     return tuple(sorted(entries, key=lambda e: e.openml_id))
 
 

