@@ -63,6 +63,29 @@ def _height(n_rows: int, minimum: int = 120) -> int:
     return max(minimum, _ROW_PX * int(n_rows))
 
 
+#: Colours of the encoder families, in the order of :func:`encbench.views.labels.family_order`
+#: (Tableau 10, then grey for an encoder the registry does not know): a family has one colour in
+#: every chart, whichever families a view happens to show.
+FAMILY_COLORS = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
+                 "#ff9da7", "#9c755f", "#17becf", "#8c8c8c")
+
+
+def _color(field: str, values: Sequence[object] = ()) -> alt.Color:
+    """The colour channel of a categorical ``field``; the encoder family gets its fixed colour
+    (:data:`FAMILY_COLORS`) whatever other families ``values`` (the data's) hold, and the legend
+    lists only those."""
+    if field != "family":
+        return alt.Color(f"{field}:N", title=field)
+    from encbench.views.labels import family_order
+
+    order = family_order()
+    present = {str(v) for v in values}
+    domain = [f for f in order if f in present] + sorted(present - set(order))
+    palette = {f: FAMILY_COLORS[min(i, len(FAMILY_COLORS) - 1)] for i, f in enumerate(order)}
+    return alt.Color("family:N", title="family",
+                     scale=alt.Scale(domain=domain, range=[palette.get(f, FAMILY_COLORS[-1]) for f in domain]))
+
+
 def consensus_bars(ranking: pd.DataFrame, *, value: str = "rank", value_title: str | None = None,
                    color: str | None = None, title: str = "") -> alt.Chart:
     """Horizontal bars, one per encoder, ordered by consensus rank (best at the top).
@@ -89,7 +112,7 @@ def consensus_bars(ranking: pd.DataFrame, *, value: str = "rank", value_title: s
         "tooltip": tooltip,
     }
     if color:
-        encoding["color"] = alt.Color(f"{color}:N", title=color)
+        encoding["color"] = _color(color, data[color])
     bars = alt.Chart(data).mark_bar().encode(**encoding)
     # The ranks as labels of a second y axis on the right: axis text takes the theme's colour, a
     # text mark would be black on the dark theme's background.
@@ -250,7 +273,7 @@ def box_by_encoder(data: pd.DataFrame, *, value: str, value_title: str | None = 
         x=alt.X("low:Q", title=title_x, scale=alt.Scale(zero=False)), x2=alt.X2("high"))
     box_encoding = {"x": alt.X("q1:Q"), "x2": alt.X2("q3")}
     if color:
-        box_encoding["color"] = alt.Color(f"{color}:N", title=color)
+        box_encoding["color"] = _color(color, boxes[color])
     box = base.mark_bar(size=10).encode(**box_encoding)
     # black on the box (the box's colour, not the page's, is behind it)
     median = base.mark_tick(color="black", thickness=2, size=10).encode(x=alt.X("median:Q"))

@@ -34,8 +34,10 @@ with st.container(border=True):
     all_datasets = [d for d in common.view_datasets(db, version, origins) if d in task_datasets]
     c1, c3 = st.columns([4, 1])
     with c1:
-        families = common.multiselect("Encoder family", labels.family_names(), key="family",
-                                      help="Families from the encoder registry.")
+        # the encoders beyond the study are a family of the registry's, offered while they are added
+        families = common.multiselect("Encoder family",
+                                      labels.family_names(beyond=origin_views.BEYOND_ORIGIN in origins),
+                                      key="family", help="Families from the encoder registry.")
     with c3:
         every = st.toggle("All datasets", value=True, key="all_datasets", bind="query-params")
     if every:
@@ -53,6 +55,8 @@ if missing:
     st.warning(f"Select at least one value for: {', '.join(missing)}.")
     st.stop()
 
+# the study's 32 and, while they are added, the encoders beyond it (a local run of one of those
+# counts too: it is in the view's rows)
 encoders = [e for e in labels.encoders_of_families(families) if e in lv["encoder"]]
 if not encoders:
     st.info("No encoder of the chosen families has results.")
@@ -63,6 +67,9 @@ filter_args = dict(datasets=None if every else tuple(chosen_datasets), models=tu
                    encoders=tuple(encoders), splits=(split,), tasks=(task,))
 common.origin_banner(choice, prefer, **filter_args)
 rows = common.scores(db, version, **filter_args, origins=origins, prefer=prefer)
+# the coverage grid and the heatmap hold the study's encoders and those of the view's rows, not
+# an encoder whose results this view leaves out (beyond the study while they are not added)
+encoders = [e for e in encoders if e in vocab.ENCODERS or e in set(rows["encoder"])]
 if rows.empty:
     st.info("No results for this combination of filters. Widen the selection "
             "(e.g. LGBM has results only without tuning, SVM none with model tuning).")

@@ -50,3 +50,27 @@ def test_chosen_they_rank_among_the_32_on_the_datasets_they_cover(beyond_db):
     assert "on the 2 dataset(s) they cover" in banner
     # the controls' agreement with the published cells is said
     assert "Their controls agree with the published cells" in banner
+
+
+def test_their_family_is_the_registry_s_in_tables_and_exports(beyond_db):
+    """An encoder beyond the study is labelled with its registry family ("beyond the study"),
+    never "(not in registry)", in the Consensus table (the frame its exports write)."""
+    at = open_page("consensus", {"model": "LogReg", "tuning": "no", "metric": "AUC", "beyond": "true"})
+    ranking = _rankings(at)
+    assert ranking.set_index("encoder").loc["SkTE", "family"] == "beyond the study"
+    assert "(not in registry)" not in set(ranking["family"])
+
+
+def test_the_explorer_adds_them_with_their_family(beyond_db):
+    """The Results explorer's beyond toggle adds the encoders beyond the study: its banner names
+    them (not "added (0: )"), its rows hold them under their registry family, and its count of
+    encoders includes them."""
+    at = open_page("explorer", {"model": "LogReg", "tuning": "no", "metric": "AUC", "beyond": "true"})
+    shown = texts(at)
+    assert "Encoders beyond the study are added (1: SkTE)" in shown
+    assert "added (0: )" not in shown
+    rows = at.dataframe[0].value
+    assert set(rows.loc[rows["encoder"] == "SkTE", "family"]) == {"beyond the study"}
+    assert "33 encoders" in shown
+    off = open_page("explorer", {"model": "LogReg", "tuning": "no", "metric": "AUC"})
+    assert "32 encoders" in texts(off) and "SkTE" not in set(off.dataframe[0].value["encoder"])

@@ -556,3 +556,25 @@ def test_replicability_legend_draws_full_colour_strokes_on_both_themes():
     vega = vl_convert.vegalite_to_vega(spec)
     assert len(vega["legends"]) == 1 and vega["legends"][0]["symbolOpacity"] == 1
     assert min(_contrast(c, bg) for c in plots.SERIES_COLORS for bg in BACKGROUNDS) >= 3.0
+
+
+def _family_colors(spec: dict) -> dict[str, str]:
+    for layer in _layers(spec):
+        color = layer.get("encoding", {}).get("color", {})
+        if color.get("field") == "family":
+            return dict(zip(color["scale"]["domain"], color["scale"]["range"]))
+    raise AssertionError("no family colour in the chart")
+
+
+def test_a_family_has_one_colour_in_every_chart():
+    """Families are coloured by their fixed place in the registry's order, not by the order of
+    the families a chart happens to hold: "binning" is drawn in the same colour by bars holding
+    three families and by boxes holding one, and the legend lists only the families present."""
+    ranking = pd.DataFrame({"encoder": ["OH", "DMT_2", "SkTE"], "rank": [1, 2, 3],
+                            "family": ["identifier", "binning", "beyond the study"]})
+    bars = _family_colors(plots.consensus_bars(ranking, color="family").to_dict())
+    scores = pd.DataFrame({"encoder": ["DMT_2"] * 3, "cv_score": [0.1, 0.2, 0.3], "family": ["binning"] * 3})
+    boxes = _family_colors(plots.box_by_encoder(scores, value="cv_score", color="family").to_dict())
+    assert list(bars) == ["identifier", "binning", "beyond the study"] and list(boxes) == ["binning"]
+    assert bars["binning"] == boxes["binning"]
+    assert len(set(bars.values())) == 3
