@@ -8,7 +8,7 @@ db info             what the database holds
 run ...             run a grid of experiments (see ``python -m encbench run --help``)
 runs                list runs with status and counts
 worker              drain the app's run queue (started by the app; one at a time)
-encoders            list the study's 32 encoders and the installed encoder plugins
+encoders            list the study's 32 encoders, those beyond the study and the installed plugins
 place RUN_ID        where a run's custom encoder ranks among the published 32 (``compare``, its
                     old name, still works and says so)
 recommend FILE:TARGET  which encoder for this dataset, from the most similar published datasets
@@ -170,10 +170,15 @@ def cmd_worker(args) -> int:
 
 
 def cmd_encoders(args) -> int:
-    from encbench.encoders import REGISTRY
+    from encbench.encoders import BEYOND_REGISTRY, REGISTRY
 
     print(f"the study's {len(REGISTRY)} encoders:")
     for spec in REGISTRY.values():
+        print(f"  {spec.name:<11} {spec.family:<18} {spec.description}")
+    # the family column reads "beyond the study" for each: the registry's mark, not a restatement
+    print(f"\n{len(BEYOND_REGISTRY)} encoders beyond the study (--encoders beyond runs them all, "
+          f"--encoders NAME one of them):")
+    for spec in BEYOND_REGISTRY.values():
         print(f"  {spec.name:<11} {spec.family:<18} {spec.description}")
     found = plugins()
     print(f"\nplugins (entry points in group {ENTRY_POINT_GROUP!r}): {len(found) or 'none installed'}")
@@ -608,7 +613,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="exit after the queue has been empty this many seconds (default 300)")
     worker.set_defaults(func=cmd_worker)
 
-    encoders = sub.add_parser("encoders", help="list the study's encoders and installed encoder plugins")
+    encoders = sub.add_parser("encoders", help="list the study's encoders, those beyond the study and "
+                                                    "installed encoder plugins")
     encoders.set_defaults(func=cmd_encoders)
 
     place = sub.add_parser(

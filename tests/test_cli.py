@@ -162,3 +162,22 @@ def test_private_files_makes_what_follows_owner_only_under_any_umask(tmp_path):
         done = subprocess.run([sys.executable, "-c", code, umask], cwd=folder, capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
         assert done.stdout.split() == expected.split(), umask
+
+
+def test_the_encoders_command_lists_the_encoders_beyond_the_study(capsys):
+    """`encbench encoders` lists the 11 encoders that `--encoders beyond` runs, each marked with the
+    registry's family "beyond the study" and its description, after the study's 32 (it used to list
+    only the 32 and the plugins)."""
+    from encbench.encoders import BEYOND_REGISTRY, REGISTRY
+
+    assert main(["encoders"]) == 0
+    out = capsys.readouterr().out
+    head, _, beyond = out.partition("encoders beyond the study")
+    assert beyond, out
+    assert "11 " in head.splitlines()[-1] and "--encoders beyond" in beyond.splitlines()[0]
+    lines = {line.split()[0]: line for line in beyond.splitlines()[1:] if line.startswith("  ")}
+    assert list(lines) == list(BEYOND_REGISTRY) and len(lines) == 11
+    for name, spec in BEYOND_REGISTRY.items():
+        assert "beyond the study" in lines[name] and spec.description in lines[name]
+        assert f"  {name} " not in head                          # not among the study's 32
+    assert all(f"  {name:<11} {spec.family}" in head for name, spec in REGISTRY.items())
