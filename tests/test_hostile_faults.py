@@ -547,6 +547,27 @@ def _zero_main_header(path: Path) -> None:
         fh.write(b"\0" * 4096)
 
 
+def _damage_result_blocks(path: Path, con=None) -> None:
+    """Flip one byte in each of the first blocks holding the results table: the headers, the
+    catalog and the tables read when the file is opened stay sound, only reading the results
+    finds it (a disk fault under a database). ``con``: a connection this process holds on it."""
+    import contextlib
+
+    import duckdb
+
+    with contextlib.nullcontext(con) if con is not None else duckdb.connect(str(path), read_only=True) as con:
+        blocks = [b for (b,) in con.execute("SELECT DISTINCT block_id FROM pragma_storage_info('results') "
+                                            "WHERE block_id >= 0 ORDER BY block_id").fetchall()][:3]
+        block_size = con.execute("SELECT block_size FROM pragma_database_size()").fetchone()[0]
+    with open(path, "r+b") as fh:
+        for block in blocks:
+            offset = 3 * 4096 + block * block_size + 100
+            fh.seek(offset)
+            byte = fh.read(1)
+            fh.seek(offset)
+            fh.write(bytes([byte[0] ^ 0xFF]))
+
+
 @dataclass(frozen=True)
 class Damage:
     name: str
@@ -563,6 +584,10 @@ DAMAGES = [
            r"has a damaged header: the checksum of its database header 1 \(bytes 4,096-8,191\) does not match"),
     Damage("not a database", _zero_main_header,
            r"is not a DuckDB database: its header is damaged \(no DuckDB signature at byte 8\)"),
+    # `runs` used to republish the snapshot from it (the sound one lost) and `run` to crash
+    Damage("damaged data blocks", _damage_result_blocks,
+           r"cannot be read \(DuckDB: Corrupt database file: computed checksum \d+ does not match stored "
+           r"checksum \d+ in block at location \d+\)"),
 ]
 
 
@@ -578,8 +603,9 @@ def test_a_damaged_database_is_named_by_every_command_and_nothing_changes(damage
     db = private_db
     damage.apply(db)
     before = _files(db.parent)
-    commands = [["db", "info"], ["db", "init"], ["runs"],
-                ["run", "--datasets", "bundled:tic-tac-toe", "--encoders", "OH", "--models", "DT", "--metrics", "AUC"]]
+    commands = [["db", "info"], ["db", "init"], ["runs"], ["db", "import-published"],
+                ["run", "--datasets", "bundled:tic-tac-toe", "--encoders", "OH", "--models", "DT", "--metrics", "AUC"],
+                ["db", "info"]]                                  # still sound after the others
     for command in commands:
         capsys.readouterr()
         assert main([*command, "--db", str(db)]) == 2, command        # no traceback: main returned

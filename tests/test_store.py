@@ -532,3 +532,41 @@ def test_an_existing_database_keeps_its_mode_and_its_snapshot_follows_it(tmp_pat
     reader = Reader(path)
     assert set(queries.list_runs(reader)["run_id"]) == {"r1", "r2"}
     reader.close()
+
+
+# -- damage inside the blocks -------------------------------------------------------------------
+def test_a_snapshot_is_never_published_from_a_database_damaged_under_its_writer(private_db):
+    """Blocks of the database damaged on disk while a writer holds it (it passed its check when
+    opened): publishing refuses the copy with what to do, and the sound snapshot stays as it was."""
+    from test_hostile_faults import _damage_result_blocks, _digest
+
+    from encbench.store.db import DatabaseDamaged
+
+    db, snapshot = private_db, snapshot_path(private_db)
+    before = _digest(snapshot)
+    sound = r"cannot be read \(DuckDB: Corrupt database file: .*its read snapshot .* is sound"
+    with pytest.raises(DatabaseDamaged, match=sound), Writer(db, publish=False) as writer:
+        _damage_result_blocks(db, writer.con)
+        writer.publish()
+    assert _digest(snapshot) == before
+    assert not list(db.parent.glob(".*.tmp"))                       # no half-published copy left
+
+
+def test_the_recovery_advice_names_only_a_snapshot_that_reads(private_db):
+    """A snapshot copied from a database already damaged inside has sound headers: the advice
+    reads it before calling it sound, and otherwise says to restore a backup or rebuild."""
+    from test_hostile_faults import _damage_result_blocks
+
+    from encbench.store.db import DatabaseDamaged, verify_database
+
+    db = private_db
+    _damage_result_blocks(db)
+    with pytest.raises(DatabaseDamaged, match="is sound"):
+        verify_database(db, read=True)
+    _damage_result_blocks(snapshot_path(db))
+    with pytest.raises(DatabaseDamaged) as raised:
+        verify_database(db, read=True)
+    assert "is sound" not in str(raised.value)
+    assert "restore it from a backup, or move it aside" in str(raised.value)
+    with pytest.raises(DatabaseDamaged, match="restore it from a backup"):
+        Writer(db)                                                   # every writer checks the blocks

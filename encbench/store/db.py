@@ -127,16 +127,20 @@ _READ_CHECKS = {
 }
 
 
+#: what DuckDB says when another process (a lock) or this one (an attached file) holds a file
+_IN_USE = re.compile(r"lock|already attached", re.IGNORECASE)
+
+
 def read_problem(path: Path | str) -> str | None:
     """Read every table of a DuckDB file (read-only, through a private instance); what DuckDB
     says if a block is missing or damaged, None if all reads (or the file is held by a writer,
-    whose own reads would say so)."""
+    another process or this one, whose own reads would say so)."""
     con = duckdb.connect(":memory:")
     try:
         try:
             con.execute("ATTACH ? AS checked (READ_ONLY)", [str(path)]).fetchall()
-        except duckdb.IOException as exc:
-            if "lock" in str(exc).lower():
+        except duckdb.Error as exc:
+            if _IN_USE.search(str(exc)):
                 return None
             raise
         tables = {row[0] for row in con.execute(
@@ -174,10 +178,17 @@ def is_damage(exc: BaseException) -> bool:
     return isinstance(exc, duckdb.Error) and any(w in text for w in _DAMAGE_WORDS)
 
 
+def file_problem(path: Path | str) -> str | None:
+    """What is wrong with a DuckDB file: its headers (:func:`database_problem`), then every table
+    read (:func:`read_problem`); None if it is sound."""
+    return database_problem(path) or read_problem(path)
+
+
 def _healthy_snapshot(db_path: Path) -> Path | None:
-    """The read snapshot of ``db_path`` if its headers are sound, else None."""
+    """The read snapshot of ``db_path`` if it is sound, headers and every block read (a snapshot
+    whose headers are sound may have been copied from a database already damaged inside)."""
     snapshot = snapshot_path(db_path)
-    return snapshot if snapshot.exists() and database_problem(snapshot) is None else None
+    return snapshot if snapshot.exists() and file_problem(snapshot) is None else None
 
 
 def damaged_message(db_path: Path | str, problem: str) -> str:
@@ -364,6 +375,11 @@ def publish_snapshot(con: duckdb.DuckDBPyConnection, db_path: Path | str, source
             os.fchmod(fd, os.fstat(source_fd).st_mode & 0o777)
         finally:
             os.close(fd)
+        # the snapshot is the copy to recover from: a copy of a database damaged on disk (blocks
+        # the writer never read) never replaces it (about 0.02 s for the published results)
+        problem = file_problem(tmp_name)
+        if problem is not None:
+            raise DatabaseDamaged(damaged_message(db_path, problem.replace(tmp_name, str(db_path))))
         os.replace(tmp_name, target)
     except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):

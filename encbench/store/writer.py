@@ -93,8 +93,10 @@ class Writer:
         created = self._created = on_disk and not Path(self.path).exists()
         if on_disk:
             make_private_dirs(Path(self.path).parent)
-            if not created:  # refuse a damaged file before DuckDB reads it (or replays a log onto it)
-                verify_database(self.path)
+            if not created:  # refuse a damaged file before DuckDB reads it (or replays a log onto
+                # it), blocks included: every command that writes stops here with what to do, and
+                # a damaged file never reaches a snapshot (publish_snapshot checks its copy too)
+                verify_database(self.path, read=True)
         try:
             self.con = duckdb.connect(str(self.path))
         except duckdb.IOException as exc:
