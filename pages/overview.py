@@ -51,7 +51,8 @@ everything = common.scores(db, version, origins=origins, prefer=prefer, tasks=ta
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
-def headline(db: str, version: tuple, origins: tuple, prefer: str, tasks: tuple = ("binary",)):
+def headline(db: str, version: tuple, origins: tuple, prefer: str,
+             tasks: tuple = ("binary",)) -> overview.Headline:
     return overview.headline_consensus(common.scores(db, version, origins=origins, prefer=prefer, tasks=tasks))
 
 
@@ -66,7 +67,7 @@ def result_counts(db: str, version: tuple, origins: tuple, prefer: str,
 # Charts are cached as Vega-Lite specs, as on the other pages.
 @st.cache_data(show_spinner=False, max_entries=4)
 def charts(db: str, version: tuple, origins: tuple, prefer: str, tasks: tuple = ("binary",)) -> dict[str, dict]:
-    table = headline(db, version, origins, prefer, tasks)
+    table = headline(db, version, origins, prefer, tasks).table
     bars = plots.consensus_bars(table, value="mean_rank",
                                 value_title=f"{vocab.STRATEGY_REGISTRY[HEADLINE].description} ({HEADLINE})",
                                 color="family", title=f"Consensus over all results ({HEADLINE})")
@@ -78,16 +79,21 @@ def charts(db: str, version: tuple, origins: tuple, prefer: str, tasks: tuple = 
 st.subheader(f"Headline consensus: {HEADLINE} over everything")
 st.caption(
     "Every (dataset, model, tuning, metric) with results is one voter; within a voter encoders are "
-    f"ranked by score (1 = best) and the consensus orders them by their mean rank ({HEADLINE}). "
-    "Per-combination rankings and other aggregations are on the *Consensus* page."
+    f"ranked by score (1 = best; a lower-is-better metric such as RMSE counts a lower score as better) "
+    f"and the consensus orders them by their mean rank ({HEADLINE}). Every encoder is ranked over the "
+    "same voters, those where all of them have a result: a mean over different voters would compare "
+    "encoders on different questions. Per-combination rankings and other aggregations are on the "
+    "*Consensus* page."
 )
-table = headline(db, version, origins, prefer, tasks)
+head = headline(db, version, origins, prefer, tasks)
+table = head.table
 prov = common.provenance("overview", {"strategy": HEADLINE, "scope": "all results", "origin": choice,
                                       **({"prefer": prefer} if choice == "both" else {})},
                          everything, version, task=task)
-best = table.loc[table["rank"] == 1, "encoder"].tolist()
-st.markdown(f"Best overall: **{', '.join(best)}** (mean rank {table['mean_rank'].iloc[0]:.2f} "
-            f"over {int(table['n_voters'].iloc[0]):,} voters).")
+best = head.best
+with st.container(key="headline-best"):
+    st.markdown(f"Best overall: **{', '.join(best)}**{' (tied)' if len(best) > 1 else ''} (mean rank "
+                f"{table['mean_rank'].iloc[0]:.2f}; {head.coverage_text}).")
 left, right = st.columns([1, 1])  # 3:2 left the table too narrow for its five columns
 with left:
     common.show_chart(charts(db, version, origins, prefer, tasks)["headline-consensus"], "headline-consensus", prov)
@@ -96,6 +102,13 @@ with right:
     common.show_table(table[["rank", "encoder", "family", "mean_rank", "n_voters"]],
                       "headline-consensus", prov, height=420, best={"mean_rank": "min"},
                       column_config={"mean_rank": st.column_config.NumberColumn("mean rank", format="%.3f"),
+                                     "n_voters": st.column_config.NumberColumn("voters")})
+if len(head.left_out):
+    st.caption("Not in the headline ranking, as their results cover too few of the voters: their mean rank "
+               "over the voters they have, among the encoders each of those has, is not comparable with the "
+               "ranking above. The *Consensus* page ranks them per model, tuning and metric.")
+    common.show_table(head.left_out, "headline-left-out", prov,
+                      column_config={"mean_rank": st.column_config.NumberColumn("own mean rank", format="%.3f"),
                                      "n_voters": st.column_config.NumberColumn("voters")})
 
 # Below the headline, one section at a time: only the open tab is drawn (stateful tabs, bound to

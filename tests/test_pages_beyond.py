@@ -74,3 +74,15 @@ def test_the_explorer_adds_them_with_their_family(beyond_db):
     assert "33 encoders" in shown
     off = open_page("explorer", {"model": "LogReg", "tuning": "no", "metric": "AUC"})
     assert "32 encoders" in texts(off) and "SkTE" not in set(off.dataframe[0].value["encoder"])
+
+
+def test_the_overview_ranks_over_shared_voters_and_lists_those_left_out(beyond_db):
+    """With the encoders beyond the study added, the Overview's headline no longer ranks SkTE
+    (2 voters here) by a mean over other voters than the 32's: it ranks the 32 over the voters
+    they all share and lists SkTE apart with its own voters."""
+    at = open_page("overview", {"beyond": "true"})
+    best = next(m.value for m in at.markdown if m.value.startswith("Best overall"))
+    assert "left out as they have results on too few voters: SkTE (2 voters)" in best
+    headline, left_out = at.dataframe[0].value, at.dataframe[1].value
+    assert "SkTE" not in set(headline["encoder"]) and headline["n_voters"].nunique() == 1
+    assert left_out["encoder"].tolist() == ["SkTE"] and left_out["family"].tolist() == ["beyond the study"]

@@ -23,9 +23,11 @@ def test_overview_shows_contents_and_headline(published_env):
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Results"] == "61,812" and metrics["Datasets"] == "50" and metrics["Encoders"] == "32"
     assert "Best overall: **WoE**" in texts(at)
+    # every encoder's mean rank covers the same voters, and the line says which
+    assert "each of the 32 encoders over the same 1,311 voters" in texts(at)
     assert len(charts(at)) == 2                       # headline consensus + counts
     headline = at.dataframe[0].value
-    assert len(headline) == 32 and headline["rank"].iloc[0] == 1
+    assert len(headline) == 32 and headline["rank"].iloc[0] == 1 and set(headline["n_voters"]) == {1311}
     open_exports(at, "chart-headline-consensus", "table-headline-consensus")
     labels = {b.proto.label for b in at.download_button}
     assert {"CSV", "Parquet", "LaTeX", "Provenance", "PNG", "SVG"} <= labels

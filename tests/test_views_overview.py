@@ -16,11 +16,54 @@ def everything(published_reader):
 
 
 def test_headline_consensus_over_everything(everything):
-    table = overview.headline_consensus(everything)
-    assert sorted(table["encoder"]) == sorted(vocab.ENCODERS)
+    """The headline ranks all 32 encoders over the voters where every one of them has a result
+    (the published data: 1,311 of 2,036), each encoder's mean rank over those same voters, and
+    equals R-M computed naively on them."""
+    head = overview.headline_consensus(everything)
+    table = head.table
+    assert sorted(table["encoder"]) == sorted(vocab.ENCODERS) and head.left_out.empty
     assert table["rank"].iloc[0] == 1 and table["mean_rank"].is_monotonic_increasing
-    expected = stats.consensus(pool_combinations(everything), "R-M")
+    assert set(table["n_voters"]) == {head.n_voters} and (head.n_voters, head.n_all_voters) == (1311, 2036)
+    pooled = pool_combinations(everything)
+    complete = pooled.groupby("dataset")["encoder"].nunique() == 32
+    shared = pooled[pooled["dataset"].isin(complete.index[complete])]
+    expected = stats.consensus(shared, "R-M")
     assert (table.set_index("encoder")["rank"].sort_index() == expected.sort_index()).all()
+    # a naive mean of dense ranks per voter
+    dense = shared.groupby("dataset")["cv_score"].rank(method="dense", ascending=False)
+    naive = dense.groupby(shared["encoder"]).mean()
+    assert table.set_index("encoder")["mean_rank"].sort_index().to_numpy() == pytest.approx(
+        naive.sort_index().to_numpy())
+    assert head.best == ["WoE"] and "same 1,311 voters" in head.coverage_text
+
+
+def test_an_encoder_on_few_voters_is_left_out_of_the_headline_and_listed():
+    """An encoder with results on few voters (as Native, run with two models only) would shrink
+    the comparison to them: it is left out and listed with its own voters, and the others are
+    ranked over the voters they all have. Hand-built: X beats Y everywhere, Z only on voter a."""
+    rows = []
+    for d in range(6):
+        rows += [dict(dataset=str(d), model="LogReg", tuning="no", scoring="AUC", encoder="X", cv_score=0.9),
+                 dict(dataset=str(d), model="LogReg", tuning="no", scoring="AUC", encoder="Y", cv_score=0.8)]
+    rows.append(dict(dataset="0", model="LogReg", tuning="no", scoring="AUC", encoder="Z", cv_score=1.0))
+    head = overview.headline_consensus(pd.DataFrame(rows))
+    assert head.table["encoder"].tolist() == ["X", "Y"] and head.table["mean_rank"].tolist() == [1.0, 2.0]
+    assert head.n_voters == 6 and set(head.table["n_voters"]) == {6}
+    assert head.left_out[["encoder", "n_voters", "mean_rank"]].values.tolist() == [["Z", 1, 1.0]]
+    assert "Z (1 voters)" in head.coverage_text
+
+
+def test_the_headline_pools_metrics_of_both_directions_oriented():
+    """RMSE (lower is better) and R2 pooled: each voter ranks its encoders best first, so A, the
+    lower RMSE and the higher R2, is first under both."""
+    rows = []
+    for d in range(3):
+        rows += [dict(dataset=str(d), model="LogReg", tuning="no", scoring="RMSE", encoder="A", cv_score=1.0),
+                 dict(dataset=str(d), model="LogReg", tuning="no", scoring="RMSE", encoder="B", cv_score=2.0),
+                 dict(dataset=str(d), model="LogReg", tuning="no", scoring="R2", encoder="A", cv_score=0.9),
+                 dict(dataset=str(d), model="LogReg", tuning="no", scoring="R2", encoder="B", cv_score=0.5)]
+    head = overview.headline_consensus(pd.DataFrame(rows))
+    assert head.best == ["A"] and head.table["mean_rank"].tolist() == [1.0, 2.0] and head.n_voters == 6
 
 
 def test_datasets_in_view_keeps_the_view_s_datasets_and_counts_its_rows():

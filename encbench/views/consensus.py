@@ -22,6 +22,7 @@ import pandas as pd
 
 from encbench import stats
 from encbench.experiment import settings_of
+from encbench.metrics import greater_is_better
 from encbench.stats.similarity import agreement_matrices
 from encbench.views.labels import combination_label, encoder_families, strategy_label
 from encbench.vocab import FACTORS
@@ -39,6 +40,24 @@ def pool_combinations(scores: pd.DataFrame) -> pd.DataFrame:
         voter = voter + "|" + frame[factor].astype(str)
     frame["dataset"] = voter
     return frame
+
+
+def oriented(scores: pd.DataFrame) -> pd.DataFrame:
+    """``scores`` higher-is-better without a ``scoring`` column: the scores of a lower-is-better
+    metric (RMSE, MAE) negated.
+
+    For pooled voters that each hold one metric (a task's RMSE and R2 pooled): ranks within a
+    voter are then the metric's own, best first, so any rank-based strategy pools them (the
+    statistics refuse to pool scores by metric name when the directions differ, since they
+    cannot tell which voter holds which)."""
+    if "scoring" not in scores.columns:
+        return scores
+    lower = ~scores["scoring"].astype(str).map(greater_is_better).to_numpy(dtype=bool)
+    out = scores.drop(columns="scoring")
+    if lower.any():
+        out = out.assign(cv_score=np.where(lower, -out["cv_score"].to_numpy(dtype=float),
+                                           out["cv_score"].to_numpy(dtype=float)))
+    return out
 
 
 def combinations_of(scores: pd.DataFrame) -> list[tuple[str, ...]]:

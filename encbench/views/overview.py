@@ -3,12 +3,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-import numpy as np
 import pandas as pd
 
 from encbench import stats
-from encbench.metrics import greater_is_better
-from encbench.views.consensus import pool_combinations
+from encbench.views.consensus import oriented, pool_combinations
 from encbench.views.labels import encoder_families
 from encbench.vocab import ordered
 
@@ -60,36 +58,116 @@ def datasets_in_view(datasets: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFra
 HEADLINE_STRATEGY = "R-M"
 
 
-def oriented(scores: pd.DataFrame) -> pd.DataFrame:
-    """``scores`` higher-is-better without a ``scoring`` column: the scores of a lower-is-better
-    metric (RMSE, MAE) negated. For a pooled rank strategy whose voters each hold one metric
-    (a task's RMSE and R2 pooled): ranks within a voter are then the metric's own, which the
-    statistics refuse to pool by metric name since the directions differ."""
-    if "scoring" not in scores.columns:
-        return scores
-    lower = ~scores["scoring"].astype(str).map(greater_is_better).to_numpy(dtype=bool)
-    out = scores.drop(columns="scoring")
-    if lower.any():
-        out = out.assign(cv_score=np.where(lower, -out["cv_score"].to_numpy(dtype=float),
-                                           out["cv_score"].to_numpy(dtype=float)))
-    return out
+@dataclass(frozen=True)
+class Headline:
+    """The Overview's headline consensus: encoders ranked over the same voters.
+
+    A mean rank over unequal voter sets compares encoders on different questions (in the
+    published data WoE has 2,004 voters, OH 1,846, Sum 1,797; Native, beyond the study, only
+    LightGBM's and HGB's). So the headline ranks over the voters (each (dataset, model, tuning,
+    metric)) where every ranked encoder has a result; an encoder that alone would more than
+    halve those voters is left out of it (:func:`comparable_voters`) and listed apart, with the
+    voters it has.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        ``encoder, rank, mean_rank, n_voters, family``, best first; every row has the same
+        ``n_voters`` (:attr:`n_voters`).
+    left_out : pandas.DataFrame
+        ``encoder, family, n_voters, mean_rank``: the encoders left out, with their mean rank
+        over their own voters (among the encoders each of those has), fewest voters first.
+    n_voters : int
+        The voters the ranking uses.
+    n_all_voters : int
+        The voters of the view.
+    """
+
+    table: pd.DataFrame
+    left_out: pd.DataFrame
+    n_voters: int
+    n_all_voters: int
+
+    @property
+    def best(self) -> list[str]:
+        """The rank-1 encoders."""
+        return self.table.loc[self.table["rank"] == 1, "encoder"].astype(str).tolist()
+
+    @property
+    def coverage_text(self) -> str:
+        """What the means cover, in words (markdown)."""
+        text = (f"each of the {len(self.table)} encoders over the same {self.n_voters:,} voters, the "
+                f"(dataset, model, tuning, metric) where all of them have a result ({self.n_all_voters:,} "
+                f"in the view)")
+        if len(self.left_out):
+            text += ("; left out as they have results on too few voters: "
+                     + ", ".join(f"{e} ({n:,} voters)" for e, n in
+                                 zip(self.left_out["encoder"], self.left_out["n_voters"])))
+        return text
 
 
-def headline_consensus(scores: pd.DataFrame) -> pd.DataFrame:
-    """:data:`HEADLINE_STRATEGY` (R-M) over everything: every (dataset, model, tuning, metric) is a voter.
+def comparable_voters(pooled: pd.DataFrame) -> tuple[list[str], pd.Index]:
+    """The encoders to rank together and the voters where every one of them has a result.
+
+    Starting from every encoder, the one with the fewest voters is left out while that at least
+    doubles the voters all the others have (so one encoder run on few combinations, e.g. Native
+    on two models, does not shrink the comparison to those); two encoders always stay.
+
+    Parameters
+    ----------
+    pooled : pandas.DataFrame
+        ``dataset`` (the voter) and ``encoder`` columns, one row per result.
 
     Returns
     -------
-    pandas.DataFrame
-        ``encoder, rank, mean_rank, n_voters, family``, best first.
+    (encoders, voters)
+        The encoders kept, most voters first, and the voters where all of them have a result.
+
+    Examples
+    --------
+    >>> rows = [(v, e) for v in "abcdef" for e in ("X", "Y")] + [("a", "Z")]
+    >>> encoders, voters = comparable_voters(pd.DataFrame(rows, columns=["dataset", "encoder"]))
+    >>> encoders, list(voters)
+    (['Y', 'X'], ['a', 'b', 'c', 'd', 'e', 'f'])
+    """
+    present = pd.crosstab(pooled["dataset"], pooled["encoder"]) > 0
+    counts = present.sum().sort_values(kind="stable")
+    keep = list(counts.index)
+    complete = present[keep].all(axis=1)
+    for encoder in counts.index[:-2]:
+        rest = [e for e in keep if e != encoder]
+        without = present[rest].all(axis=1)
+        if int(without.sum()) < max(2 * int(complete.sum()), 1):
+            break
+        keep, complete = rest, without
+    return keep[::-1], present.index[complete.to_numpy()]
+
+
+def headline_consensus(scores: pd.DataFrame) -> Headline:
+    """:data:`HEADLINE_STRATEGY` (R-M) over everything: every (dataset, model, tuning, metric) is
+    a voter, and the encoders are ranked over the voters they all have (:class:`Headline`).
+
+    Scores of a lower-is-better metric are negated first (:func:`oriented`), so voters of
+    several metrics (RMSE, MAE, R2) each rank their encoders best first.
     """
     pooled = oriented(pool_combinations(scores))
-    ranking = stats.consensus(pooled, HEADLINE_STRATEGY)
-    ranks = stats.dataset_ranks(pooled)
-    per_encoder = ranks.groupby("encoder")["rank"].agg(mean_rank="mean", n_voters="size")
+    encoders, voters = comparable_voters(pooled)
+    shared = pooled[pooled["dataset"].isin(voters) & pooled["encoder"].isin(encoders)]
+    ranking = stats.consensus(shared, HEADLINE_STRATEGY)
+    per_encoder = stats.dataset_ranks(shared).groupby("encoder")["rank"].agg(mean_rank="mean", n_voters="size")
     out = ranking.rename("rank").to_frame().join(per_encoder).reset_index()
     out["family"] = encoder_families(out["encoder"]).to_numpy()
-    return out.sort_values(["rank", "encoder"], kind="stable").reset_index(drop=True)
+    table = out.sort_values(["rank", "encoder"], kind="stable").reset_index(drop=True)
+    others = sorted(set(pooled["encoder"].astype(str)) - set(encoders))
+    left = pd.DataFrame(columns=["encoder", "family", "n_voters", "mean_rank"])
+    if others:
+        ranks = stats.dataset_ranks(pooled)
+        left = (ranks[ranks["encoder"].isin(others)].groupby("encoder")["rank"]
+                .agg(n_voters="size", mean_rank="mean").reset_index())
+        left.insert(1, "family", encoder_families(left["encoder"]).to_numpy())
+        left = left.sort_values(["n_voters", "encoder"], kind="stable").reset_index(drop=True)
+    return Headline(table=table, left_out=left, n_voters=int(len(voters)),
+                    n_all_voters=int(pooled["dataset"].nunique()))
 
 
 def counts_by_pair(scores: pd.DataFrame, x: str, color: str) -> pd.DataFrame:
