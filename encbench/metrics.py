@@ -116,6 +116,11 @@ class MetricSpec:
         binary target (:meth:`scorer_for` gives it per task).
     in_study : bool
         One of the published study's four metrics.
+    chance : callable or None
+        ``chance(n_classes)``: the score of a model that has learnt nothing, where it depends on
+        the number of classes alone (AUC 0.5, balanced accuracy ``1 / n_classes``, R2 0 for
+        predicting the mean); None where it depends on the data further (accuracy and F1 on the
+        class shares, RMSE and MAE on the target's spread). ``n_classes`` is None for regression.
     """
 
     name: str
@@ -127,6 +132,7 @@ class MetricSpec:
     bounds: tuple[float, float] | None
     inner_scorer: str
     in_study: bool = False
+    chance: Callable[[int | None], float] | None = None
 
     @property
     def label(self) -> str:
@@ -187,12 +193,25 @@ class MetricSpec:
 
 _CLASSIFICATION = ("binary", "multiclass")
 
+
+# chance levels (MetricSpec.chance): module functions, so that a spec pickles
+def _half(n_classes: int | None) -> float:
+    return 0.5
+
+
+def _one_in_classes(n_classes: int | None) -> float:
+    return 1.0 / n_classes
+
+
+def _zero(n_classes: int | None) -> float:
+    return 0.0
+
 #: Every metric, in display order: the study's four first (binary; their order is the published
 #: one), then those of the other task types.
 METRIC_REGISTRY = MappingProxyType({m.name: m for m in (
     MetricSpec("BAcc", "balanced accuracy: the mean of the recall of each class", _balanced_accuracy,
                needs_scores=False, greater_is_better=True, tasks=_CLASSIFICATION, bounds=(0.0, 1.0),
-               inner_scorer="balanced_accuracy", in_study=True),
+               inner_scorer="balanced_accuracy", in_study=True, chance=_one_in_classes),
     MetricSpec("F1", "F1 score of the positive class", _f1, needs_scores=False,
                greater_is_better=True, tasks=_CLASSIFICATION, bounds=(0.0, 1.0), inner_scorer="f1",
                in_study=True),
@@ -201,7 +220,7 @@ METRIC_REGISTRY = MappingProxyType({m.name: m for m in (
                inner_scorer="accuracy", in_study=True),
     MetricSpec("AUC", "area under the ROC curve, on the predicted probability of the positive class",
                _roc_auc, needs_scores=True, greater_is_better=True, tasks=_CLASSIFICATION,
-               bounds=(0.0, 1.0), inner_scorer="roc_auc", in_study=True),
+               bounds=(0.0, 1.0), inner_scorer="roc_auc", in_study=True, chance=_half),
     MetricSpec("RMSE", "root mean squared error", _rmse, needs_scores=False,
                greater_is_better=False, tasks=("regression",), bounds=None,
                inner_scorer="neg_root_mean_squared_error"),
@@ -209,7 +228,7 @@ METRIC_REGISTRY = MappingProxyType({m.name: m for m in (
                tasks=("regression",), bounds=None, inner_scorer="neg_mean_absolute_error"),
     MetricSpec("R2", "coefficient of determination (1 is perfect, below 0 worse than the mean)",
                _r2, needs_scores=False, greater_is_better=True, tasks=("regression",),
-               bounds=None, inner_scorer="r2"),
+               bounds=None, inner_scorer="r2", chance=_zero),
 )})
 
 
@@ -230,6 +249,18 @@ def get_metric(name: str) -> MetricSpec:
 def metrics_for(task: str) -> tuple[str, ...]:
     """Names of the metrics that serve ``task``, in display order."""
     return tuple(name for name, spec in METRIC_REGISTRY.items() if task in spec.tasks)
+
+
+def chance_level(name: str, n_classes: int | None = None) -> float | None:
+    """The score of a model that has learnt nothing (:attr:`MetricSpec.chance`), or None where
+    the registry does not know it: a metric without one, a custom metric, or a classification
+    metric asked without its number of classes."""
+    spec = METRIC_REGISTRY.get(name)
+    if spec is None or spec.chance is None:
+        return None
+    if "regression" not in spec.tasks and not n_classes:
+        return None
+    return float(spec.chance(n_classes))
 
 
 def greater_is_better(name: str) -> bool:

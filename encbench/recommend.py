@@ -42,7 +42,7 @@ from encbench import metafeatures, vocab
 from encbench.metafeatures import COUNT_FEATURES, DISTANCE_FEATURES, MetaFeatures
 from encbench.metrics import greater_is_better
 from encbench.resources import resource_dir
-from encbench.stats import dataset_ranks, rank_intervals
+from encbench.stats import consensus, dataset_ranks, rank_intervals
 
 logger = logging.getLogger(__name__)
 
@@ -226,6 +226,38 @@ class _Setting:
         """Expected regret of an encoder drawn at random among those with a result."""
         i = self.row[dataset]
         return float(np.nanmean(self.best[i] - self.values[i]))
+
+
+def published_consensus(scores: pd.DataFrame, *, model: str, tuning: str, scoring: str) -> pd.Series:
+    """The published consensus of one setting: what the advice and a run's result both call it.
+
+    R-M (mean rank) over every published dataset of the setting and every encoder with a
+    published result there (:func:`encbench.stats.consensus`), not over a subset of encoders: a
+    run of a few encoders reads its published ranks off this ranking (re-ranked among them, the
+    order kept), so the advice's global order and a run's "published rank" never disagree.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        Published ``scores`` rows (``dataset, model, tuning, scoring, encoder, cv_score``; a
+        ``split`` or ``task`` column keeps its ``cv`` / ``binary`` rows, the published ones).
+
+    Returns
+    -------
+    pandas.Series
+        Index ``encoder``, the dense rank (1 = best); empty when the setting has no published
+        scores.
+    """
+    keep = (scores["model"] == model) & (scores["tuning"] == tuning) & (scores["scoring"] == scoring)
+    if "split" in scores.columns:
+        keep &= scores["split"].fillna("cv") == "cv"
+    if "task" in scores.columns:
+        keep &= scores["task"].fillna("binary") == "binary"
+    rows = scores.loc[keep, ["dataset", "encoder", "cv_score", "scoring"]]
+    if rows.empty:
+        return pd.Series(dtype="int64", name="rank").rename_axis("encoder")
+    rows = rows.assign(dataset=rows["dataset"].astype(str))
+    return consensus(rows, "R-M")
 
 
 # --------------------------------------------------------------------------- validation
@@ -424,12 +456,14 @@ class Recommendation:
         The global R-M over every published dataset of the setting, same columns.
     validation : dict or None
         The setting's row of the validation summary (None: not validated).
-    use : {'neighbours', 'global'}
-        Which ranking the recommendation follows: the neighbours' only where the validation
-        shows the advisor beating the global winner (``advisor_used``: lower regret, at
-        :data:`ALPHA`), else the global one.
+    use : {'neighbours', 'global', 'OH'}
+        Which policy the recommendation follows (:func:`choose_policy`): the one of lowest
+        mean regret in the setting's validation among the global winner, always OH and the
+        advisor, the advisor only where it also beats the global winner clearly
+        (``advisor_used``: lower regret, at :data:`ALPHA`).
     recommended : tuple of str
-        The first :data:`N_TOP` encoders of that ranking.
+        The first :data:`N_TOP` encoders of that ranking (for ``OH``: OH, then the global
+        order).
     message : str
         The verdict in words, for the page and the command line.
     """
@@ -518,12 +552,39 @@ def recommend(features: MetaFeatures, scores: pd.DataFrame, *, model: str, scori
                                "distance": found.to_numpy()})
     local = _ordered_intervals(rank_intervals(setting[setting["dataset"].isin(set(found.index))], B=B, seed=seed))
     overall = _ordered_intervals(rank_intervals(setting, B=B, seed=seed))
-    use = "neighbours" if checked is not None and bool(checked.get("advisor_used")) else "global"
-    recommended = tuple((local if use == "neighbours" else overall)["encoder"].head(n_top))
+    use = choose_policy(checked)
+    if use == BASELINE_ENCODER:
+        order = [BASELINE_ENCODER, *[e for e in overall["encoder"] if e != BASELINE_ENCODER]]
+        recommended = tuple(order[:n_top])
+    else:
+        recommended = tuple((local if use == "neighbours" else overall)["encoder"].head(n_top))
     message = _message(checked, use, recommended, model, tuning, scoring, len(neighbours),
                        setting["dataset"].nunique())
     return Recommendation(model, tuning, scoring, features, neighbours, local, overall, checked, use,
                           recommended, message)
+
+
+#: the policies :func:`recommend` chooses between, as ``use`` names them, and their regret column
+POLICIES = {"global": "regret_global", BASELINE_ENCODER: f"regret_{BASELINE_ENCODER}", "neighbours": "regret_advisor"}
+
+
+def choose_policy(checked: dict | None) -> str:
+    """What the validation of a setting supports: ``global`` (the global R-M winner), ``OH``
+    (always the study's reference encoder) or ``neighbours`` (the advisor).
+
+    The policy of lowest mean regret over the held-out datasets; the advisor competes only where
+    it beats the global winner clearly (``advisor_used``), equal regrets go to the global winner,
+    then OH. Without a validation row: the global winner.
+    """
+    if checked is None:
+        return "global"
+    candidates = ["global", BASELINE_ENCODER] + (["neighbours"] if bool(checked.get("advisor_used")) else [])
+    regrets = {c: float(checked[POLICIES[c]]) for c in candidates}
+    best = "global"
+    for name in candidates[1:]:
+        if regrets[name] < regrets[best] - 1e-12:
+            best = name
+    return best
 
 
 def _message(checked: dict | None, use: str, recommended: tuple, model: str, tuning: str, scoring: str,
@@ -541,6 +602,13 @@ def _message(checked: dict | None, use: str, recommended: tuple, model: str, tun
     p_value = checked.get("p_value")
     p_text = "no difference to test" if p_value is None or pd.isna(p_value) else f"Wilcoxon p = {p_value:.3g}"
     figures += f"; {p_text}"
+    if use == BASELINE_ENCODER:
+        advisor = (" The advisor beat the global winner clearly, but always OH did better still."
+                   if checked.get("advisor_used") else "")
+        return (f"{setting}: in leave-one-dataset-out validation always picking {BASELINE_ENCODER} had the "
+                f"lowest mean regret ({figures}): lower than following the global R-M consensus, whose winner "
+                f"on the other datasets was a worse pick on the held-out one. So the recommendation is "
+                f"{BASELINE_ENCODER}, then the global consensus: {top}.{advisor}")
     if use == "neighbours":
         return (f"{setting}: recommended from the {k} most similar published datasets: {top}. In "
                 f"leave-one-dataset-out validation the advisor beat always picking the global winner "

@@ -26,7 +26,7 @@ def test_hand_computed_comparison():
     assert comp.rho == pytest.approx(-1.0)
     assert comp.jaccard == 0.0
     assert comp.n_published_datasets == 2
-    assert "B, C" in comp.summary and "recommends A" in comp.summary
+    assert "B, C" in comp.summary and "ranks first among these: A" in comp.summary
 
 
 def test_agreement_is_reported_only_over_enough_shared_encoders():
@@ -111,3 +111,116 @@ def test_published_agreement_counts_cells_within_the_tolerance_per_dataset():
     assert "1 of 4 experiments (25%) are within 0.005" in text and "below the 90%" in text and "encbench place" in text
     assert "3 of the 3 cells off are published cells known not to be reproducible" in text
     assert published_agreement(local.iloc[:0], published) == {}
+
+
+def test_published_ranks_are_the_advice_global_order_read_off_for_the_encoders_run():
+    """"The advice says the global R-M order is Sum, OH, WoE; the card says the published
+    consensus ranks OH 1": R-M recomputed over the encoders run alone reorders them. By hand:
+    global mean ranks A (1+4+1)/3 = 2, B (2+1+2)/3 = 1.67, so B before A; over {A, B} alone A
+    wins two datasets of three. The card must say B, as the advice's ranking does."""
+    from encbench.recommend import published_consensus
+    from encbench.stats import rank_intervals
+
+    scores = {"d1": {"A": .9, "B": .8, "C": .7, "D": .6}, "d2": {"B": .9, "C": .85, "D": .84, "A": .8},
+              "d3": {"A": .9, "B": .8, "C": .7, "D": .6}}
+    published = pd.DataFrame([dict(dataset=d, model="LogReg", tuning="no", scoring="AUC", encoder=e, cv_score=v)
+                              for d, row in scores.items() for e, v in row.items()])
+    global_ranks = published_consensus(published, model="LogReg", tuning="no", scoring="AUC")
+    assert global_ranks.to_dict() == {"B": 1, "A": 2, "C": 3, "D": 4}
+    # the advice's global ranking (recommend's ``overall``) has the same point ranks
+    advice = rank_intervals(published, B=10).set_index("encoder")["rank"]
+    assert advice.to_dict() == global_ranks.to_dict()
+    local = pd.DataFrame(dict(model="LogReg", tuning="no", scoring="AUC", encoder=["A", "B"], cv_score=[.7, .6]))
+    (comp,) = compare_with_published(local, published)
+    assert comp.table.set_index("encoder")["published_rank"].astype(int).to_dict() == {"B": 1, "A": 2}
+    assert "ranks first among these: B" in comp.summary and comp.n_published_datasets == 3
+
+
+def test_scores_that_read_the_same_share_a_rank():
+    """OH 0.94581 and MT 0.94579 both read 0.9458: the table must not rank them 1 and 2."""
+    from encbench.views.run_result import DECIMALS
+
+    local = pd.DataFrame(dict(model="LogReg", tuning="no", scoring="AUC", encoder=["OH", "MT", "Count"],
+                              cv_score=[0.94581, 0.94579, 0.9]))
+    (comp,) = compare_with_published(local, _published())
+    assert DECIMALS == 4
+    assert comp.table.set_index("encoder")["rank"].to_dict() == {"OH": 1, "MT": 1, "Count": 2}
+
+
+def _folds(cells, model="LogReg", scoring="AUC", split="cv", task="binary"):
+    """Fold rows from ``{encoder: [score per fold]}``."""
+    return pd.DataFrame([dict(model=model, tuning="no", scoring=scoring, split=split, task=task, encoder=e,
+                              fold=f, cv_score=v) for e, values in cells.items() for f, v in enumerate(values)])
+
+
+def test_pool_run_ranks_over_settings_and_folds_and_tests_the_winner_by_hand():
+    """Two settings x 4 folds x 3 encoders. Ranks by hand: AUC folds: A>B>C, A>B>C, B>A>C, A>B>C;
+    RMSE (lower is better) folds: A<B<C, B<A<C, A<B<C, A<B<C. Mean ranks A 10/8 = 1.25,
+    B 14/8 = 1.75, C 3. A beats B in 6 blocks, loses 2. Per fold, B's rank minus A's averaged
+    over the settings: [1, 0, 0, 1]; mean 0.5, sample var 1/3, corrected variance
+    (1/4 + 1/3) x 1/3, t = 0.5 / sqrt(7/36) = 1.134 on 3 df, two-sided p = 0.339."""
+    from scipy.stats import t as student
+
+    from encbench.views.run_result import pool_run
+
+    auc = _folds({"A": [.9, .9, .8, .9], "B": [.8, .8, .9, .8], "C": [.7, .7, .7, .7]})
+    rmse = _folds({"A": [1., 2., 1., 1.], "B": [2., 1., 2., 2.], "C": [3., 3., 3., 3.]}, scoring="RMSE",
+                  model="Ridge", task="regression")
+    answer = pool_run(pd.concat([auc, rmse]))
+    table = answer.ranking.set_index("encoder")
+    assert table["mean_rank"].to_dict() == pytest.approx({"A": 1.25, "B": 1.75, "C": 3.0})
+    assert table["rank"].to_dict() == {"A": 1, "B": 2, "C": 3}
+    assert (answer.winner, answer.runner_up, answer.wins, answer.losses) == ("A", "B", 6, 2)
+    t = 0.5 / (((1 / 4 + 1 / 3) * (1 / 3)) ** 0.5)
+    assert answer.p_value == pytest.approx(2 * student.sf(t, 3))
+    assert not answer.settled and answer.best == ("A", "B")          # C: every fold below A
+    assert table.loc["C", "p_vs_winner"] < 0.05
+    assert answer.headline.startswith("Use A: it ranks first over the run (2 settings x 4 folds; mean rank 1.25)")
+    assert "not a clear lead. B cannot be told from A" in answer.headline
+    # the fold spread, per setting and encoder: AUC of A is .9,.9,.8,.9 -> sd 0.05
+    spread = answer.per_setting.set_index(["scoring", "encoder"])
+    assert spread.loc[("AUC", "A"), "sd"] == pytest.approx(0.05) and spread.loc[("AUC", "A"), "n_folds"] == 4
+    assert spread.loc[("RMSE", "A"), "rank"] == 1                     # lower is better
+
+
+def test_pool_run_warns_when_the_best_is_no_better_than_chance_or_drop():
+    """LogReg at chance (BAcc 0.503 with a fold spread of 0.01), Ridge with R2 -2.2 under a time
+    split, and an encoder that does not beat Drop: each gets its warning; a clear winner none."""
+    from encbench.views.run_result import pool_run
+
+    chance = _folds({"Drop": [.49, .51, .50, .52, .48], "OH": [.50, .51, .49, .52, .495]}, scoring="BAcc")
+    answer = pool_run(chance)
+    (check,) = answer.baselines
+    assert check.kind == "chance" and check.best == "OH" and check.reference == 0.5
+    assert "not clearly above chance (BAcc 0.5; p = " in check.message
+    r2 = _folds({"OH": [-2.0, -2.4, -2.2, -2.1, -2.3], "MT": [-3.0] * 5}, model="Ridge", scoring="R2",
+                split="time", task="regression")
+    (check,) = pool_run(r2).baselines
+    assert check.kind == "chance" and "worse than predicting the mean (R2 0)" in check.message
+    assert check.message.startswith("Ridge / R2 / no tuning, time split: the best encoder, OH, scores R2 -2.2000")
+    drop = _folds({"Drop": [.80, .82, .81, .79, .80], "OH": [.81, .81, .82, .80, .79]})
+    (check,) = pool_run(drop).baselines
+    assert check.kind == "drop" and "not clearly better than Drop" in check.message
+    clear = _folds({"Drop": [.70, .72, .71, .69, .70], "OH": [.81, .83, .82, .80, .81]})
+    assert pool_run(clear).baselines == ()
+    # a multiclass balanced accuracy needs the number of classes for its chance level (1/3)
+    multi = _folds({"OH": [.34, .33, .35, .32, .33]}, scoring="BAcc", task="multiclass")
+    assert pool_run(multi).baselines == ()
+    (check,) = pool_run(multi, n_classes=3).baselines
+    assert check.reference == pytest.approx(1 / 3)
+
+
+def test_fold_scores_reads_the_folds_of_complete_experiments(mem_writer):
+    """The per-fold rows of a run, as the pooled answer reads them; an experiment with a failed
+    fold is left out, as the scores view leaves it out."""
+    from encbench.store import queries
+
+    mem_writer.ensure_run("r1", origin="local", status="done")
+    rows = [dict(run_id="r1", dataset="file:x", encoder=e, model="LogReg", tuning="no", scoring="AUC", fold=f,
+                 n_folds=2, cv_score=0.5 + 0.1 * f, time=0.1, status="ok" if (e, f) != ("MT", 1) else "failed",
+                 error=None) for e in ("OH", "MT") for f in (0, 1)]
+    mem_writer.write_results(rows)
+    got = queries.fold_scores(mem_writer, ["r1"])
+    assert got["encoder"].tolist() == ["OH", "OH"] and got["fold"].tolist() == [0, 1]
+    assert got["cv_score"].tolist() == pytest.approx([0.5, 0.6])
+    assert {"split", "task", "run_id"} <= set(got.columns)

@@ -211,6 +211,25 @@ def fold_spread(source: Source, run_ids: Sequence[str]) -> pd.DataFrame:
         [values or []])
 
 
+def fold_scores(source: Source, run_ids: Sequence[str]) -> pd.DataFrame:
+    """The per-fold scores of runs: one row per experiment, run and outer fold.
+
+    Returns columns ``run_id``, the result key (:data:`encbench.experiment.RESULT_KEY`: the
+    experiment key and ``fold``) and ``cv_score``, for the complete experiments only (every fold
+    ok), as in the ``scores`` view and :func:`fold_spread`. Published rows (one averaged row, fold
+    -1) are left out: they have no folds.
+    """
+    values = _as_list(run_ids)
+    key = ", ".join(("run_id", *EXPERIMENT_KEY))
+    return source.query(
+        f"SELECT r.run_id, {', '.join('r.' + c for c in RESULT_KEY)}, r.cv_score FROM results AS r "
+        f"JOIN (SELECT {key} FROM results WHERE fold >= 0 AND list_contains(?::VARCHAR[], run_id) "
+        f"      GROUP BY {key} HAVING bool_and(status = 'ok') AND count(*) = max(n_folds)) AS c "
+        f"USING ({key}) WHERE r.fold >= 0 "
+        f"ORDER BY r.run_id, {', '.join('r.' + c for c in RESULT_KEY)}",
+        [values or []])
+
+
 def datasets_with_scores(source: Source, origins: Sequence[str] | None = None) -> list[str]:
     """Dataset keys with ``scores`` rows of ``origins`` (None: every origin), sorted as text."""
     values = _as_list(origins)
