@@ -59,7 +59,9 @@ def _validation_table(tuning: str, model: str, scoring: str) -> pd.DataFrame:
         "advisor": table["regret_advisor"], "global winner": table["regret_global"], "OH": table["regret_OH"],
         "random": table["regret_random"], "W/T/L": [f"{w}/{t}/{lo}" for w, t, lo in
                                                     zip(table["wins"], table["ties"], table["losses"])],
-        "p": table["p_value"], "recommends": ["advisor" if u else "global winner" for u in table["advisor_used"]],
+        "p": table["p_value"],
+        "recommends": [{"neighbours": "advisor", "global": "global winner"}.get(p, p)
+                       for p in (advisor.choose_policy(row) for row in table.to_dict("records"))],
         "this": (table["model"] == model) & (table["scoring"] == scoring),
     })
 
@@ -150,9 +152,10 @@ def show(frame: pd.DataFrame, target: str, positive=None, categorical=None, *, d
             st.warning(common.md_text(exc))
             return
         n_reference = len(metafeatures.published_metafeatures(complete=True))
+        source = {"neighbours": "from the similar datasets", "global": "the global consensus",
+                  advisor.BASELINE_ENCODER: f"{advisor.BASELINE_ENCODER} first: the validation's best policy"}
         with st.container(key=f"advice-{result.use}"):
-            st.markdown(f"**Recommended: {', '.join(result.recommended)}** "
-                        f"({'from the similar datasets' if result.use == 'neighbours' else 'the global consensus'})")
+            st.markdown(f"**Recommended: {', '.join(result.recommended)}** ({source[result.use]})")
             (st.success if result.use == "neighbours" else st.info)(result.message)
         names = ", ".join(common.md_text(n) for n in result.neighbours["name"].head(8))
         more = f" and {result.k - 8} more" if result.k > 8 else ""
@@ -177,8 +180,9 @@ def show(frame: pd.DataFrame, target: str, positive=None, categorical=None, *, d
                        "(the held-out dataset's best score minus the score of the encoder picked without "
                        "it) of the advisor, the global R-M winner, OH and a random encoder; W/T/L counts "
                        "the datasets where the advisor did better, as well, worse than the global winner; "
-                       f"the advisor is followed only where it is better at p < {advisor.ALPHA:g} "
-                       "(Wilcoxon). The row of this setting is marked.")
+                       "the recommendation follows the policy of lowest mean regret among the global winner, "
+                       f"always OH and the advisor, the advisor only where it beats the global winner at "
+                       f"p < {advisor.ALPHA:g} (Wilcoxon). The row of this setting is marked.")
             st.dataframe(_validation_table(tuning, model, scoring), hide_index=True, width="stretch")
         encoders = list(dict.fromkeys([*result.recommended, advisor.BASELINE_ENCODER]))
         if st.button(f"Verify on your data: run {', '.join(encoders)} with {model}", key="advice-verify",
