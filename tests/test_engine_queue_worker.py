@@ -146,3 +146,43 @@ def test_two_uploads_launched_at_once_both_complete(db, tmp_path):
     n, distinct, ok = _result_counts(db)
     assert n == distinct == ok == 2 * (2 * 1 * 1 * 5)
     assert len(re.findall(r"worker \d+ draining", queue.log_path.read_text())) == 1   # one writer
+
+
+# -- hostile requests: a request file names what the worker reads ----------------------------------
+SECRET = "root:x:0:0:SECRET-LINE-OF-A-PRIVATE-FILE"
+
+
+def _hostile_requests(tmp_path: Path, db: Path) -> dict[str, str]:
+    """Dataset references a request file written past the app (anything that can write the queue
+    can) may hold; each names a private file whose second line would be quoted by a parse error."""
+    secret = tmp_path / "private" / "passwd"
+    secret.parent.mkdir()
+    secret.write_text(f"user,shell\n{SECRET},/bin/sh,more,fields\n")
+    uploads = db.parent / "uploads"
+    uploads.mkdir(exist_ok=True)
+    (uploads / ("cd" * 32 + ".csv")).symlink_to(secret)
+    return {"a private file": f"{secret}:user",
+            "a climb out of the uploads": f"{uploads}/../../private/passwd:user",
+            "a symlink in the uploads": f"{uploads / ('cd' * 32 + '.csv')}:user"}
+
+
+def test_the_worker_refuses_a_request_naming_a_file_outside_the_uploads(db, tmp_path, caplog):
+    """Issue 36.4: a run request naming /etc/passwd was read by the worker and a line of it quoted
+    in the error every visitor of the Runs page sees. The worker now refuses every reference
+    outside the uploads folder before opening it: the request fails naming the reference, its
+    error holds no line of the file, and no run is recorded."""
+    hostile = _hostile_requests(tmp_path, db)
+    queue = RunQueue(db)
+    for spec in hostile.values():   # written straight to the queue, past RunRequest.submit's check
+        grid = Grid(datasets=[spec], encoders=["OH"], models=["LogReg"], scorings=["AUC"])
+        queue.submit("run", {"run_id": grid.run_id, "grid": grid.to_dict(), "owner": new_owner_token()})
+    assert serve(db, idle_exit=0, poll=0.01) == 0
+    done = {r.payload["grid"]["datasets"][0]: r for r in queue.done()}
+    assert set(done) == set(hostile.values())
+    for spec, request in done.items():
+        assert request.outcome == "failed", spec
+        assert f"dataset {spec!r} is not a file uploaded through the app" in request.error
+        assert SECRET not in request.error
+    assert "SECRET" not in caplog.text                          # nor in the worker's log
+    with Reader(db) as reader:
+        assert reader.query("SELECT count(*) AS n FROM runs WHERE origin = 'local'")["n"].iloc[0] == 0

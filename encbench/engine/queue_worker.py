@@ -75,7 +75,10 @@ def _handle_run(queue: RunQueue, request: Request) -> str:
     if not isinstance(request.payload.get("grid"), dict):
         raise ValueError(f"a run request's payload holds a 'grid' object: got keys "
                          f"{sorted(request.payload)!r} in {request.path.name!r}")
-    run = RunRequest.from_payload(request.payload)
+    # a request file names what the worker reads: only what the app may queue, checked before
+    # any dataset is opened (the app checked it too, but anything that can write the queue can
+    # write a request)
+    run = RunRequest.from_payload(request.payload).check_sources(queue.db_path)
     grid = run.grid
     if queue.is_cancelled(grid.run_id):
         return "cancelled"
