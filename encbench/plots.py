@@ -784,3 +784,42 @@ def win_rate_heatmap(matrix: pd.DataFrame, *, title: str = "", max_labels: int =
             text=alt.Text("label:N"), color=_ink((alt.datum.value > 0.8) | (alt.datum.value < 0.2)))
     side = max(160, min(560, 26 * len(columns)))
     return chart.properties(width=side, height=side, title=title, autosize=PAD)
+
+
+def run_scores_chart(per_setting: pd.DataFrame, *, order: Sequence[str] | None = None,
+                     best: Sequence[str] = (), title: str = "", columns: int = 2) -> alt.FacetChart:
+    """A run's scores with their fold spread: one panel per setting, mean +- one standard
+    deviation over folds per encoder, encoders best first.
+
+    Parameters
+    ----------
+    per_setting : pandas.DataFrame
+        Columns ``setting`` (the panel's title), ``encoder``, ``score`` (mean over folds),
+        ``sd`` (over folds; NaN draws the point alone), ``n_folds``
+        (:attr:`encbench.views.run_result.RunAnswer.per_setting` with a ``setting`` label).
+    order : sequence of str, optional
+        Encoders top to bottom (the pooled ranking); default: as they come.
+    best : sequence of str
+        Encoders drawn in :data:`HIGHLIGHT` (those that cannot be told from the winner).
+    columns : int
+        Panels per row. Each panel has its own score axis: settings mix metrics.
+    """
+    _require(per_setting, ["setting", "encoder", "score", "sd", "n_folds"], "run_scores_chart")
+    data = per_setting.assign(low=per_setting["score"] - per_setting["sd"].fillna(0.0),
+                              high=per_setting["score"] + per_setting["sd"].fillna(0.0),
+                              group=np.where(per_setting["encoder"].isin(list(best)), "best", "other"))
+    order = list(order) if order is not None else list(dict.fromkeys(data["encoder"]))
+    y = alt.Y("encoder:N", sort=order, title=None, axis=_LABEL_AXIS_Y)
+    color = alt.Color("group:N", title=None, legend=None,
+                      scale=alt.Scale(domain=["best", "other"], range=[HIGHLIGHT, LINE_GREY]))
+    tooltip = [alt.Tooltip("setting:N"), alt.Tooltip("encoder:N"), alt.Tooltip("score:Q", format=".4f"),
+               alt.Tooltip("sd:Q", title="fold sd", format=".4f"), alt.Tooltip("n_folds:Q", title="folds")]
+    rule = alt.Chart().mark_rule(strokeWidth=2).encode(
+        y=y, x=alt.X("low:Q", title="score, mean +- sd over folds", scale=alt.Scale(zero=False)),
+        x2=alt.X2("high"), color=color, tooltip=tooltip)
+    point = alt.Chart().mark_point(filled=True, size=40).encode(y=y, x=alt.X("score:Q"), color=color,
+                                                                 tooltip=tooltip)
+    panels = list(dict.fromkeys(data["setting"]))
+    return alt.layer(rule, point, data=data).properties(width=260, height=_height(len(order), 60)).facet(
+        facet=alt.Facet("setting:N", sort=panels, title=None), columns=columns, title=title,
+    ).resolve_scale(x="independent")

@@ -578,3 +578,24 @@ def test_a_family_has_one_colour_in_every_chart():
     assert list(bars) == ["identifier", "binning", "beyond the study"] and list(boxes) == ["binning"]
     assert bars["binning"] == boxes["binning"]
     assert len(set(bars.values())) == 3
+
+
+def test_run_scores_chart_draws_each_settings_mean_and_fold_spread():
+    """One panel per setting with its own score axis; each encoder's rule runs from mean - sd to
+    mean + sd (hand-computed), best first, the encoders that cannot be told from the winner
+    highlighted; a missing sd draws the point alone."""
+    import numpy as np
+
+    from encbench.plots import HIGHLIGHT, run_scores_chart
+
+    data = pd.DataFrame(dict(setting=["LogReg / AUC"] * 3 + ["Ridge / R2"] * 3, encoder=["OH", "MT", "Drop"] * 2,
+                             score=[.9, .89, .7, .5, .4, -.2], sd=[.01, .02, np.nan, .1, .1, .1], n_folds=5))
+    spec = run_scores_chart(data, order=["OH", "MT", "Drop"], best=["OH", "MT"]).to_dict()
+    rows = {(r["setting"], r["encoder"]): r for r in spec["datasets"][next(iter(spec["datasets"]))]}
+    assert rows[("LogReg / AUC", "MT")]["low"] == pytest.approx(0.87)
+    assert rows[("LogReg / AUC", "MT")]["high"] == pytest.approx(0.91)
+    assert rows[("LogReg / AUC", "Drop")]["low"] == rows[("LogReg / AUC", "Drop")]["high"] == 0.7
+    assert {r["group"] for k, r in rows.items() if k[1] != "Drop"} == {"best"}
+    assert spec["resolve"]["scale"]["x"] == "independent" and spec["facet"]["field"] == "setting"
+    layer = spec["spec"]["layer"][0]["encoding"]
+    assert layer["y"]["sort"] == ["OH", "MT", "Drop"] and layer["color"]["scale"]["range"][0] == HIGHLIGHT
