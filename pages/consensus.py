@@ -81,9 +81,10 @@ params = stats.params_for(strategies, values)
 st.markdown(f"**Aggregation:** {MODE_TEXT[mode if len(combos) > 1 else 'per-combination']}. "
             f"{len(combos)} combination(s), {rows['dataset'].nunique()} datasets, "
             f"{rows['encoder'].nunique()} encoders.")
-if (mode == "pooled" and len(combos) > 1 and len(selected["scoring"]) > 1
+if (mode == "pooled" and len(combos) > 1 and len(selected["scoring"]) > 1 and not consensus.mixed_scales(rows)
         and any(vocab.STRATEGY_REGISTRY[s].uses_scores for s in strategies)):
-    st.caption("Note: quality strategies (Q-*) pool raw scores of different metrics.")
+    st.caption("Note: quality strategies (Q-*) pool raw scores of different metrics (of one scale: "
+               f"{', '.join(selected['scoring'])}).")
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -338,6 +339,17 @@ def elo_charts(db: str, version: tuple, load_key: tuple, combination: str, mode:
 
 
 mode_used = mode if len(combos) > 1 else "per-combination"
+# Pooled voters of several metrics are oriented (lower-is-better negated), so rank strategies pool
+# them; a strategy that averages raw scores across voters is left out over metrics of different
+# scales, and the page says so.
+refused, refused_why = consensus.refused_for_pooling(rows, strategies, mode_used)
+if refused:
+    with st.container(key="pooling-refused"):
+        st.warning(refused_why, icon=":material/block:")
+    strategies = [s for s in strategies if s not in refused]
+    if not strategies:
+        st.stop()
+    params = stats.params_for(strategies, values)
 #: whether a chosen metric is lower-is-better (RMSE, MAE): the tests read its scores negated
 lower_is_better = not all(greater_is_better(m) for m in selected["scoring"])
 LOWER_NOTE = (" Scores of a lower-is-better metric (RMSE, MAE) are negated first, as in the rankings: "
@@ -351,7 +363,7 @@ try:
         with st.spinner("Solving Kemeny-Young exactly (HiGHS)...", show_time=True):
             kemeny_info = kemeny_ranks(db, version, load_key, mode_used)[1]
     view = consensus_view(*view_key)
-except ValueError as exc:  # e.g. pooling RMSE (lower is better) with R2 (higher is better)
+except ValueError as exc:  # e.g. Q-Th on RMSE (it needs a bounded, higher-is-better metric)
     st.warning(f"No consensus for this selection: {common.md_text(exc)}.")
     st.stop()
 
@@ -397,6 +409,18 @@ def _combination(targets: list[str]) -> str:
     return common.selectbox("Combination", targets, key="detail",
                             help="The critical-difference diagram, the rank intervals and the pairwise "
                                  "tests are for one combination at a time (the same one in each tab).")
+
+
+def _mixed_scale_pool(mode_used: str, what: str) -> bool:
+    """Say so and return True when a section comparing raw scores across voters is asked for
+    pooled voters of metrics of different scales (RMSE with R2)."""
+    metrics = consensus.mixed_scales(rows) if mode_used == consensus.POOLED else []
+    if metrics:
+        with st.container(key="mixed-scales"):
+            st.info(f"{what}, which means nothing across the pooled metrics of different scales "
+                    f"({', '.join(metrics)}). Choose *per-combination* above, or one metric; the rankings, "
+                    "the critical-difference diagram and Elo (ranks and wins within each voter) pool them.")
+    return bool(metrics)
 
 
 def _control(encoders: list[str]) -> str | None:
@@ -627,6 +651,8 @@ def _effect_columns() -> dict:
 def _pairwise_section(targets: list[str], mode_used: str, load_key: tuple, alpha: float, prov,
                       view_encoders: list[str]) -> None:
     target = _combination(targets)
+    if _mixed_scale_pool(mode_used, "The Wilcoxon tests rank score differences across voters"):
+        return
     st.caption(f"Wilcoxon signed-rank test over the datasets where both encoders have a result "
                f"({target}; two-sided, zero differences dropped). With more than two encoders every "
                f"pair is tested and the p-values are Holm-corrected (family-wise alpha = {alpha})."
@@ -697,6 +723,8 @@ def _bayes_section(targets: list[str], mode_used: str, load_key: tuple, prov, vi
     d1, d2, d3, d4 = st.columns([2, 1, 1, 1])
     with d1:
         target = _combination(targets)
+    if _mixed_scale_pool(mode_used, "The Bayesian test reads score differences in score units (its ROPE)"):
+        return
     scored = set(consensus.subset_for(common.scores(db, version, **dict(load_key)), target, mode_used)["encoder"])
     present = [e for e in view_encoders if e in scored]
     if len(present) < 2:

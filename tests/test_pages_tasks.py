@@ -76,3 +76,36 @@ def test_pairwise_tests_and_cd_read_rmse_lower_is_better(regression_db):
     cd = open_page("consensus", {"task": "regression", "strategy": "R-M", "section": "Critical difference"})
     assert not cd.exception
     assert "MT" in texts(cd) or cd.get("vega_lite_chart")
+
+
+@pytest.fixture()
+def rmse_r2_db(private_db, tmp_path):
+    grid = Grid(datasets=[_regression_csv(tmp_path, "amounts", 1), _regression_csv(tmp_path, "prices", 2)],
+                encoders=["Drop", "OH", "MT"], models=["Ridge"], scorings=["RMSE", "R2"])
+    run_grid(grid, db_path=private_db, workers=0)
+    return private_db
+
+
+def test_consensus_pools_rmse_with_r2_for_rank_strategies_and_refuses_score_means(rmse_r2_db):
+    """Pooled RMSE and R2 were refused outright ("metrics of opposite directions") while the
+    Overview pools them: the scores are now oriented before ranking, so R-M pools the 4 voters
+    (MT first, by hand: lowest RMSE and highest R2 on both datasets), and only Q-M, which
+    averages raw scores, is left out with a message naming the metrics; the Wilcoxon tab says
+    why it has no tests here."""
+    reader = Reader(rmse_r2_db)
+    rows = queries.load_scores(reader, tasks=["regression"])
+    reader.close()
+    oriented = rows.assign(cv_score=rows["cv_score"].where(rows["scoring"] == "R2", -rows["cv_score"]))
+    voter = oriented["dataset"] + oriented["scoring"]
+    ranks = oriented.groupby(voter)["cv_score"].rank(method="dense", ascending=False)
+    expected = ranks.groupby(oriented["encoder"]).mean().sort_values()
+    query = {"task": "regression", "metric": ["RMSE", "R2"], "mode": "pooled", "strategy": ["R-M", "Q-M"]}
+    at = open_page("consensus", query)
+    assert "opposite directions" not in texts(at) and "No consensus" not in texts(at)
+    wide = at.dataframe[0].value
+    assert list(wide.columns) == ["encoder", "family", "R-M"]
+    assert wide["encoder"].tolist() == expected.index.tolist() and wide["encoder"].iloc[0] == "MT"
+    refused = at.get("warning")
+    assert any("Q-M left out" in w.value and "RMSE, R2" in w.value for w in refused)
+    pairwise = open_page("consensus", {**query, "section": "Pairwise tests"})
+    assert "means nothing across the pooled metrics of different scales (RMSE, R2)" in texts(pairwise)

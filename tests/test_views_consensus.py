@@ -164,3 +164,45 @@ def test_rank_matrices_of_other_rankings_share_one_spec_but_their_data():
 def test_strategy_parameters_reach_only_the_strategies_that_take_them():
     assert stats.params_for(["R-M"], {"theta": 0.9, "alpha": 0.05}) == {}
     assert stats.params_for(["Q-Th", "R-Nem"], {"theta": 0.9, "alpha": 0.1}) == {"theta": 0.9, "alpha": 0.1}
+
+
+def _regression_rows() -> pd.DataFrame:
+    """Three datasets scored by RMSE (lower is better) and R2: A has the lower RMSE and the
+    higher R2 on each, B the opposite, C between."""
+    rows = []
+    for d in range(3):
+        for encoder, rmse, r2 in (("A", 1.0 + d, 0.9), ("B", 3.0 + d, 0.2), ("C", 2.0 + d, 0.5)):
+            rows += [dict(dataset=str(d), model="Ridge", tuning="no", scoring="RMSE", encoder=encoder, cv_score=rmse),
+                     dict(dataset=str(d), model="Ridge", tuning="no", scoring="R2", encoder=encoder, cv_score=r2)]
+    return pd.DataFrame(rows)
+
+
+def test_pooling_metrics_of_both_directions_orients_them_before_ranking():
+    """Pooled RMSE and R2 voters were refused ("metrics of opposite directions"); each voter's
+    scores are now oriented first, so R-M, R-Kem and Elo rank A (best under both) first, C
+    second, B last: mean dense rank 1, 2, 3 over the 6 voters, by hand."""
+    rows = _regression_rows()
+    ranks = consensus.consensus_ranks(rows, ["R-M", "Q-RM", "Elo"], mode="pooled")
+    for strategy in ("R-M", "Q-RM", "Elo"):
+        order = ranks[ranks["strategy"] == strategy].sort_values("rank")["encoder"].tolist()
+        assert order == ["A", "C", "B"], strategy
+    kem = consensus.kemeny_ranks(rows, mode="pooled").ranks.sort_values("rank")
+    assert kem["encoder"].tolist() == ["A", "C", "B"]
+    subset = consensus.subset_for(rows, consensus.POOLED, "pooled")
+    assert "scoring" not in subset.columns and subset["dataset"].nunique() == 6
+    nem = stats.nemenyi(subset)
+    assert nem.mean_ranks.index.tolist() == ["A", "C", "B"] and nem.mean_ranks.tolist() == [1.0, 2.0, 3.0]
+
+
+def test_score_averaging_strategies_are_refused_only_over_metrics_of_different_scales():
+    """Q-M and Q-Th average or threshold raw scores across voters: refused, by name and with the
+    metrics, when pooled voters hold RMSE and R2; rank strategies and Q-RM are not. AUC with
+    accuracy (one scale, [0, 1]) and a per-combination view refuse nothing."""
+    rows = _regression_rows()
+    refused, why = consensus.refused_for_pooling(rows, ["R-M", "Q-M", "Q-RM", "Q-Th", "R-Kem"], "pooled")
+    assert refused == ["Q-M", "Q-Th"]
+    assert "RMSE, R2" in why and "different scales" in why and "per-combination" in why
+    assert consensus.refused_for_pooling(rows, ["Q-M"], "per-combination") == ([], "")
+    auc_acc = rows.assign(scoring=rows["scoring"].map({"RMSE": "AUC", "R2": "Acc"}))
+    assert consensus.refused_for_pooling(auc_acc, ["Q-M"], "pooled") == ([], "")
+    assert consensus.mixed_scales(rows) == ["RMSE", "R2"] and consensus.mixed_scales(auc_acc) == []

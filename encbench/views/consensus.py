@@ -6,9 +6,10 @@ Two ways to aggregate several factor combinations (model x tuning x metric), nam
 ``per-combination``
     One consensus per combination, as the study does; the rankings are shown side by side.
 ``pooled``
-    One consensus over all selected combinations: every (dataset, combination) is a voter. Rank
-    aggregations then average ranks over all those voters; quality aggregations average raw
-    scores, which mixes the scales of different metrics.
+    One consensus over all selected combinations: every (dataset, combination) is a voter. Scores
+    are oriented first (a lower-is-better metric negated), so rank aggregations pool any metrics;
+    quality aggregations average raw scores, so they are refused over metrics of different
+    scales (:func:`refused_for_pooling`).
 """
 from __future__ import annotations
 
@@ -60,6 +61,69 @@ def oriented(scores: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _scale(metric: str) -> tuple:
+    """What a metric's scores can be averaged with: its direction and its bounds (AUC, accuracy
+    and F1 share [0, 1], higher is better); an unbounded metric only with itself."""
+    from encbench.metrics import METRIC_REGISTRY
+
+    spec = METRIC_REGISTRY.get(metric)
+    if spec is None or spec.bounds is None:
+        return (metric,)
+    return (spec.greater_is_better, spec.bounds)
+
+
+def mixed_scales(scores: pd.DataFrame) -> list[str]:
+    """The metrics of ``scores`` when they are of different scales (:func:`_scale`: RMSE and R2,
+    RMSE and MAE), else an empty list (one metric, or AUC with accuracy)."""
+    if "scoring" not in scores.columns:
+        return []
+    from encbench.vocab import ordered
+
+    metrics = ordered("scoring", scores["scoring"].astype(str).unique())
+    return metrics if len({_scale(m) for m in metrics}) > 1 else []
+
+
+#: strategies that compare scores only within a voter (ranks, pairwise wins, Q-RM's per-voter
+#: rescaling), so voters of different metrics can be pooled once each is oriented
+SCALE_FREE = frozenset({"Q-RM"})
+
+
+def refused_for_pooling(scores: pd.DataFrame, strategies: Sequence[str], mode: str) -> tuple[list[str], str]:
+    """The strategies that cannot pool ``scores``' voters, and why (markdown; empty when none).
+
+    Pooling several metrics is fine for a rank-based strategy: the scores are oriented first
+    (:func:`oriented`), so every voter ranks its encoders best first. A strategy that averages or
+    thresholds raw scores across voters (Q-M, Q-Md, Q-Th, Q-Imp) means nothing over metrics of
+    different scales (an RMSE beside an R2) and is refused there.
+    """
+    if mode != POOLED:
+        return [], ""
+    metrics = mixed_scales(scores)
+    from encbench.vocab import STRATEGY_REGISTRY
+
+    refused = [s for s in strategies if s in STRATEGY_REGISTRY and STRATEGY_REGISTRY[s].uses_scores
+               and s not in SCALE_FREE]
+    if not metrics or not refused:
+        return [], ""
+    return refused, (f"{', '.join(refused)} left out: {'it averages' if len(refused) == 1 else 'they average'} "
+                     f"or threshold raw scores across voters, and the pooled voters hold metrics of different "
+                     f"scales ({', '.join(metrics)}). Rank strategies (R-M, R-Md, R-B, R-W, R-Nem, R-Kem, Elo) "
+                     f"and Q-RM pool them: each voter's scores are oriented (lower-is-better negated) and "
+                     f"compared within the voter. Or choose *per-combination*.")
+
+
+def pooled_scores(scores: pd.DataFrame) -> pd.DataFrame:
+    """:func:`pool_combinations`, oriented (:func:`oriented`) when the metrics pooled point in
+    both directions (RMSE with R2): each voter then ranks its encoders best first, which the
+    statistics cannot do by metric name once voters of opposite directions share a ranking. One
+    metric, or metrics of one direction, keep their ``scoring`` column (the statistics orient
+    them and check a strategy against them)."""
+    frame = pool_combinations(scores)
+    if "scoring" in frame.columns and frame["scoring"].astype(str).map(greater_is_better).nunique() > 1:
+        return oriented(frame)
+    return frame
+
+
 def combinations_of(scores: pd.DataFrame) -> list[tuple[str, ...]]:
     """The combinations (one value per factor of :data:`FACTORS`) present, in vocabulary order."""
     return settings_of(scores)
@@ -68,7 +132,7 @@ def combinations_of(scores: pd.DataFrame) -> list[tuple[str, ...]]:
 def subset_for(scores: pd.DataFrame, combination: str, mode: str) -> pd.DataFrame:
     """The rows a single consensus of ``combination`` is computed on (its own, or all pooled)."""
     if mode == "pooled":
-        return pool_combinations(scores)
+        return pooled_scores(scores)
     for combo in combinations_of(scores):
         if combination_label(*combo) == combination:
             mask = np.ones(len(scores), dtype=bool)
@@ -101,7 +165,7 @@ def consensus_ranks(scores: pd.DataFrame, strategies: Sequence[str], *, mode: st
         return pd.DataFrame(columns=columns)
     params = stats.params_for(strategies, params)
     if mode == "pooled":
-        table = stats.consensus_table(pool_combinations(scores), strategies=strategies, by=(), **params)
+        table = stats.consensus_table(pooled_scores(scores), strategies=strategies, by=(), **params)
         table.insert(0, "combination", POOLED)
     else:
         table = stats.consensus_table(scores, strategies=strategies, by=FACTORS, **params)
@@ -131,7 +195,7 @@ def kemeny_ranks(scores: pd.DataFrame, *, mode: str) -> KemenyRanks:
     """
     _check_mode(mode)
     if mode == "pooled":
-        jobs = [(POOLED, pool_combinations(scores))]
+        jobs = [(POOLED, pooled_scores(scores))]
     else:
         jobs = [(combination_label(*c), subset_for(scores, combination_label(*c), mode))
                 for c in combinations_of(scores)]
