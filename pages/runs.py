@@ -7,7 +7,7 @@ import streamlit as st
 from encbench import vocab
 from encbench.engine.queue_requests import DeleteRequest, RunRequest
 from encbench.views.run_tasks import run_tasks, runs_of_task, task_label
-from encbench.views.runs import WAITING, format_duration, hide_upload_paths, upload_paths
+from encbench.views.runs import WAITING, error_for_others, format_duration, hide_upload_paths, upload_paths
 from encbench.store import queries
 from pages import common
 from pages.ui import run_panels
@@ -164,7 +164,8 @@ def _detail(run_id: str) -> None:
         paths = upload_paths(config)
         shown_config = hide_upload_paths(config, paths)
         row = row.copy()
-        row["error"] = hide_upload_paths(row["error"], paths)
+        # nor read an error that may quote its data file (a parse error quotes a line)
+        row["error"] = hide_upload_paths(error_for_others(row["error"], config, row["origin"]), paths)
 
     if not common.read_only():
         with st.container(horizontal=True):
@@ -202,7 +203,8 @@ def _detail(run_id: str) -> None:
         st.json(shown_config or {"note": "not recorded"})
     errors = queries.run_errors(common.get_reader(db), run_id)
     if len(errors) and not owned:
-        errors = errors.assign(error=[hide_upload_paths(e, paths) for e in errors["error"]])
+        errors = errors.assign(error=[hide_upload_paths(error_for_others(e, config, row["origin"]), paths)
+                                      for e in errors["error"]])
     if len(errors):
         st.subheader(f"Failed experiments ({len(errors)})")
         st.dataframe(errors, hide_index=True, width="stretch")

