@@ -182,6 +182,43 @@ def test_csv_too_many_fields_names_the_physical_line(tmp_path):
     assert "expected 2 fields as in the header, found 3" in str(err) and "'4,5,6'" in str(err)
 
 
+def _levels_with_cr(line_end: str, quote: str = '"') -> bytes:
+    """300 rows whose 'city' level holds a bare CR in 143 of them (issue 36.7), quoted or not."""
+    rng = np.random.default_rng(7)
+    rows = ["city,size,price"]
+    for i in range(300):
+        city = f"{quote}Saint\rDenis{quote}" if i < 143 else "Paris"
+        rows.append(f"{city},{rng.integers(1, 9)},{rng.normal(100, 10):.2f}")
+    return (line_end.join(rows) + line_end).encode()
+
+
+@pytest.mark.parametrize("line_end", ["\n", "\r\n"])
+def test_csv_a_bare_cr_inside_a_quoted_level_is_part_of_the_level(tmp_path, line_end):
+    """Issue 36.7: a bare carriage return inside a quoted level split its row (300 rows read as
+    443, then 143 'rows whose target is missing' dropped) or became a LF. It is one value, kept
+    as written, in files whose lines end with LF or CR LF."""
+    path = tmp_path / "cr.csv"
+    path.write_bytes(_levels_with_cr(line_end))
+    frame = read_table(path)
+    assert frame.shape == (300, 3) and frame["price"].notna().all()
+    assert frame["city"].value_counts().to_dict() == {"Saint\rDenis": 143, "Paris": 157}
+
+
+@pytest.mark.parametrize("quote", ["", "'"])
+def test_csv_a_bare_cr_outside_quotes_is_refused_naming_its_line(tmp_path, quote):
+    """A bare CR outside (double) quotes in a file of LF lines is neither a line end nor text: the
+    file is refused naming the first line holding one, instead of split rows dropped silently."""
+    path = tmp_path / "cr.csv"
+    path.write_bytes(_levels_with_cr("\n", quote))
+    err = _error(path)
+    assert err.line == 2
+    assert str(err).startswith("cannot parse CSV file 'cr.csv': gave up at line 2: a carriage return (CR) "
+                               "outside quotes, while the file's lines end with LF")
+    assert "put the value holding it in double quotes" in str(err)
+    start = f"{quote}Saint\rDenis{quote},"
+    assert f"the line reads {start!r}"[:-1] in str(err)     # the line's repr, cut after its first field
+
+
 def test_csv_every_row_too_long(tmp_path):
     path = tmp_path / "long.csv"
     path.write_text("a,b\n1,2,3\n4,5,6\n")

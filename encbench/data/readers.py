@@ -247,7 +247,7 @@ def _decode_text(data: bytes, label: str, kind: str, *, allow_legacy: bool) -> s
 
 
 def _physical_line(text: str, line: int) -> str:
-    lines = text.splitlines()
+    lines = text.split("\n")  # as lines are counted (LF); splitlines() also splits at CR, FF, ...
     snippet = lines[line - 1] if 0 < line <= len(lines) else ""
     return snippet if len(snippet) <= 120 else snippet[:117] + "..."
 
@@ -371,6 +371,47 @@ def _normalise_newlines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
+def _csv_newlines(text: str) -> tuple[str, bool]:
+    """CSV text with LF line ends, and whether bare carriage returns (CR) remain in it.
+
+    CR LF becomes LF. A file without any LF is a classic-Mac one: its CRs are its line ends and
+    become LF. In a file whose lines end with LF a bare CR is no line end: it stays, to be read as
+    part of a quoted value (:func:`_refuse_unquoted_cr` refuses one outside quotes). Turning it
+    into a line end split a row in two wherever a quoted level held one (each half then had
+    too few fields, and the rows "without target" were dropped).
+    """
+    if "\r" not in text:
+        return text, False
+    text = text.replace("\r\n", "\n")
+    if "\r" not in text:
+        return text, False
+    if "\n" not in text:
+        return text.replace("\r", "\n"), False
+    return text, True
+
+
+def _refuse_unquoted_cr(text: str, sep: str, label: str) -> None:
+    """Refuse a bare CR outside quotes in a file whose lines end with LF, naming its line.
+
+    Read as a line end it would split a row, read as text it would glue two rows: either guess
+    can lose rows silently, so the file is refused (Python's csv module, whose quoting rules are
+    pandas', reads it up to that CR). A CR inside a quoted value is part of the value.
+    """
+    reader = csv.reader(io.StringIO(text), delimiter=sep)
+    try:
+        for _ in reader:
+            pass
+    except csv.Error as exc:
+        if "new-line character" not in str(exc):
+            return  # another problem: the parse names it with its line
+        line = reader.line_num
+        raise DatasetError(
+            f"cannot parse CSV file {label!r}: gave up at line {line}: a carriage return (CR) outside "
+            f"quotes, while the file's lines end with LF, so it is neither a line end nor text; put "
+            f"the value holding it in double quotes, or save the file with one kind of line end; the "
+            f"line reads {_physical_line(text, line)!r}", line=line) from None
+
+
 def _missing_marks(frame: pd.DataFrame, raw: pd.DataFrame) -> dict[str, int]:
     """Per column, how many cells held a missing-value marker ('?', quoted or not)."""
     counts = {}
@@ -385,18 +426,23 @@ def _read_csv(data: bytes, label: str, sep: str | None,
               max_cells: int | None = DEFAULT_MAX_CELLS) -> pd.DataFrame:
     text = _decode_text(data, label, "CSV", allow_legacy=True)  # NUL bytes: refused here
     _check_not_binary(_text_head(data, text), label, "CSV")
-    text = _normalise_newlines(text)
+    text, bare_cr = _csv_newlines(text)
     if not re.search(r"\S", text):
         raise DatasetError(f"file {label!r} is empty (only blank lines)")
     sep = sep or _detect_sep(text)
     try:
-        return _parse_csv(text, label, sep, max_cells)
+        if bare_cr:
+            _refuse_unquoted_cr(text, sep, label)
+        return _parse_csv(text, label, sep, max_cells, bare_cr=bare_cr)
     except csv.Error as exc:  # the header/diagnosis pass uses Python's csv module
         raise DatasetError(f"cannot parse CSV file {label!r}: {exc}") from None
 
 
-def _parse_csv(text: str, label: str, sep: str, max_cells: int | None) -> pd.DataFrame:
+def _parse_csv(text: str, label: str, sep: str, max_cells: int | None, *,
+               bare_cr: bool = False) -> pd.DataFrame:
     header = _csv_header(text, sep)
+    # pandas ends a line at a bare CR too, unless told LF only: then a quoted CR stays in its value
+    line_ends = {"lineterminator": "\n"} if bare_cr else {}
     _check_shape(label, _count_lines(text) - 1, len(header), max_cells, rows_word="lines")
     message = _duplicates_message(header, label)
     if message:
@@ -419,7 +465,7 @@ def _parse_csv(text: str, label: str, sep: str, max_cells: int | None) -> pd.Dat
         warnings.simplefilter("error", pd.errors.ParserWarning)
         try:
             frame = pd.read_csv(io.StringIO(text), sep=sep, index_col=False,
-                                na_values=_CSV_NA, low_memory=False)
+                                na_values=_CSV_NA, low_memory=False, **line_ends)
         except pd.errors.EmptyDataError:
             raise DatasetError(f"file {label!r} is empty (no header line)") from None
         except (pd.errors.ParserError, pd.errors.ParserWarning, ValueError) as exc:
@@ -430,7 +476,7 @@ def _parse_csv(text: str, label: str, sep: str, max_cells: int | None) -> pd.Dat
         raise DatasetError(f"file {label!r} has a header but no data rows")
     if "?" in text:  # count the cells read as missing because they hold '?' (load report)
         raw = pd.read_csv(io.StringIO(text), sep=sep, index_col=False, dtype=str,
-                          keep_default_na=False, na_filter=False, low_memory=False)
+                          keep_default_na=False, na_filter=False, low_memory=False, **line_ends)
         if raw.shape == frame.shape:
             frame.attrs[MISSING_MARKS_ATTR] = _missing_marks(frame, raw)
     return frame
