@@ -481,3 +481,77 @@ def test_the_split_choices_name_the_folds_the_task_uses(app_db, monkeypatch):
     assert at.radio(key="split-mode").options[0] == "cv: stratified folds (published protocol)"
     (estimate,) = [i.value for i in at.info if "runs, one per split" in i.value]
     assert estimate.startswith("2 runs, one per split (cv: 5 stratified folds; time: 5 forward folds")
+
+
+def _write_run(db, run_id, cells, *, dataset="file:1fc29d608411", name="flights.csv", model="LogReg",
+               scorings=("AUC", "BAcc"), task="binary", split="cv", owner=None):
+    """A finished local run: ``cells`` maps an encoder to its fold scores (the same for every
+    metric but shifted by the metric's index, so the metrics differ)."""
+    from encbench.store import Writer
+
+    with Writer(db) as writer:
+        writer.upsert_dataset({"dataset": dataset, "name": name, "source": "upload", "task": task})
+        writer.ensure_run(run_id, origin="local", status="done", owner=owner,
+                          n_expected=len(cells) * len(scorings) * len(next(iter(cells.values()))))
+        writer.write_results([dict(run_id=run_id, dataset=dataset, encoder=e, model=model, tuning="no", scoring=s,
+                                   fold=f, n_folds=len(values), cv_score=v - 0.001 * i, time=0.1, status="ok",
+                                   error=None, split=split, task=task)
+                              for e, values in cells.items() for i, s in enumerate(scorings)
+                              for f, v in enumerate(values)])
+
+
+def _follow(at, run_id):
+    """Open the Run page following ``run_id`` as its launch would (a bundled dataset chosen, so
+    the page reaches *Your run*)."""
+    at.session_state["source"] = "Bundled dataset"
+    at.session_state["last_run"] = run_id
+    at.session_state["last_runs"] = [run_id]
+    return at
+
+
+def test_a_run_result_gives_one_answer_a_chart_a_warning_and_one_export(app_db):
+    """"One card per model x metric with large n/a tiles, ranks without spread, no chart, one
+    export per card": the run is answered once (which encoder, and that MT cannot be told from
+    OH over the folds), with a chart of scores and their spread, one Download menu for the whole
+    result named after the file, and the settings below; a setting at chance level is warned."""
+    from pagetest import charts, open_exports, texts
+
+    _write_run(app_db, "local-answer", {"Drop": [.80, .79, .81, .80, .80], "OH": [.95, .93, .96, .94, .95],
+                                        "MT": [.94, .96, .93, .95, .945], "Count": [.90, .91, .89, .90, .90]})
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at.switch_page("pages/run.py")
+    _follow(at, "local-answer").run()
+    assert not at.exception, at.exception
+    shown = texts(at)
+    answer = next(m.value for m in at.markdown if m.value.startswith("**Which encoder for this data?**"))
+    assert "Use OH" in answer or "Use MT" in answer
+    assert "not a clear lead" in answer and "cannot be told from" in answer
+    assert not [m for m in at.metric if m.label == "Spearman rho"]              # no n/a tiles
+    assert len(charts(at)) == 1
+    menus = [p for p in at.get("popover") if "exports-" in str(p.proto)]
+    assert len(menus) == 1                                                    # one export of the whole result
+    at = open_exports(at, "chart-result")
+    assert {b.key for b in at.download_button} == {f"dl-chart-result-{f}" for f in (
+        "png", "svg", "csv", "parquet", "latex", "provenance")}
+    # the export is named after the file, not its key (its file name is made when clicked)
+    from encbench.export import Provenance
+    from encbench.store import Reader, queries
+    from pages.ui.run_panels import result_filters
+
+    with Reader(app_db) as reader:
+        rows = queries.load_scores(reader, run_ids=["local-answer"])
+    name = Provenance("run-result", result_filters("local-answer", "flights.csv", "file:1fc29d608411", rows)
+                      ).file_name("result", "csv")
+    assert name.startswith("encbench_run-result_result_dataset=flights.csv_run=local-answer_model=LogReg"), name
+    assert "LogReg / AUC / no tuning: best" in " ".join(e.proto.label for e in at.expander)
+    assert "Drop (the categorical columns left out) was not run" not in shown
+    assert not at.warning or not any("chance" in w.value for w in at.warning)
+
+    _write_run(app_db, "local-chance", {"OH": [.50, .51, .49, .52, .495], "MT": [.49, .50, .51, .50, .50]},
+               dataset="file:2", name="noise.csv", scorings=("BAcc",))
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at.switch_page("pages/run.py")
+    _follow(at, "local-chance").run()
+    assert not at.exception, at.exception
+    assert any("not clearly above chance" in w.value and "OH" in w.value for w in at.warning)
+    assert "Drop (the categorical columns left out) was not run" in texts(at)

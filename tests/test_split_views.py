@@ -128,7 +128,6 @@ def test_filters_show_time_results(split_env, page):
 
 def test_a_run_result_export_names_the_split_of_its_folds(split_db):
     """The provenance of a run result's export says whether its folds were cv or time."""
-    from encbench.views.run_result import compare_with_published
     from encbench.store import Reader, queries
     from pages.ui.run_panels import result_filters
 
@@ -139,9 +138,9 @@ def test_a_run_result_export_names_the_split_of_its_folds(split_db):
         splits = {}
         for run_id in local:
             rows = queries.load_scores(reader, run_ids=[run_id])
-            (comp, *_) = compare_with_published(rows, rows.iloc[:0])
-            filters = result_filters(run_id, rows["dataset"].iloc[0], comp, rows)
-            assert filters["run"] == run_id and filters["model"] == "DT" and filters["metric"] == "BAcc"
+            filters = result_filters(run_id, "mine.csv", rows["dataset"].iloc[0], rows)
+            assert filters["run"] == run_id and filters["model"] == ["DT"] and filters["metric"] == ["BAcc"]
+            assert filters["dataset"] == "mine.csv"
             splits[run_id] = filters["split"]
     finally:
         reader.close()

@@ -7,8 +7,11 @@ import pandas as pd
 import streamlit as st
 
 from encbench.engine.queue import RunQueue
+from encbench import plots
+from encbench.experiment import SETTING
 from encbench.views.run_result import (
-    MIN_SHARED, compare_splits, compare_with_published, published_agreement, split_headline,
+    ALPHA, DECIMALS, DROP, RunAnswer, compare_splits, compare_with_published, pool_run, published_agreement,
+    setting_label, split_headline, vocab_sorted,
 )
 from encbench.views.run_tasks import config_of
 from encbench.views.runs import format_duration, progress_table
@@ -51,7 +54,7 @@ def run_progress(run_id: str) -> pd.Series | None:
 
 
 def show_progress(row: pd.Series) -> None:
-    done, total = int(row["done"]), int(row["total"] or 0)
+    done, total = int(row["done"]), int(row["total"]) if pd.notna(row["total"]) else 0
     label = f"{row['status']}: {done:,} / {total:,} result rows"
     eta = format_duration(row.get("eta_s"))
     if eta:
@@ -63,58 +66,145 @@ def show_progress(row: pd.Series) -> None:
         st.error(f"The run failed: {text.md_text(row['error'])}")
 
 
-def show_result(run_id: str, *, strategy: str = "R-M") -> None:
-    """The run's encoder ranking per model/metric next to the published consensus."""
+def show_result(run_id: str, *, strategy: str = "R-M", n_classes: int | None = None) -> None:
+    """The run's answer per dataset: which encoder, how sure, the warnings, a chart of the
+    scores with their fold spread and one export of the whole result; then the detail of each
+    setting beside the published consensus. ``n_classes``: the target's classes, for the chance
+    level of a multiclass balanced accuracy (unknown: that check is left out)."""
     db, version = store.data_key()
-    local = queries.load_scores(store.get_reader(db), run_ids=[run_id])
+    reader = store.get_reader(db)
+    local = queries.load_scores(reader, run_ids=[run_id])
     if local.empty:
         st.info("No finished experiment yet: results appear here as folds complete.")
         return
+    folds = queries.fold_scores(reader, [run_id])
     published = store.scores(db, version, origins=("published",),
                               models=tuple(local["model"].unique()),
                               tunings=tuple(local["tuning"].unique()),
                               scorings=tuple(local["scoring"].unique()))
     names = store.datasets_table(db, version).set_index("dataset")["name"]
+    several = local["dataset"].nunique() > 1
     for dataset, rows in local.groupby("dataset"):
-        st.subheader(f"Dataset {text.md_text(names.get(dataset, dataset))}")
+        name = str(names.get(dataset, dataset))
+        st.subheader(f"Dataset {text.md_text(name)}")
         show_split_change(dataset)
-        show_agreement(dataset, rows, published, str(names.get(dataset, dataset)))
-        if set(rows["split"]) == {"time"}:
-            st.caption("This run used forward folds in time (split *time*); the published consensus "
-                       "beside it comes from stratified folds (*cv*).")
-        for comp in compare_with_published(rows, published, strategy=strategy):
-            with st.container(border=True):
-                st.markdown(f"**{comp.model} / {comp.scoring} / {comp.tuning} tuning** · task {comp.task}")
-                st.write(comp.summary)
-                cols = st.columns(2)
-                few = (None if comp.agreement_shown else
-                       f"{comp.n_shared} shared encoder(s): too few for a rank correlation "
-                       f"(at least {MIN_SHARED})")
-                cols[0].metric("Spearman rho", f"{comp.rho:.2f}" if comp.agreement_shown else "n/a", help=few)
-                cols[1].metric("Jaccard of best sets", f"{comp.jaccard:.2f}" if comp.agreement_shown else "n/a",
-                               help=few)
-                filters = result_filters(run_id, dataset, comp, rows)
-                prov = exports.provenance("run-result", filters, rows.assign(origin="local"), version,
-                                          task=comp.task)
-                published_rank = f"published {strategy} rank"
-                table = comp.table.rename(columns={"rank": "rank on your data", "published_rank": published_rank})
-                if comp.task != "binary":  # no published reference beyond the study's binary task
-                    table = table.drop(columns=[published_rank])
-                # an encoder the study did not run has no published rank: a dash, not "None"
-                shown, as_text = exports.dash_missing(table, {published_rank: "{}"})
-                exports.show_table(
-                    table,
-                    # several datasets (a command-line run): the dataset keeps keys and file names apart
-                    f"result-{comp.model}-{comp.scoring}" if local["dataset"].nunique() == 1
-                    else f"result-{dataset}-{comp.model}-{comp.scoring}", prov, shown=shown,
-                    column_config={c: st.column_config.TextColumn(c, alignment="right") for c in as_text})
+        show_agreement(dataset, rows, published, name)
+        comparisons = compare_with_published(rows, published, strategy=strategy)
+        mine = folds[folds["dataset"] == dataset]
+        answer = pool_run(mine, n_classes=n_classes) if not mine.empty else None
+        item = f"result-{dataset}" if several else "result"   # keys and file names apart per dataset
+        whole = result_table(answer, comparisons, name, strategy) if answer is not None else None
+        if answer is not None:
+            _show_answer(answer, dataset)
+            filters = result_filters(run_id, name, dataset, rows)
+            prov = exports.provenance("run-result", filters, rows.assign(origin="local"), version,
+                                      task=str(rows["task"].iloc[0]) if "task" in rows else None)
+            chart = plots.run_scores_chart(
+                answer.per_setting.assign(setting=[setting_label(s) for s in
+                                                   answer.per_setting[list(SETTING)].to_dict("records")]),
+                order=answer.ranking["encoder"].tolist(), best=answer.best)
+            exports.show_chart(chart, item, prov, table=(whole, item))
+            st.caption("Each panel is one setting: the mean score over the outer folds and one standard "
+                       "deviation either side; highlighted, the encoders the paired test cannot tell from "
+                       "the best. The download holds the chart and the whole result (every setting and "
+                       "encoder, with the pooled ranking) as one table.")
+        st.markdown("**Per setting**")
+        for comp in comparisons:
+            _show_setting(comp, rows, answer)
 
 
-def result_filters(run_id: str, dataset: str, comp, rows: pd.DataFrame) -> dict:
-    """What an export of one run result was computed from, for its provenance header: the run,
-    the dataset, the factors, and the split of its folds (cv, or time for forward folds)."""
-    return {"run": run_id, "dataset": dataset, "model": comp.model, "metric": comp.scoring,
-            "tuning": comp.tuning, "split": ",".join(sorted(set(rows["split"])))}
+def _show_answer(answer: RunAnswer, dataset: str) -> None:
+    """The pooled answer: the headline, its warnings, the pooled ranking."""
+    with st.container(border=True, key=f"answer-{dataset}"):
+        st.markdown(f"**Which encoder for this data?** {text.md_text(answer.headline)}")
+        for check in answer.baselines:
+            st.warning(text.md_text(check.message), icon=":material/warning:")
+        if DROP not in set(answer.ranking["encoder"]):
+            st.caption(f"{DROP} (the categorical columns left out) was not run: add it to see whether "
+                       f"encoding them helps at all.")
+        table = answer.ranking.assign(
+            vs_best=[("" if e == answer.winner else f"{a} above / {b} below")
+                     for e, a, b in zip(answer.ranking["encoder"], answer.ranking["above_winner"],
+                                        answer.ranking["below_winner"])],
+            told_apart=[("best" if e == answer.winner else "no" if e in answer.best else "yes")
+                        for e in answer.ranking["encoder"]])
+        shown = table[["encoder", "rank", "mean_rank", "vs_best", "p_vs_winner", "told_apart", "mean_sd"]]
+        st.dataframe(shown, hide_index=True, width="stretch", column_config={
+            "rank": st.column_config.NumberColumn("pooled rank", help="1 = best, by the mean rank."),
+            "mean_rank": st.column_config.NumberColumn(
+                "mean rank", format="%.2f",
+                help=f"Mean of the encoder's rank in each setting x fold ({answer.n_settings} x {answer.n_folds})."),
+            "vs_best": st.column_config.TextColumn(
+                f"vs {answer.winner}", help="Setting x fold blocks where it ranks above / below the best."),
+            "p_vs_winner": st.column_config.NumberColumn(
+                "p", format="%.3f", help="Paired t-test over folds of the rank difference with the best, "
+                                         "corrected for the overlap of training folds (Nadeau-Bengio)."),
+            "told_apart": st.column_config.TextColumn(
+                "worse than the best?", help=f"yes: p < {ALPHA:g}; no: the data cannot tell it from the best."),
+            "mean_sd": st.column_config.NumberColumn(
+                "fold sd", format="%.4f", help="Standard deviation of its score over folds, averaged "
+                                               "over the settings."),
+        })
+
+
+def _show_setting(comp, rows: pd.DataFrame, answer: RunAnswer | None) -> None:
+    """One setting's detail, collapsed: its summary, its ranking with the fold spread and the
+    published consensus (binary only)."""
+    label = setting_label({**comp.setting, "split": comp.split})
+    best = comp.table.loc[comp.table["rank"] == 1, "encoder"].tolist()
+    with st.expander(f"{label}: best {', '.join(best)}"):
+        st.write(comp.summary)
+        if comp.split == "time" and comp.task == "binary":
+            st.caption("These scores come from forward folds in time (split *time*); the published "
+                       "consensus beside them, from the published stratified folds (*cv*).")
+        table = comp.table
+        if answer is not None:
+            spread = answer.per_setting
+            spread = spread[(spread["model"] == comp.model) & (spread["tuning"] == comp.tuning)
+                            & (spread["scoring"] == comp.scoring) & (spread["split"] == comp.split)]
+            table = table.merge(spread[["encoder", "sd", "n_folds"]], on="encoder", how="left")
+        folds = "folds" if "n_folds" not in table else f"{int(table['n_folds'].max())} {comp.split} folds"
+        score = f"{comp.scoring} (mean of {folds})"
+        published_rank = f"published {comp.strategy} rank"
+        table = table.rename(columns={"cv_score": score, "sd": "fold sd", "n_folds": "folds",
+                                      "rank": "rank on your data", "published_rank": published_rank})
+        if comp.task != "binary":  # no published reference beyond the study's binary task
+            table = table.drop(columns=[published_rank])
+        shown, as_text = exports.dash_missing(table, {published_rank: "{}"})
+        config = {c: st.column_config.TextColumn(c, alignment="right") for c in as_text}
+        config[score] = st.column_config.NumberColumn(score, format=f"%.{DECIMALS}f")
+        config["fold sd"] = st.column_config.NumberColumn("fold sd", format=f"%.{DECIMALS}f")
+        st.dataframe(shown, hide_index=True, width="stretch", column_config=config)
+
+
+def result_table(answer: RunAnswer, comparisons, name: str, strategy: str) -> pd.DataFrame:
+    """The whole result of a run on one dataset as one table: a row per setting and encoder
+    (the score, its fold spread, its rank in the setting and the published one), with the
+    encoder's pooled rank and its test against the best."""
+    table = answer.per_setting.rename(columns={"score": "score_mean", "sd": "score_fold_sd",
+                                               "rank": "rank_in_setting"})
+    published = pd.concat([c.table.assign(model=c.model, tuning=c.tuning, scoring=c.scoring, split=c.split)
+                           for c in comparisons], ignore_index=True) if comparisons else None
+    if published is not None and "published_rank" in published:
+        table = table.merge(published[["model", "tuning", "scoring", "split", "encoder", "published_rank"]]
+                            .rename(columns={"published_rank": f"published_{strategy}_rank"}),
+                            on=["model", "tuning", "scoring", "split", "encoder"], how="left")
+    pooled = answer.ranking.rename(columns={"rank": "pooled_rank", "mean_rank": "pooled_mean_rank",
+                                            "p_vs_winner": "pooled_p_vs_best"})
+    table = table.merge(pooled[["encoder", "pooled_rank", "pooled_mean_rank", "pooled_p_vs_best"]],
+                        on="encoder", how="left")
+    return table.assign(dataset=name)[["dataset", *[c for c in table.columns]]]
+
+
+def result_filters(run_id: str, name: str, dataset: str, rows: pd.DataFrame) -> dict:
+    """What an export of a run's result was computed from, for its provenance and its file name:
+    the dataset by its name (the file's, not its key), the run, the factors, and the split of its
+    folds (cv, or time for forward folds); the dataset's key last."""
+    def values(column):
+        return vocab_sorted(rows[column].unique()) if column == "encoder" else sorted(map(str, rows[column].unique()))
+
+    return {"dataset": name, "run": run_id, "model": values("model"), "metric": values("scoring"),
+            "tuning": values("tuning"), "split": ",".join(sorted(set(rows["split"]))), "dataset_key": dataset}
 
 
 def show_split_change(dataset: str) -> None:
