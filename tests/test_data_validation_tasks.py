@@ -96,3 +96,39 @@ def test_load_dataset_refuses_a_multiclass_request_over_the_limit(tmp_path):
         load_dataset(f"{path}:y", task="multiclass")
     with pytest.raises(DatasetError, match="published binary task"):
         load_dataset("bundled:tic-tac-toe", task="regression")
+
+
+def _written(value: float, group: str, decimal: str) -> str:
+    """``value`` with 2 decimals as a spreadsheet of a locale writes it (thousands separated)."""
+    return f"{value:,.2f}".replace(",", "\0").replace(".", decimal).replace("\0", group)
+
+
+@pytest.mark.parametrize("group, decimal", [(",", "."), (".", ","), (" ", ","), ("'", "."), ("\u00a0", ",")])
+def test_a_target_written_with_thousands_separators_gets_a_hint(group, decimal):
+    """Issue 36.9: a regression target written with thousands separators ('63,541.48') was refused
+    as '60 values that are not numbers' (or read as 60 classes) without a hint. The message names
+    the column, a value as written and without separators, and what to do; classes accepted from
+    such a column get the same words as a warning."""
+    rng = np.random.default_rng(3)
+    values = [_written(v, group, decimal) for v in [63541.48, *rng.uniform(1e3, 9e4, 59)]]
+    written = values[0]
+    hint = (f"target column 'y' of the data holds numbers written with thousands separators (e.g. "
+            f"{written!r}), so it reads as text, not numbers: remove the separators in the file (write "
+            f"'63541.48'")
+    for task in ("regression", None, "binary"):
+        report = validate(_frame(values), "y", task=task)
+        assert any(e.startswith(hint) and "task='regression'" in e for e in report.errors), (task, report.errors)
+    regression = validate(_frame(values), "y", task="regression").errors
+    assert len(regression) == 1                       # the hint instead of "values that are not numbers"
+
+
+def test_thousands_separators_in_accepted_classes_are_warned_and_plain_columns_are_not():
+    """Classes read from numbers written with separators get the hint as a warning; a negative
+    whole number is one too; text and plain numbers get no such words."""
+    few = validate(_frame(["1,000", "2,500", "-10,000"] * 20), "y")     # accepted as 3 classes
+    assert few.ok and few.task == "multiclass"
+    assert any("thousands separators (e.g. '1,000')" in w and "(write '1000'" in w for w in few.warnings)
+    rng = np.random.default_rng(4)
+    for plain_values in (["a", "b", "1,000"] * 20, list(rng.normal(size=60)), ["1.5", "2.25", "3"] * 20):
+        report = validate(_frame(plain_values), "y")
+        assert not any("thousands" in m for m in report.errors + report.warnings), plain_values

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import logging
+import re
 import warnings
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
@@ -418,6 +419,54 @@ def _as_numbers(values: pd.Series) -> pd.Series | None:
     return values.astype(float)
 
 
+#: thousands separators and the decimal mark written with each, as spreadsheets of different
+#: locales write numbers: 63,541.48; 63.541,48; 63 541,48; 63'541.48 (and no-break spaces)
+_GROUPINGS = ((",", "."), (".", ","), (" ", ","), (" ", "."), ("'", "."), ("\u00a0", ","), ("\u202f", ","))
+
+
+def _grouped_numbers(values: pd.Series) -> tuple[str, str] | None:
+    """``(a value as written, the same number without separators)`` when every value of a text
+    column is a number and some are written with thousands separators (which makes the column
+    text, not numbers), else None.
+
+    Examples
+    --------
+    >>> _grouped_numbers(pd.Series(["63,541.48", "999.50", None]))
+    ('63,541.48', '63541.48')
+    >>> _grouped_numbers(pd.Series(["1.234,5", "7"]))
+    ('1.234,5', '1234.5')
+    >>> _grouped_numbers(pd.Series(["red", "1,000"])) is None
+    True
+    """
+    if pd.api.types.is_numeric_dtype(values.dtype) or pd.api.types.is_bool_dtype(values.dtype):
+        return None
+    distinct = pd.Series(pd.unique(values.dropna().astype(str).str.strip()), dtype=object)
+    if distinct.empty:
+        return None
+    for group, decimal in _GROUPINGS:
+        g, d = re.escape(group), re.escape(decimal)
+        grouped = re.compile(rf"[+-]?\d{{1,3}}(?:{g}\d{{3}})+(?:{d}\d+)?")
+        number = re.compile(rf"{grouped.pattern}|[+-]?\d+(?:{d}\d+)?|[+-]?{d}\d+")
+        # a sample first: most text columns fail on their first values, at little cost
+        for part in (distinct[:200], distinct):
+            if not part.str.fullmatch(number).all():
+                break
+        else:
+            is_grouped = distinct.str.fullmatch(grouped)
+            if is_grouped.any():
+                example = distinct[is_grouped].iloc[0]
+                return example, example.replace(group, "").replace(decimal, ".")
+    return None
+
+
+def _grouped_numbers_hint(target: str, where: str, example: str, plain: str) -> str:
+    """What to do about a target of numbers written with thousands separators."""
+    return (f"target column {target!r} of {where} holds numbers written with thousands separators "
+            f"(e.g. {example!r}), so it reads as text, not numbers: remove the separators in the file "
+            f"(write {plain!r}, e.g. with a plain number format in the spreadsheet before saving); to "
+            f"predict the number, load it with task='regression'")
+
+
 #: the most classes a multiclass target may have (each becomes a column per supervised encoder)
 MAX_CLASSES = 50
 #: the task types a target can be validated for
@@ -529,8 +578,13 @@ def prepare(frame: pd.DataFrame, target: str | None, positive_class=None,
         if kind == "regression":
             y_values = _regression_target(frame[target], target, where, errors)
         else:
+            n_errors = len(errors)
             classes, positive_text, y_text = _target_classes(frame[target], target, positive_class,
                                                              n_folds, where, errors, task=kind)
+            grouped = _grouped_numbers(frame[target])
+            if grouped is not None:  # the hint beside the refusal; a warning if classes were accepted
+                (errors if len(errors) > n_errors else warnings).append(
+                    _grouped_numbers_hint(target, where, *grouped))
     cat_cols, num_cols, converted = _column_treatment(frame, columns, features, target, categorical,
                                                       where, errors, warnings)
     suspects: list[str] = []
@@ -587,6 +641,9 @@ def _regression_target(values: pd.Series, target: str, where: str,
     numbers = values if pd.api.types.is_numeric_dtype(values.dtype) else pd.to_numeric(
         values.astype(str).str.strip(), errors="coerce")
     text = values[numbers.isna()]
+    if len(text) and (grouped := _grouped_numbers(values)) is not None:
+        errors.append(_grouped_numbers_hint(target, where, *grouped))
+        return None
     if len(text):
         shown = _names(pd.unique(text.astype(str)).tolist())
         errors.append(f"target column {target!r} of {where} is a regression target but has "
