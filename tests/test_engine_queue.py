@@ -216,3 +216,24 @@ def test_the_worker_log_is_owner_only_and_the_worker_creates_files_so(tmp_path, 
     assert file_mode(queue.log_path) == 0o600
     (kwargs,) = started
     assert kwargs["umask"] == 0o077
+
+
+def test_a_read_only_queue_reads_creates_nothing_and_refuses_changes(tmp_path):
+    """ENCBENCH_READ_ONLY's queue: a missing queue reads as empty with no worker, a file that is
+    not a request is skipped where it lies, and every change says the queue is read-only."""
+    from encbench.engine.queue import ReadOnlyQueue
+
+    db = tmp_path / "q.duckdb"
+    queue = RunQueue(db, read_only=True)
+    assert (queue.pending(), queue.active(), queue.done(), queue.quarantined()) == ([], [], [], [])
+    assert not queue.worker_running() and queue.worker_pid() is None
+    assert list(tmp_path.iterdir()) == []
+    RunQueue(db).submit("run", {"run_id": "r1"})
+    bad = queue.root / "pending" / "0000-bad.json"
+    bad.write_bytes(b"{not json")
+    assert [r.run_id for r in queue.pending()] == ["r1"] and bad.exists()
+    for change in (lambda: queue.submit("run", {"run_id": "r2"}), lambda: queue.cancel("r1"),
+                   queue.claim_next, queue.ensure_worker):
+        with pytest.raises(ReadOnlyQueue, match="is read-only \\(ENCBENCH_READ_ONLY=1\\): cannot"):
+            change()
+    assert not queue.lock_path.exists() and not queue.is_cancelled("r1")

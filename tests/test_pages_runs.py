@@ -263,3 +263,77 @@ def test_after_a_launch_the_runs_page_opens_on_the_launched_runs_task(private_db
     at.selectbox(key="task").set_value("binary").run()
     assert at.selectbox(key="task").value == "binary"
     assert regression not in at.selectbox(key="run_choice").options
+
+
+# -- a read-only server creates nothing --------------------------------------------------------
+def _tree(folder: Path) -> set[str]:
+    return {str(p.relative_to(folder)) for p in folder.rglob("*")}
+
+
+def test_a_read_only_server_creates_no_queue_folder_and_no_lock(private_db, monkeypatch):
+    """The Runs and Run pages of a read-only server used to create ``queue/`` (its five folders)
+    and ``worker.lock`` beside the database just to list the runs."""
+    monkeypatch.setenv(READ_ONLY_ENV, "1")
+    before = _tree(private_db.parent)
+    assert not any(name.startswith("queue") for name in before)
+    for page in ("runs", "run"):
+        at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+        at.switch_page(f"pages/{page}.py")
+        at.run()
+        assert not at.exception and not at.error, (page, at.exception, at.error)
+    assert _tree(private_db.parent) == before
+
+
+@pytest.fixture()
+def read_only_mount(tmp_path):
+    """A tmpfs at ``tmp_path/ro`` that the test fills, then remounts read-only (as root)."""
+    import subprocess
+
+    mount = tmp_path / "ro"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256m,mode=0700", "tmpfs", str(mount)],
+                          capture_output=True, text=True)
+    if done.returncode:
+        pytest.skip(f"cannot mount a tmpfs here (needs root or CAP_SYS_ADMIN): {done.stderr.strip()}")
+
+    def freeze():
+        subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True, capture_output=True)
+
+    try:
+        yield mount, freeze
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+
+
+def test_a_read_only_server_works_on_a_read_only_disk(shared, read_only_mount, monkeypatch):
+    """Database, snapshot, uploads and a queue holding a request and a file that is not one, all on
+    a read-only mount: every page renders, the Runs page lists the run and shows its detail, and
+    nothing says "Read-only file system" (the Runs page used to)."""
+    import shutil
+
+    from pages.common import PAGES
+
+    db, token, _ = shared
+    mount, freeze = read_only_mount
+    RunQueue(db).submit("run", {"run_id": "local-queued", "grid": {}})
+    (RunQueue(db).root / "pending" / "0000-broken.json").write_text("{")
+    shutil.copytree(db.parent, mount / "db")
+    freeze()
+    ro_db = mount / "db" / db.name
+    monkeypatch.setenv("ENCBENCH_DB", str(ro_db))
+    monkeypatch.setenv(READ_ONLY_ENV, "1")
+    before = _tree(mount)
+    for page, *_ in PAGES:
+        at = AppTest.from_file(str(REPO / "app.py"), default_timeout=90)
+        at.session_state[OWNER_KEY] = token
+        at.query_params["run"] = RUN
+        at.switch_page(page)
+        at.run()
+        errors = [e.value for e in at.error if not e.value.startswith("The run failed: ")]  # the run's own
+        assert not at.exception and not errors, (page, at.exception, errors)
+        assert "Read\\-only file system" not in texts(at) and "Read-only file system" not in texts(at), page
+        if page == "pages/runs.py":
+            assert at.selectbox(key="run_choice").value == RUN
+            assert RUN in at.dataframe[0].value["run_id"].tolist()
+            assert not {"cancel", "resume", "delete"} & _keys(at, "button")
+    assert _tree(mount) == before

@@ -130,19 +130,43 @@ def request_problem(data) -> str | None:
     return None
 
 
-class RunQueue:
-    """File-based queue of run requests for one database."""
+class ReadOnlyQueue(PermissionError):
+    """A change asked of a queue opened read-only (a server with ``ENCBENCH_READ_ONLY=1``)."""
 
-    def __init__(self, db_path: Path | str | None = None):
+
+class RunQueue:
+    """File-based queue of run requests for one database.
+
+    Parameters
+    ----------
+    db_path
+        The database whose queue it is (default: :func:`default_db_path`).
+    read_only
+        Only read what is there (a server with ``ENCBENCH_READ_ONLY=1``, possibly on a read-only
+        disk): nothing is created, not even the queue's folders or the worker's lock file; a
+        missing folder reads as empty, a file that is not a request is skipped instead of moved
+        aside, and every change raises :class:`ReadOnlyQueue`.
+    """
+
+    def __init__(self, db_path: Path | str | None = None, *, read_only: bool = False):
         self.db_path = Path(db_path) if db_path is not None else default_db_path()
         self.root = queue_dir(self.db_path)
+        self.read_only = read_only
+        if read_only:
+            return
         # requests name uploads and carry their choices: folders the queue creates are owner-only
         for sub in ("pending", "active", "done", "cancel", "quarantine"):
             make_private_dirs(self.root / sub)
 
+    def _writable(self, doing: str) -> None:
+        if self.read_only:
+            raise ReadOnlyQueue(f"the run queue {str(self.root)!r} is read-only (ENCBENCH_READ_ONLY=1): "
+                                f"cannot {doing}")
+
     # -- producing -----------------------------------------------------------------------------
     def submit(self, kind: str, payload: dict) -> Request:
         """Write a request atomically into ``pending/`` and return it."""
+        self._writable("queue a request")
         if kind not in KINDS:
             raise ValueError(f"request kind must be one of {KINDS}: got {kind!r}")
         created = time.time()
@@ -158,6 +182,7 @@ class RunQueue:
 
     def cancel(self, run_id: str) -> None:
         """Flag a run as cancelled: a pending request for it is dropped, a running one stops."""
+        self._writable("cancel a run")
         flag = self.root / "cancel" / run_id
         flag.touch(mode=PRIVATE_FILE)
         for request in self.pending():
@@ -165,6 +190,7 @@ class RunQueue:
                 self._finish(request, outcome="cancelled")
 
     def clear_cancel(self, run_id: str) -> None:
+        self._writable("clear a cancel flag")
         with contextlib.suppress(FileNotFoundError):
             (self.root / "cancel" / run_id).unlink()
 
@@ -189,7 +215,11 @@ class RunQueue:
                        data.get("attempts", 0), data.get("stage"))
 
     def _quarantine(self, path: Path, reason: str) -> None:
-        """Move an unreadable request file aside with the reason, so no reader meets it again."""
+        """Move an unreadable request file aside with the reason, so no reader meets it again
+        (a read-only queue only skips it)."""
+        if self.read_only:
+            log.debug("queue file %s/%s skipped: %s", path.parent.name, path.name, reason)
+            return
         target = self.root / "quarantine" / f"{path.parent.name}-{path.name}"
         try:
             os.replace(path, target)
@@ -202,7 +232,8 @@ class RunQueue:
     def quarantined(self) -> list[tuple[Path, str]]:
         """Files set aside as unreadable, each with the reason, oldest name first."""
         found = []
-        for path in sorted((self.root / "quarantine").iterdir()):
+        folder = self.root / "quarantine"
+        for path in sorted(folder.iterdir() if folder.is_dir() else ()):
             if path.suffix == ".reason":
                 continue
             reason_file = path.with_name(path.name + ".reason")
@@ -234,6 +265,7 @@ class RunQueue:
         A request already in ``active/`` was taken by a worker that died; it comes first, unless
         :data:`MAX_ATTEMPTS` workers died on it (:meth:`fail_abandoned` fails it first).
         """
+        self._writable("take a request")
         self.fail_abandoned()
         for request in self.active():
             return self._record(replace(request, attempts=request.attempts + 1, waiting=None, stage=None))
@@ -291,6 +323,7 @@ class RunQueue:
 
     def _record(self, request: Request) -> Request:
         """Rewrite an active request's file atomically (attempts, stage, waiting); return it."""
+        self._writable("record a request's state")
         if request.path.exists():
             _atomic_write_json(request.path, request._data())
         return request
@@ -300,6 +333,7 @@ class RunQueue:
         return self._record(replace(request, stage=stage))
 
     def _finish(self, request: Request, *, outcome: str, error: str | None = None) -> None:
+        self._writable("finish a request")
         data = dict(request._data(), outcome=outcome, error=error, finished_at=time.time())
         data.pop("waiting", None)
         _atomic_write_json(self.root / "done" / request.path.name, data)
@@ -334,8 +368,17 @@ class RunQueue:
         return self.root / "worker.log"
 
     def worker_running(self) -> bool:
-        """True when some process holds the worker lock."""
-        with os.fdopen(open_private(self.lock_path, os.O_RDWR | os.O_APPEND), "a+") as fh:
+        """True when some process holds the worker lock.
+
+        A read-only queue creates nothing: without a lock file no worker ever ran, and the file
+        is opened read-only (``flock`` needs no write access), which a read-only disk allows.
+        """
+        try:
+            fd = (os.open(self.lock_path, os.O_RDONLY) if self.read_only
+                  else open_private(self.lock_path, os.O_RDWR | os.O_APPEND))
+        except FileNotFoundError:
+            return False
+        with os.fdopen(fd, "rb") as fh:
             try:
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -357,6 +400,7 @@ class RunQueue:
         Streamlit process itself. Two callers racing both spawn; the loser exits at once because
         it cannot take the lock. ``idle_exit`` defaults to ``$ENCBENCH_WORKER_IDLE_EXIT`` or 300 s.
         """
+        self._writable("start a worker")
         if self.worker_running():
             return False
         if idle_exit is None:

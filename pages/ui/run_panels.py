@@ -21,7 +21,8 @@ from pages.ui import exports, session, store, text
 
 
 def queue() -> RunQueue:
-    return RunQueue(store.db_path())
+    """The database's run queue; read-only on a read-only server, which creates no file."""
+    return RunQueue(store.db_path(), read_only=session.read_only())
 
 
 def keep_worker_alive(q: RunQueue) -> None:
