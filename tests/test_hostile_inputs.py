@@ -157,6 +157,18 @@ def _spaced_parquet() -> bytes:  # 'colour' and 'colour ': one name once strippe
     return out.getvalue()
 
 
+def _levels_with_cr(quote: str) -> bytes:  # a bare CR in 143 of 300 levels, LF line ends
+    rows = ["city,size,label"] + [f"{quote}Saint\rDenis{quote},{i % 9},{('no', 'yes')[i % 2]}" if i < 143
+                                  else f"Paris,{i % 9},{('no', 'yes')[i % 2]}" for i in range(300)]
+    return ("\n".join(rows) + "\n").encode()
+
+
+def _grouped_prices() -> bytes:  # a regression target written with thousands separators
+    rng = np.random.default_rng(RNG_SEED)
+    return _csv(_good_frame().drop(columns="label").assign(
+        price=[f"{v:,.2f}" for v in [63541.48, *rng.uniform(1e3, 9e4, 59)]]))
+
+
 DEEP_PARAMS = '{"X": {"a": ' + "[" * 100_000 + "]" * 100_000 + "}}"
 
 
@@ -243,6 +255,16 @@ CASES = [
     Case("malformed scheduler", "good.csv", lambda: _csv(_good_frame()),
          r"--scheduler is not a Dask scheduler address \(invalid literal for int\(\) with base 10: 'abc'\), e\.g\. "
          r"tcp://10\.0\.0\.5:8786 .*: got 'tcp://host:abc'", args=("--scheduler", "tcp://host:abc"), upload=False),
+    # issue 36: a split row was dropped as 'missing target'; a number was 'not a number' unexplained
+    Case("a bare CR outside quotes", "cr.csv", lambda: _levels_with_cr(""),
+         r"cannot parse CSV file 'cr\.csv': gave up at line 2: a carriage return \(CR\) outside quotes, while "
+         r"the file's lines end with LF"),
+    Case("a bare CR in a single-quoted level", "cr1.csv", lambda: _levels_with_cr("'"),
+         r"cannot parse CSV file 'cr1\.csv': gave up at line 2: a carriage return \(CR\) outside quotes"),
+    Case("thousands separators in a regression target", "prices.csv", _grouped_prices,
+         r"target column 'price' of file 'prices\.csv' holds numbers written with thousands separators "
+         r"\(e\.g\. '63,541\.48'\), so it reads as text, not numbers: remove the separators in the file "
+         r"\(write '63541\.48'", target="price", args=("--task", "regression"), upload=False),
     # the earlier bad inputs (handled before; kept so they stay handled)
     Case("NUL bytes", "nul.csv", b"a,b,label\n1,\x00,2\n", r"binary data \(a NUL byte\)"),
     Case("empty file", "empty.csv", b"", r"'empty\.csv' is empty", upload_message=r"'empty\.csv' is empty"),
@@ -318,6 +340,18 @@ def test_hostile_input_is_refused_with_a_message_and_nothing_written(case, tmp_p
 
 
 # -- not refusals, but hardening all the same ------------------------------------------------------
+def test_a_bare_cr_inside_a_quoted_level_is_one_value_and_no_row_is_dropped(tmp_path):
+    """Issue 36.7: 300 rows, 143 with a quoted level holding a bare CR, were read as 443 rows and
+    143 dropped as rows without target. The upload reads 300 rows and drops none."""
+    from encbench.uploads import check_upload
+
+    staged = stage_upload(_levels_with_cr('"'), "cr.csv", db_path=tmp_path / "db" / "e.duckdb")
+    assert staged.ok and staged.frame.shape == (300, 3)
+    assert staged.frame["city"].value_counts().to_dict() == {"Saint\rDenis": 143, "Paris": 157}
+    report = check_upload(staged, "label")
+    assert report.ok and report.dropped_rows == 0 and report.n_rows == 300
+
+
 def test_classic_mac_line_ends_are_read_like_unix_ones(tmp_path):
     frame = _good_frame()
     unix = frame.to_csv(index=False)
