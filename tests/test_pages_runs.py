@@ -122,6 +122,28 @@ def test_an_error_quoting_a_file_reaches_its_owner_session_only(shared):
         assert (md_text(WITHHELD_ERROR) in shown) is not sees
 
 
+def test_a_command_line_run_on_a_file_of_its_own_is_not_resumed_from_the_app(shared, tmp_path):
+    """A queued run reads only what the app may queue (issue 36.4): a command-line run on a file
+    outside the uploads offers no Resume (the worker would refuse it), and says where to resume
+    it; the upload's run still resumes."""
+    db, token, stored = shared
+    own_file = tmp_path / "mine" / "data.csv"
+    own_file.parent.mkdir()
+    own_file.write_text("colour,label\nr,no\ng,yes\n")
+    cli_run = "local-00000000000000bb"
+    with Writer(db) as writer:
+        writer.ensure_run(cli_run, origin="local", label="cli", status="cancelled", n_expected=5,
+                          config={"datasets": [str(own_file)], "encoders": ["OH"], "models": ["LogReg"],
+                                  "scorings": ["AUC"], "tuning": "no"})
+        writer.set_run_status(cli_run, "cancelled")
+    at = _session(token)
+    assert not at.button(key="resume").disabled                  # the upload's run
+    at.selectbox(key="run_choice").set_value(cli_run).run()
+    assert not at.exception, at.exception
+    assert at.button(key="resume").disabled
+    assert "resume it from the command line" in at.button(key="resume").help
+
+
 def test_a_queued_delete_from_another_session_deletes_nothing(shared):
     db, token, stored = shared
     queue = RunQueue(db)
