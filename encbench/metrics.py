@@ -88,6 +88,99 @@ def _r2(y_true, y_pred) -> float:
     return float(r2_score(y_true, y_pred))
 
 
+# -- LightGBM's stopping criterion, evaluated every boosting round ----------------------------------
+# scikit-learn's metric functions spend milliseconds per call validating their input, which LightGBM
+# pays once per round and metric. These compute the same numbers with the same floating-point
+# operations in the same order (tests/test_metrics.py compares them with ``==``) and hand any input
+# outside their plain case (other labels, a missing class, non-finite scores) to scikit-learn.
+def _codes(y_true, y_pred):
+    """The sorted union of the labels and both arrays as indices into it."""
+    labels = np.union1d(y_true, y_pred)
+    return labels, np.searchsorted(labels, y_true), np.searchsorted(labels, y_pred)
+
+
+def _confusion(y_true, y_pred) -> np.ndarray:
+    labels, t, p = _codes(y_true, y_pred)
+    k = len(labels)
+    return np.bincount(t * k + p, minlength=k * k).reshape(k, k)
+
+
+def _accuracy_fast(y_true, y_pred) -> float:
+    # a mean of 0/1 values: exact whatever the order of the sum
+    return float(np.mean(np.asarray(y_true) == np.asarray(y_pred)))
+
+
+def _balanced_accuracy_fast(y_true, y_pred) -> float:
+    C = _confusion(np.asarray(y_true), np.asarray(y_pred))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_class = np.diagonal(C) / C.sum(axis=1)
+    per_class = per_class[~np.isnan(per_class)]  # classes predicted, never true
+    return float(np.mean(per_class))
+
+
+def _f_scores(tp, true, pred) -> np.ndarray:
+    denominator = 1.0 * true.astype(np.float64) + pred.astype(np.float64)
+    zero = denominator == 0
+    f = 2.0 * tp.astype(np.float64) / np.where(zero, 1.0, denominator)
+    f[zero] = 0.0
+    return f
+
+
+def _f1_fast(y_true, y_pred) -> float:
+    y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
+    if not (np.isin(y_true, (0, 1)).all() and np.isin(y_pred, (0, 1)).all()):
+        return _f1(y_true, y_pred)
+    t, p = y_true == 1, y_pred == 1
+    f = _f_scores(np.array([np.sum(t & p)]), np.array([np.sum(t)]), np.array([np.sum(p)]))
+    return float(f[0])
+
+
+def _f1_macro_fast(y_true, y_pred) -> float:
+    C = _confusion(np.asarray(y_true), np.asarray(y_pred))
+    return float(np.mean(_f_scores(np.diagonal(C), C.sum(axis=1), C.sum(axis=0))))
+
+
+def _auc_of(positive: np.ndarray, score: np.ndarray) -> float:
+    """Area under the ROC curve of a 0/1 target with both classes, by the trapezoidal rule over
+    the curve's corners (the points between collinear neighbours dropped)."""
+    from scipy.integrate import trapezoid
+
+    order = np.argsort(score, kind="stable")[::-1]
+    ranked, hits = score[order], positive[order].astype(np.float64)
+    thresholds = np.concatenate([np.nonzero(np.diff(ranked))[0], [hits.size - 1]])
+    tps = np.cumsum(hits, dtype=np.float64)[thresholds]
+    fps = 1 + thresholds.astype(np.float64) - tps
+    if fps.shape[0] > 2:
+        corners = np.nonzero(np.concatenate(
+            [[True], np.logical_or(np.diff(fps, 2), np.diff(tps, 2)), [True]]))[0]
+        fps, tps = fps[corners], tps[corners]
+    fps, tps = np.concatenate([[0.0], fps]), np.concatenate([[0.0], tps])
+    return float(1 * trapezoid(tps / tps[-1], fps / fps[-1]))
+
+
+def _roc_auc_fast(y_true, y_score) -> float:
+    y_true, y_score = np.asarray(y_true), np.asarray(y_score, dtype=np.float64)
+    present = np.unique(y_true)
+    if len(present) != 2 or y_score.ndim != 1 or not np.isfinite(y_score).all():
+        return _roc_auc(y_true, y_score)
+    return _auc_of(y_true == present[1], y_score)
+
+
+def _roc_auc_ovr_fast(y_true, y_score) -> float:
+    y_true, y_score = np.asarray(y_true), np.asarray(y_score, dtype=np.float64)
+    k = y_score.shape[1] if y_score.ndim == 2 else 0
+    if (k < 3 or not np.array_equal(np.unique(y_true), np.arange(k)) or not np.isfinite(y_score).all()
+            or not np.allclose(1, y_score.sum(axis=1))):
+        return _roc_auc_ovr(y_true, y_score)
+    return float(np.mean(np.array([_auc_of(y_true == c, y_score[:, c]) for c in range(k)])))
+
+
+#: scikit-learn's metric function -> the exact fast version LightGBM's criterion uses
+_STOPPING = {_accuracy: _accuracy_fast, _balanced_accuracy: _balanced_accuracy_fast,
+             _f1: _f1_fast, _f1_macro: _f1_macro_fast, _roc_auc: _roc_auc_fast,
+             _roc_auc_ovr: _roc_auc_ovr_fast}
+
+
 @dataclass(frozen=True)
 class MetricSpec:
     """A quality metric of a test fold.
@@ -181,6 +274,7 @@ class MetricSpec:
         predicted values, as they are.
         """
         function = self.function_for(task)
+        function = _STOPPING.get(function, function)
         if task == "regression":
             return function(y_true, probabilities)
         if task == "multiclass":

@@ -58,6 +58,72 @@ class EarlyStopping:
                              callbacks=[lightgbm.early_stopping(self.patience, first_metric_only=True,
                                                                 verbose=False)])
 
+    def fit_each(self, estimator, X, y, X_val, y_val, metrics, task: str = "binary") -> dict:
+        """One fit of ``estimator`` that stops as :meth:`fit` would for each of ``metrics``.
+
+        The boosting rounds do not depend on the metrics that watch them, so the first ``k``
+        trees of one long fit are the trees of a fit stopped at ``k``. Each metric follows
+        LightGBM's own early-stopping rule on its own (its best round is the first strictly
+        better one; it stops ``patience`` rounds after it, or at the last round), and the fit
+        ends once every metric has stopped.
+
+        Returns
+        -------
+        dict
+            Metric name -> the number of trees to predict with (its best round, counted from 1),
+            or the exception its criterion raised on the validation rows.
+        """
+        failures = {}
+
+        def criterion_of(metric):
+            def criterion(y_true, y_pred):
+                try:
+                    value = metric.stopping_value(y_true, y_pred, task)
+                except Exception as exc:  # noqa: BLE001 - this metric fails alone, as in its own fit
+                    failures.setdefault(metric.name, exc)
+                    value = float("nan")
+                return metric.name, value, metric.greater_is_better
+            return criterion
+
+        watch = _EachMetricStopping(self.patience)
+        estimator.fit(X, y, eval_X=X_val, eval_y=y_val,
+                      eval_metric=[criterion_of(m) for m in metrics], callbacks=[watch])
+        return {m.name: failures.get(m.name, watch.best_round.get(m.name, -1) + 1) for m in metrics}
+
+
+class _EachMetricStopping:
+    """LightGBM callback: ``lightgbm.early_stopping(patience, first_metric_only=True)``'s rule for
+    every metric at once; training ends when the last metric stops.
+
+    ``best_round`` holds each metric's best round (0-based) once it has stopped.
+    """
+
+    order = 30
+    before_iteration = False
+
+    def __init__(self, patience: int):
+        self.patience = patience
+        self.best_round: dict[str, int] = {}
+        self._best: dict[str, tuple[float, int]] = {}
+
+    def __call__(self, env) -> None:
+        import lightgbm
+
+        last = env.iteration == env.end_iteration - 1
+        for result in env.evaluation_result_list:
+            name, value, maximize = result.metric_name, result.metric_value, result.maximize
+            if name in self.best_round:
+                continue
+            best = self._best.get(name)
+            # the first round is the best so far whatever its value (NaN too), as in LightGBM
+            if best is None or (value > best[0] if maximize else value < best[0]):
+                best = self._best[name] = (value, env.iteration)
+            if env.iteration - best[1] >= self.patience or last:
+                self.best_round[name] = best[1]
+        if len(self.best_round) == len({r.metric_name for r in env.evaluation_result_list}):
+            round_ = max(self.best_round.values())
+            raise lightgbm.callback.EarlyStopException(best_iteration=round_, best_score=[])
+
 
 @dataclass(frozen=True)
 class ModelSpec:

@@ -92,3 +92,58 @@ def test_pooling_opposite_directions_is_refused_but_each_metric_ranks_alone():
     per = {s: g.set_index("encoder")["rank"] for s, g in table.groupby("scoring")}
     # AUC = 1 - error/10: the same order as the errors, so the same ranking
     assert per["AUC"].sort_index().tolist() == per["RMSE"].sort_index().tolist()
+
+
+def _stopping_cases():
+    """Seeded validation folds as LightGBM's criterion sees them: few rows, many ties (scores
+    rounded to a coarse grid), all-one-class predictions and classes missing from the fold."""
+    rng = np.random.default_rng(7)
+    for case in range(300):
+        n = int(rng.integers(2, 60))
+        k = int(rng.integers(2, 5))
+        y = rng.integers(0, k, n)
+        P = rng.dirichlet(np.ones(k), n)
+        if case % 3 == 0:  # ties among the scores
+            P = np.round(P, 1)
+            P = P / P.sum(axis=1, keepdims=True)
+        if case % 7 == 0:  # one predicted class everywhere
+            P = np.tile(P[0], (n, 1))
+        yield k, y, P
+
+
+def test_the_stopping_criterion_equals_scikit_learns_metrics_exactly():
+    """LightGBM's per-round criterion uses fast versions of the classification metrics; on
+    binary and multiclass folds (ties, a constant prediction, a class missing) each returns
+    the very float scikit-learn's function returns, or the same exception."""
+    from sklearn.metrics import accuracy_score, balanced_accuracy_score, f1_score, roc_auc_score
+
+    def reference(name, task, y, values):
+        if name == "Acc":
+            return accuracy_score(y, values)
+        if name == "BAcc":
+            return balanced_accuracy_score(y, values)
+        if name == "F1":
+            return (f1_score(y, values, zero_division=0.0) if task == "binary"
+                    else f1_score(y, values, average="macro", zero_division=0.0))
+        if task == "binary":
+            return roc_auc_score(y, values)
+        return roc_auc_score(y, values, multi_class="ovr", average="macro",
+                             labels=np.arange(values.shape[1]))
+
+    compared = 0
+    for k, y, P in _stopping_cases():
+        task = "binary" if k == 2 else "multiclass"
+        given = P[:, 1] if task == "binary" else P
+        for name in ("Acc", "BAcc", "F1", "AUC"):
+            values = (given if name == "AUC" else
+                      np.round(given) if task == "binary" else np.argmax(P, axis=1))
+            try:
+                expected = float(reference(name, task, y, values))
+            except ValueError as exc:
+                with pytest.raises(ValueError, match=str(exc)[:30]):
+                    get_metric(name).stopping_value(y, given, task)
+                continue
+            got = get_metric(name).stopping_value(y, given, task)
+            assert got == expected or (np.isnan(got) and np.isnan(expected)), (name, task, y, given)
+            compared += 1
+    assert compared > 1000

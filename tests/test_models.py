@@ -129,3 +129,29 @@ def test_hgb_is_tuned_like_the_others(monkeypatch):
         rows = run_task(Task("toy", "MT", 0, 5, ("HGB",), ("BAcc",), tuning), data)
         assert rows[0]["status"] == "ok", rows[0]["error"]
         assert 0.5 < rows[0]["cv_score"] <= 1.0
+
+
+@pytest.mark.parametrize("task", ["binary", "multiclass", "regression"])
+def test_one_lightgbm_fit_predicts_as_a_fit_stopped_by_each_metric(task):
+    """EarlyStopping.fit_each fits once and gives each metric the number of trees a fit stopped
+    by that metric alone keeps: its predictions with them equal the separate fit's, bit for bit."""
+    from encbench.metrics import get_metric, metrics_for
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 4))
+    signal = X[:, 0] + 0.5 * X[:, 1] + rng.normal(scale=1.0, size=300)
+    y = (signal if task == "regression" else
+         (signal > 0).astype(int) if task == "binary" else np.digitize(signal, [-0.7, 0.7]))
+    fit_rows, val_rows, test_rows = slice(0, 200), slice(200, 240), slice(240, 300)
+    stopping = get_model("LGBM").early_stopping
+    metrics = [get_metric(m) for m in metrics_for(task)]
+    joint = make_model("LGBM", task=task)
+    trees = stopping.fit_each(joint, X[fit_rows], y[fit_rows], X[val_rows], y[val_rows], metrics, task)
+    assert len({trees[m.name] for m in metrics}) >= 1
+    predict = "predict" if task == "regression" else "predict_proba"
+    for metric in metrics:
+        alone = stopping.fit(make_model("LGBM", task=task), X[fit_rows], y[fit_rows], X[val_rows],
+                             y[val_rows], metric, task)
+        assert trees[metric.name] == alone.best_iteration_, metric.name
+        np.testing.assert_array_equal(getattr(joint, predict)(X[test_rows], num_iteration=trees[metric.name]),
+                                      getattr(alone, predict)(X[test_rows]))

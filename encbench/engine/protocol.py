@@ -473,35 +473,55 @@ def _early_stopping(fold: _Fold, model: str, scorings) -> dict:
     model's :class:`encbench.models.EarlyStopping` says, and the scored metric stops it.
 
     The preprocessing is fitted on the remaining rows, as in the study's code, so the
-    validation rows are encoded like unseen data.
+    validation rows are encoded like unseen data. One fit serves every scored metric
+    (:meth:`encbench.models.EarlyStopping.fit_each`): each metric's score is the prediction of
+    the trees up to its own best round, as a fit stopped by that metric alone would give.
     """
     from sklearn.model_selection import train_test_split
 
     stopping = get_model(model).early_stopping
-    out = {}
-    for scoring in scorings:
-        start = time.perf_counter()
-        encode_seconds = None
+    start = time.perf_counter()
+    encode_seconds = None
+    try:
+        X_fit, X_val, y_fit, y_val = train_test_split(
+            fold.X_train, fold.y_train, test_size=stopping.validation_fraction,
+            random_state=stopping.validation_seed)
         try:
-            X_fit, X_val, y_fit, y_val = train_test_split(
-                fold.X_train, fold.y_train, test_size=stopping.validation_fraction,
-                random_state=stopping.validation_seed)
-            try:
-                prep = fold.preprocessor()
-                encode_start = time.perf_counter()
-                E_fit = prep.fit_transform(X_fit, y_fit)
-                encode_seconds = time.perf_counter() - encode_start
-                E_val, E_test = prep.transform(X_val), prep.transform(fold.X_test)
-            except Exception as exc:
-                raise _StageError(f"encoder {fold.task.encoder}", exc) from exc
-            estimator = make_model(model, task=fold.kind)
-            _fit(f"model {model}", stopping.fit, estimator, E_fit, y_fit, E_val, y_val,
-                 get_metric(scoring), fold.kind)
-            value = _evaluate(fold, scoring, estimator, E_test, model)
+            prep = fold.preprocessor()
+            encode_start = time.perf_counter()
+            E_fit = prep.fit_transform(X_fit, y_fit)
+            encode_seconds = time.perf_counter() - encode_start
+            E_val, E_test = prep.transform(X_val), prep.transform(fold.X_test)
+        except Exception as exc:
+            raise _StageError(f"encoder {fold.task.encoder}", exc) from exc
+        estimator = make_model(model, task=fold.kind)
+        trees = _fit(f"model {model}", stopping.fit_each, estimator, E_fit, y_fit, E_val, y_val,
+                     [get_metric(s) for s in scorings], fold.kind)
+    except _StageError as exc:
+        return {s: (exc, time.perf_counter() - start, encode_seconds) for s in scorings}
+    values = {}
+    for scoring in scorings:
+        try:
+            if isinstance(trees[scoring], Exception):
+                raise _StageError(f"model {model}", trees[scoring])
+            values[scoring] = _evaluate(fold, scoring, _FirstTrees(estimator, trees[scoring]), E_test, model)
         except _StageError as exc:
-            value = exc
-        out[scoring] = (value, time.perf_counter() - start, encode_seconds)
-    return out
+            values[scoring] = exc
+    seconds = time.perf_counter() - start
+    return {s: (values[s], seconds, encode_seconds) for s in scorings}
+
+
+class _FirstTrees:
+    """A fitted LightGBM estimator that predicts with its first ``n`` trees."""
+
+    def __init__(self, estimator, n: int):
+        self.estimator, self.n = estimator, n
+
+    def predict(self, X):
+        return self.estimator.predict(X, num_iteration=self.n)
+
+    def predict_proba(self, X):
+        return self.estimator.predict_proba(X, num_iteration=self.n)
 
 
 def _bayes_search(fold: _Fold, model: str, scorings) -> dict:
