@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -188,3 +189,54 @@ def test_a_custom_encoder_the_workers_cannot_import_stops_the_run_with_one_messa
     assert (f"worker {worker}: cannot import my_local_encoders (ModuleNotFoundError: "
             f"No module named 'my_local_encoders')") in done.stderr
     assert "Custom encoder module(s) my_local_encoders: install their package in every worker's" in done.stderr
+
+
+@pytest.mark.slow
+def test_losing_every_dask_worker_stops_the_run_saying_how_to_resume_and_resume_is_bit_identical(
+        tmp_path, monkeypatch):
+    """The only worker (nanny and all) is killed after the first task: the run used to end with a
+    'TimeoutError: No valid workers found' traceback (or wait for a worker forever). It now stops
+    with a ValueError (the command line prints it, no traceback) saying what happened and how to
+    resume; the finished task's rows are kept, and resuming on new workers gives the local scores
+    bit for bit."""
+    from encbench.engine import executors
+    from encbench.engine.grid import Grid
+    from encbench.engine.runner import RunIncomplete, run_grid
+
+    monkeypatch.setattr(executors, "WORKERS_GRACE", 3.0)
+    monkeypatch.setattr(executors, "WORKERS_CHECK", 0.5)
+    grid = Grid(datasets=["bundled:tic-tac-toe"], encoders=["OH", "Ord", "Count", "MT"], models=["LogReg"],
+                scorings=["AUC"], n_folds=2)
+    db = tmp_path / "lost.duckdb"
+    deadline = time.monotonic() + 300                       # without the fix it could wait forever
+    with dask_cluster(tmp_path / "cluster", [BIN / "python"]) as address:
+        with distributed.Client(address, set_as_default=False) as client:
+            (worker_pid,) = client.run(os.getpid).values()
+
+        def kill_every_worker(done, total, info):
+            if "task" in info:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(os.getpgid(worker_pid), signal.SIGKILL)   # the nanny and its worker
+
+        with pytest.raises(RunIncomplete) as raised:
+            run_grid(grid, db, scheduler=address, progress=kill_every_worker,
+                     should_stop=lambda: time.monotonic() > deadline)
+    message = str(raised.value)
+    assert isinstance(raised.value, ValueError) and "Traceback" not in message
+    assert re.fullmatch(
+        rf"run {grid.run_id} is incomplete: every Dask worker of the scheduler {re.escape(address)} was lost "
+        rf"and none came back within 3 s: (\d) of the (\d) tasks sent finished and their results are kept, "
+        rf"the other \d were not run\. Start workers \(`dask worker {re.escape(address)}`\), then re-run the "
+        rf"same command to resume: finished tasks are not run again", message), message
+    with duckdb.connect(str(db), read_only=True) as con:
+        status, error = con.execute("SELECT status, error FROM runs WHERE run_id = ?", [grid.run_id]).fetchone()
+        kept = con.execute("SELECT count(*) FROM results WHERE run_id = ? AND status = 'ok'",
+                           [grid.run_id]).fetchone()[0]
+    assert status == "failed" and error == message and kept >= 1
+
+    with dask_cluster(tmp_path / "again", [BIN / "python"]) as address:
+        assert run_grid(grid, db, scheduler=address) == grid.run_id
+    run_grid(grid, tmp_path / "local.duckdb", workers=1)
+    resumed, local = _results(db), _results(tmp_path / "local.duckdb")
+    assert len(resumed) == 8 and (resumed["status"] == "ok").all()
+    assert resumed.equals(local)                                        # bit for bit

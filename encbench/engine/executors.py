@@ -507,6 +507,26 @@ MAX_RESUBMITS = 2
 GATHER_TIMEOUT = 5.0
 
 
+#: seconds a run waits for a Dask worker once the cluster has none left (a nanny restarts a killed
+#: worker within seconds) before it stops, saying what happened and how to resume.
+WORKERS_GRACE = 30.0
+#: seconds between checks that the cluster still has workers while a run waits for results.
+WORKERS_CHECK = 2.0
+
+
+class WorkersLost(ValueError):
+    """Every Dask worker was lost during a run and none came back within :data:`WORKERS_GRACE`;
+    the message says how many tasks finished (their results are kept) and how to resume."""
+
+
+def workers_lost_message(address: str, finished: int, total: int, grace: float, why: str = "") -> str:
+    """What happened when the cluster has no workers left, and what to do."""
+    return (f"every Dask worker of the scheduler {address} was lost{why} and none came back within "
+            f"{grace:g} s: {finished} of the {total} tasks sent finished and their results are kept, "
+            f"the other {total - finished} were not run. Start workers (`dask worker {address}`), then "
+            f"re-run the same command to resume: finished tasks are not run again")
+
+
 def lost_message(sent: int, why: str) -> str:
     """The error of a task whose Dask workers were lost every time it was sent."""
     return (f"Dask worker lost: the task was sent {sent} times and each time the worker running it "
@@ -712,21 +732,44 @@ class DaskExecutor:
             return
         self.start()
         client = self.client
+        address = self.scheduler if isinstance(self.scheduler, str) else client.scheduler.address
         futures: dict = {}
         sent: dict[int, int] = {}
+        finished = 0
         batch = uuid.uuid4().hex[:8]
+
+        def scatter(key: str):
+            # broadcast: every worker holds every dataset, so data locality never piles the
+            # tasks of one dataset onto the worker that happened to receive it; with no worker
+            # left Dask waits for one, then raises "No valid workers found"
+            try:
+                return client.scatter(payloads[key], hash=False, broadcast=True, timeout=WORKERS_GRACE)
+            except TimeoutError:
+                raise WorkersLost(workers_lost_message(address, finished, len(tasks), WORKERS_GRACE)) from None
+
+        def no_workers_for() -> float:
+            """Seconds the cluster has had no worker (0 while it has one)."""
+            nonlocal no_workers_since
+            try:
+                workers = client.nthreads()
+            except (OSError, TimeoutError):  # the scheduler does not answer: no worker either
+                workers = {}
+            if workers:
+                no_workers_since = None
+                return 0.0
+            no_workers_since = no_workers_since or time.monotonic()
+            return time.monotonic() - no_workers_since
+
+        no_workers_since = None
         try:
             needed = {t.dataset for t in tasks}
-            # broadcast: every worker holds every dataset, so data locality never piles the
-            # tasks of one dataset onto the worker that happened to receive it
-            scattered = {key: client.scatter(payloads[key], hash=False, broadcast=True) for key in needed}
+            scattered = {key: scatter(key) for key in needed}
 
             def submit(index: int):
                 task = tasks[index]
                 data = scattered[task.dataset]
                 if data.status != "finished":  # the dataset's copies went with the lost workers
-                    data = scattered[task.dataset] = client.scatter(payloads[task.dataset], hash=False,
-                                                                    broadcast=True)
+                    data = scattered[task.dataset] = scatter(task.dataset)
                 sent[index] = sent.get(index, 0) + 1
                 retry = f"-retry{sent[index] - 1}" if sent[index] > 1 else ""
                 future = client.submit(
@@ -737,13 +780,19 @@ class DaskExecutor:
                 return future
 
             completed = as_completed([submit(index) for index in range(len(tasks))], loop=client.loop)
-            last_tick = time.monotonic()
+            last_tick = last_check = time.monotonic()
             while not completed.is_empty():
                 if not completed.has_ready():
                     time.sleep(0.05)
                     if time.monotonic() - last_tick >= TICK:
                         last_tick = time.monotonic()
                         yield None
+                    # tasks wait for a worker forever once none is left: say so after a grace
+                    if time.monotonic() - last_check >= WORKERS_CHECK:
+                        last_check = time.monotonic()
+                        if no_workers_for() >= WORKERS_GRACE:
+                            raise WorkersLost(workers_lost_message(address, finished, len(tasks),
+                                                                   WORKERS_GRACE))
                     continue
                 for future in completed.next_batch(block=False):
                     index = futures.pop(future)
@@ -776,8 +825,10 @@ class DaskExecutor:
                         log.error("task %s: lost with its Dask worker %d times; recorded as failed",
                                   task.name, sent[index])
                         rows = unfinished_rows(task, "failed", lost_message(sent[index], lost))
+                        finished += 1
                         yield Outcome(task, rows, 0.0, "dask", lost=True)
                         continue
+                    finished += 1
                     yield Outcome(task, rows, seconds, where)
         finally:
             if futures:

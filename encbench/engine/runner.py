@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from encbench.engine.executors import make_executor
+from encbench.engine.executors import WorkersLost, make_executor
 from encbench.engine.grid import PROTOCOL_VERSION, Grid, Plan, plan
 from encbench.engine.protocol import Payload, unfinished_rows
 from encbench.store import Writer, queries
@@ -388,6 +388,11 @@ def _run_tasks(the_plan: Plan, executor, writer: Writer, report, should_stop, pu
                 writer.heartbeat(run_id)
                 writer.publish()
                 last_publish = time.monotonic()
+    except WorkersLost as exc:  # what was committed stays; the same command resumes the rest
+        message = f"run {run_id} is incomplete: {exc}"
+        writer.set_run_status(run_id, "failed", error=message)
+        log.error("%s", message)
+        raise RunIncomplete(message) from None
     finally:
         stream.close()
     if lost and not cancelled:
