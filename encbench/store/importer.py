@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 
 from encbench.store.published import (
@@ -55,8 +56,35 @@ ENCBENCH_RUN_ID = "encbench-beyond-the-study"
 ENCBENCH_LABEL = "Encoders beyond the study (encbench's own results)"
 #: the seed files ``benchmarks/run_beyond.py`` writes
 ENCBENCH_RESULTS_FILE = Path(RESULTS_FILE).with_name("encbench_beyond_results.parquet")
+#: encbench's own benchmark on the R suites of every task (``benchmarks/run_suites.py``)
+SUITES_RUN_ID = "encbench-suites"
+SUITES_LABEL = "encbench's own benchmark on R datasets of every task"
+SUITES_RESULTS_FILE = Path(RESULTS_FILE).with_name("encbench_suites_results.parquet")
 #: provenance columns of the seed file, kept in the run's config (not result columns)
 _PROVENANCE = ("encbench_version", "library_versions", "command", "python", "grid")
+#: provenance columns a seed file may carry besides (the CPU kind the rows were computed on)
+_OPTIONAL_PROVENANCE = ("cpu",)
+
+
+@dataclass(frozen=True)
+class ShippedRun:
+    """A file of encbench's own results shipped in ``db/seed/`` and imported by ``db init`` as
+    one run of origin ``encbench``; its datasets' names and shapes are in the file beside it
+    (``*_datasets.parquet``)."""
+
+    run_id: str
+    label: str
+    results_file: Path
+
+
+#: every shipped file of encbench's own results, in import order
+SHIPPED_RUNS = (ShippedRun(ENCBENCH_RUN_ID, ENCBENCH_LABEL, ENCBENCH_RESULTS_FILE),
+                ShippedRun(SUITES_RUN_ID, SUITES_LABEL, SUITES_RESULTS_FILE))
+
+
+def shipped_runs() -> tuple[ShippedRun, ...]:
+    """The shipped runs whose file this installation has."""
+    return tuple(run for run in SHIPPED_RUNS if run.results_file.exists())
 
 
 def encbench_seed_sha256(results_file: Path | str = ENCBENCH_RESULTS_FILE) -> str | None:
@@ -65,17 +93,20 @@ def encbench_seed_sha256(results_file: Path | str = ENCBENCH_RESULTS_FILE) -> st
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else None
 
 
-def encbench_import_current(db, results_file: Path | str = ENCBENCH_RESULTS_FILE) -> bool:
+def encbench_import_current(db, results_file: Path | str = ENCBENCH_RESULTS_FILE, *,
+                            run_id: str = ENCBENCH_RUN_ID) -> bool:
     """True when ``db`` (a Reader or a Writer) holds the finished import of this very file."""
-    run = db.query("SELECT status, config FROM runs WHERE run_id = ?", [ENCBENCH_RUN_ID])
+    run = db.query("SELECT status, config FROM runs WHERE run_id = ?", [run_id])
     if not len(run) or run["status"].iloc[0] != "done":
         return False
     return json.loads(run["config"].iloc[0] or "{}").get("sha256") == encbench_seed_sha256(results_file)
 
 
-def import_encbench(writer: Writer, results_file: Path | str = ENCBENCH_RESULTS_FILE) -> int:
-    """Import encbench's own results (the encoders beyond the study, with the controls OH and MT)
-    as one run with origin ``encbench``; return the number of new result rows.
+def import_encbench(writer: Writer, results_file: Path | str = ENCBENCH_RESULTS_FILE, *,
+                    run_id: str = ENCBENCH_RUN_ID, label: str = ENCBENCH_LABEL) -> int:
+    """Import a file of encbench's own results (by default the encoders beyond the study, with
+    the controls OH and MT; :data:`SHIPPED_RUNS` lists them all) as the run ``run_id`` with
+    origin ``encbench``; return the number of new result rows.
 
     Idempotent, like :func:`import_published`. The rows keep their folds (they are not averaged
     like the published ones); their provenance (encbench and library versions, the command that
@@ -109,17 +140,18 @@ def import_encbench(writer: Writer, results_file: Path | str = ENCBENCH_RESULTS_
         if unknown:
             raise ValueError(f"{str(path)!r} names unknown {column} values: got {unknown!r}")
     first = rows.iloc[0]
-    config = {key: first[key] for key in _PROVENANCE}
+    provenance = _PROVENANCE + tuple(c for c in _OPTIONAL_PROVENANCE if c in rows.columns)
+    config = {key: first[key] for key in provenance}
     config["grid"] = _json(config["grid"])
     config["library_versions"] = _json(config["library_versions"])
     config["file"] = path.name
     config["sha256"] = encbench_seed_sha256(path)
     # a file grown by several commands (datasets added later) records each part's provenance
-    parts = rows.groupby(list(_PROVENANCE), sort=False)["dataset"].unique()
+    parts = rows.groupby(list(provenance), sort=False)["dataset"].unique()
     if len(parts) > 1:
         config["parts"] = [
-            {**dict(zip(_PROVENANCE, key)), "grid": _json(key[_PROVENANCE.index("grid")]),
-             "library_versions": _json(key[_PROVENANCE.index("library_versions")]),
+            {**dict(zip(provenance, key)), "grid": _json(key[provenance.index("grid")]),
+             "library_versions": _json(key[provenance.index("library_versions")]),
              "datasets": sorted(map(str, datasets))}
             for key, datasets in parts.items()]
     # names and shapes from the datasets file beside it; a published dataset's row stays published
@@ -128,15 +160,15 @@ def import_encbench(writer: Writer, results_file: Path | str = ENCBENCH_RESULTS_
                else [{"dataset": d, "name": d, "source": "bundled"} for d in sorted(set(rows["dataset"]))])
     writer.upsert_datasets({k: (None if pd.isna(v) else v) for k, v in record.items() if k in DATASET_COLUMNS}
                            for record in records)
-    stored = writer.query("SELECT config FROM runs WHERE run_id = ?", [ENCBENCH_RUN_ID])
+    stored = writer.query("SELECT config FROM runs WHERE run_id = ?", [run_id])
     if len(stored) and json.loads(stored["config"].iloc[0] or "{}").get("sha256") != config["sha256"]:
-        removed = writer.delete_run(ENCBENCH_RUN_ID)
+        removed = writer.delete_run(run_id)
         log.info("encbench results file %s changed since its import: its %d rows are replaced", path, removed)
-    writer.ensure_run(ENCBENCH_RUN_ID, origin="encbench", label=ENCBENCH_LABEL, status="running",
+    writer.ensure_run(run_id, origin="encbench", label=label, status="running",
                       config=config, n_expected=len(rows))
-    results = rows.drop(columns=[c for c in (*_PROVENANCE, "run_id") if c in rows.columns])
-    inserted = writer.write_results(results.assign(run_id=ENCBENCH_RUN_ID))
-    writer.set_run_status(ENCBENCH_RUN_ID, "done")
+    results = rows.drop(columns=[c for c in (*provenance, "run_id") if c in rows.columns])
+    inserted = writer.write_results(results.assign(run_id=run_id))
+    writer.set_run_status(run_id, "done")
     log.info("encbench results import: %d new rows (%d in file)", inserted, len(rows))
     return inserted
 
