@@ -108,6 +108,13 @@ def block_design(db: str, version: tuple, load_key: tuple, combination: str, mod
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
+def tie_conventions(db: str, version: tuple, load_key: tuple, combination: str, mode: str,
+                    design: str) -> consensus.TieConventions:
+    """Where the CD diagram's order (Friedman mean ranks) and R-M's (dense) differ, and why."""
+    return consensus.tie_conventions(block_design(db, version, load_key, combination, mode, design).scores)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
 def nemenyi(db: str, version: tuple, load_key: tuple, combination: str, mode: str, alpha: float,
             design: str):
     return stats.nemenyi(block_design(db, version, load_key, combination, mode, design).scores, alpha=alpha)
@@ -185,8 +192,9 @@ def control_result(db: str, version: tuple, load_key: tuple, combination: str, m
 def control_subtitle(result: stats.ControlResult, design: stats.BlockDesign) -> list[str]:
     """What the diagram against a control shows and assumes, for its caption (and so its exports)."""
     holm = result.differing("holm")
-    lines = [f"Bonferroni-Dunn against {result.control}, alpha = {result.alpha:g}, N = {result.n_datasets} "
-             f"datasets, k = {result.n_encoders} encoders, CD = {result.critical_difference:.2f} "
+    lines = [f"Bonferroni-Dunn against {result.control}, alpha = {result.alpha:g}, N = "
+             f"{consensus.voters_text(result.n_datasets, design.scores['dataset'])}, "
+             f"k = {result.n_encoders} encoders, CD = {result.critical_difference:.2f} "
              f"(q = {result.q_alpha:.3f})",
              f"Holm finds {len(holm)} of {result.n_encoders - 1} different from {result.control}"
              + (f": {', '.join(holm[:12])}{', ...' if len(holm) > 12 else ''}" if holm else ""),
@@ -295,8 +303,8 @@ def bayesian_test(db: str, version: tuple, load_key: tuple, combination: str, mo
 
 def bayes_caption(result: stats.BayesianResult, combination: str) -> list[str]:
     """What the simplex shows and assumes, for its caption (and so for its exports)."""
-    return [f"Bayesian signed-rank test (Benavoli et al. 2017), {combination}: N = {result.n_datasets} datasets "
-            f"both encoders have, ROPE = +-{result.rope:g} (score units)",
+    return [f"Bayesian signed-rank test (Benavoli et al. 2017), {combination}: "
+            f"N = {_n_text(result.n_datasets, combination)} both encoders have, ROPE = +-{result.rope:g} (score units)",
             f"Assumes independent datasets; Dirichlet-process prior of strength {result.prior:g} at difference 0; "
             f"{result.samples.shape[0]:,} posterior draws (seed 0), {BAYES_DRAWN:,} drawn"]
 
@@ -321,8 +329,8 @@ def elo_ratings(db: str, version: tuple, load_key: tuple, combination: str, mode
 
 def elo_caption(result: stats.EloResult, combination: str) -> list[str]:
     """What the Elo chart and the win-rate matrix show and assume, for their captions and exports."""
-    return [f"{combination}: each of N = {result.n_datasets} datasets is a match between every pair of encoders "
-            f"both have (ties count half)",
+    return [f"{combination}: each of N = {_n_text(result.n_datasets, combination)} is a match between every "
+            f"pair of encoders both have (ties count half)",
             f"Bradley-Terry maximum likelihood, prior of {result.prior_ties:g} all-tie dataset; "
             f"{result.reference} = 1000; {result.level:.0%} bootstrap over datasets ({result.B} resamples, seed 0)"]
 
@@ -409,6 +417,11 @@ def _combination(targets: list[str]) -> str:
     return common.selectbox("Combination", targets, key="detail",
                             help="The critical-difference diagram, the rank intervals and the pairwise "
                                  "tests are for one combination at a time (the same one in each tab).")
+
+
+def _n_text(n: int, mode_used: str) -> str:
+    """A test's N named for what it counts: datasets, or pooled voters."""
+    return f"{n} voters ((dataset, combination) pairs)" if mode_used == consensus.POOLED else f"{n} datasets"
 
 
 def _mixed_scale_pool(mode_used: str, what: str) -> bool:
@@ -518,9 +531,14 @@ def _cd_section(targets: list[str], mode_used: str, load_key: tuple, alpha: floa
         return
     spec, subtitle = cd_chart(db, version, load_key, target, mode_used, float(alpha), design_name)
     st.caption(" · ".join(subtitle) + ". Red bars join encoders not significantly different.")
+    ties = tie_conventions(db, version, load_key, target, mode_used, design_name)
+    with st.container(key="cd-ties"):
+        st.caption(ties.text() + ("" if design_name == "all" else
+                                  f" (R-M on the Rankings tab ranks every voter; this diagram *{design_name}*.)"))
     cd_prov = prov.with_filters(detail=target, blocks=design_name)
     common.show_chart(spec, "cd-diagram", cd_prov, width="content", scroll=True)
-    common.table_exports(consensus.nemenyi_table(result), "nemenyi", cd_prov)
+    table = consensus.nemenyi_table(result).merge(ties.means[["encoder", "dense_mean_rank"]], on="encoder", how="left")
+    common.table_exports(table, "nemenyi", cd_prov)
 
 
 def _control_diagram(target: str, mode_used: str, load_key: tuple, alpha: float, design_name: str,
@@ -749,7 +767,7 @@ def _bayes_section(targets: list[str], mode_used: str, load_key: tuple, prov, vi
         return
     with st.container(key="bayes-probabilities"):
         st.markdown(f"P({a} better) = **{result.p_a_better:.3f}** · P(equivalent) = **{result.p_equivalent:.3f}** "
-                    f"· P({b} better) = **{result.p_b_better:.3f}** ({result.n_datasets} datasets, "
+                    f"· P({b} better) = **{result.p_b_better:.3f}** ({_n_text(result.n_datasets, mode_used)}, "
                     f"ROPE = +-{result.rope:g})")
     bprov = prov.with_filters(detail=target, bayes_a=a, bayes_b=b, rope=float(rope))
     common.show_chart(bayes_chart(db, version, load_key, target, mode_used, a, b, float(rope)),
@@ -797,10 +815,16 @@ def _elo_section(targets: list[str], mode_used: str, load_key: tuple, prov) -> N
         st.info(f"No Elo ratings for {target}: {common.md_text(exc)}")
         return
     best = result.table.iloc[0]
+    # ratings that show the same (rounded to a point) are a tie, not a winner
+    top = result.table.loc[result.table["elo"].round() == round(float(best["elo"])), "encoder"].astype(str).tolist()
     with st.container(key="elo-summary"):
-        st.markdown(f"Highest Elo: **{best['encoder']}** ({best['elo']:.0f}, {result.level:.0%} interval "
-                    f"{best['low']:.0f} to {best['high']:.0f}; win rate {best['win_rate']:.3f}) · "
-                    f"{result.reference} = 1000 · {result.n_datasets} datasets")
+        if len(top) > 1:
+            head = (f"Highest Elo: a tie of **{', '.join(top)}** (each {best['elo']:.0f} to the point: no single "
+                    f"encoder is rated highest; see the intervals below)")
+        else:
+            head = (f"Highest Elo: **{best['encoder']}** ({best['elo']:.0f}, {result.level:.0%} interval "
+                    f"{best['low']:.0f} to {best['high']:.0f}; win rate {best['win_rate']:.3f})")
+        st.markdown(f"{head} · {result.reference} = 1000 (the reference) · {_n_text(result.n_datasets, mode_used)}")
     eprov = prov.with_filters(detail=target, elo_ref=reference, elo_B=int(B))
     drawn = elo_charts(db, version, load_key, target, mode_used, reference, int(B))
     common.show_chart(drawn["elo"], "elo", eprov)

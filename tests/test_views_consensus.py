@@ -206,3 +206,31 @@ def test_score_averaging_strategies_are_refused_only_over_metrics_of_different_s
     auc_acc = rows.assign(scoring=rows["scoring"].map({"RMSE": "AUC", "R2": "Acc"}))
     assert consensus.refused_for_pooling(auc_acc, ["Q-M"], "pooled") == ([], "")
     assert consensus.mixed_scales(rows) == ["RMSE", "R2"] and consensus.mixed_scales(auc_acc) == []
+
+
+def test_tie_conventions_name_the_pairs_the_cd_diagram_and_r_m_order_differently():
+    """By hand, encoders A B C D E on three voters: (2 2 2 1 2), (0 1 0 2 0), (2 0 2 1 2).
+    Dense ranks: D 2, 1, 2 (mean 5/3), B 1, 2, 3 (mean 2); Friedman ranks: D 5, 1, 4 (10/3),
+    B 2.5, 2, 5 (9.5/3). R-M puts D before B, the CD diagram B before D: the one pair swapped."""
+    table = [(2, 2, 2, 1, 2), (0, 1, 0, 2, 0), (2, 0, 2, 1, 2)]
+    rows = pd.DataFrame([{"dataset": str(v), "encoder": e, "cv_score": float(x)}
+                         for v, scores in enumerate(table) for e, x in zip("ABCDE", scores)])
+    ties = consensus.tie_conventions(rows)
+    means = ties.means.set_index("encoder")
+    assert means.loc["D", "dense_mean_rank"] == pytest.approx(5 / 3) and means.loc["B", "dense_mean_rank"] == 2
+    assert means.loc["D", "friedman_mean_rank"] == pytest.approx(10 / 3)
+    assert means.loc["B", "friedman_mean_rank"] == pytest.approx(9.5 / 3)
+    assert ties.swapped == (("D", "B"),) and "D / B" in ties.text()
+    same = consensus.tie_conventions(rows[rows["encoder"].isin(["A", "B"])])
+    assert same.swapped == () and "same order" in same.text()
+
+
+def test_tie_conventions_of_the_worked_example(everything):
+    logreg = everything[(everything["model"] == "LogReg") & (everything["tuning"] == "no")
+                        & (everything["scoring"] == "AUC")]
+    ties = consensus.tie_conventions(logreg)
+    assert ("BUMT_10", "BUMT_2") in ties.swapped and ("DMT_10", "PBMT_0.001") in ties.swapped
+    nem = stats.nemenyi(logreg)
+    assert ties.means["encoder"].tolist() == nem.mean_ranks.index.tolist()
+    assert ties.means["friedman_mean_rank"].to_numpy() == pytest.approx(nem.mean_ranks.to_numpy())
+    assert "BUMT_10 / BUMT_2" in ties.text()

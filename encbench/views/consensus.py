@@ -315,21 +315,83 @@ def cd_inputs(result: stats.NemenyiResult) -> tuple[pd.Series, float, list[tuple
     return result.mean_ranks, float(result.critical_difference), pairs
 
 
+def voters_text(n: int, voters: pd.Series | pd.Index | None = None) -> str:
+    """``N`` named for what it counts: ``"16 datasets"``, or for pooled voters (ids
+    ``dataset|model|tuning|scoring``, :func:`pool_combinations`) ``"32 voters ((dataset,
+    combination) pairs on 16 datasets)"``: a pooled N is not a number of datasets."""
+    ids = pd.Series([] if voters is None else voters, dtype=object).astype(str).drop_duplicates()
+    if len(ids) and ids.str.count(r"\|").eq(len(FACTORS)).all():
+        datasets = ids.str.split("|", n=1).str[0].nunique()
+        return f"{n} voters ((dataset, combination) pairs on {datasets} datasets)"
+    return f"{n} datasets"
+
+
 def cd_subtitle(result: stats.NemenyiResult, design: stats.BlockDesign) -> list[str]:
     """What a critical-difference diagram shows, for its subtitle (and so for its exports).
 
-    Names the test, alpha, N (datasets ranked) and k, the Friedman outcome, and how incomplete
-    blocks were handled (:func:`encbench.stats.block_design`).
+    Names the test, alpha, N (datasets ranked, or pooled voters and the datasets they come from:
+    :func:`voters_text`) and k, the Friedman outcome, and how incomplete blocks were handled
+    (:func:`encbench.stats.block_design`).
     """
     fried = (f"Friedman chi2 = {result.friedman_statistic:.1f}, p = {result.friedman_pvalue:.2g}"
              if pd.notna(result.friedman_statistic)
              else "Friedman test not defined (fewer than 2 complete datasets)")
-    lines = [f"Nemenyi, alpha = {result.alpha:g}, N = {result.n_datasets} datasets, "
+    lines = [f"Nemenyi, alpha = {result.alpha:g}, N = {voters_text(result.n_datasets, design.scores['dataset'])}, "
              f"k = {result.n_encoders} encoders, CD = {result.critical_difference:.2f}; {fried}",
              f"Blocks: {design.description}"]
     if design.design == "all" and not design.complete:
         lines[-1] += " - encoders are ranked on different subsets; the test assumes complete blocks"
     return lines
+
+
+@dataclass(frozen=True)
+class TieConventions:
+    """Where the CD diagram's order and R-M's differ, and why: the tie convention.
+
+    The CD diagram (Friedman, Nemenyi) places an encoder at its mean *Friedman* rank: tied
+    encoders share the mean of their positions (two tied for first get 1.5 each). R-M, the
+    study's mean rank, averages *dense* ranks: tied encoders share the best position and the next
+    encoder follows at once (1, 1, 2). Encoders close together can therefore swap between the
+    two orders, most where an encoder often ties with others.
+
+    Attributes
+    ----------
+    means : pandas.DataFrame
+        ``encoder, friedman_mean_rank, dense_mean_rank``, in the CD diagram's order.
+    swapped : tuple of (str, str)
+        Pairs ``(a, b)`` R-M orders a before b and the CD diagram b before a, R-M's order.
+    """
+
+    means: pd.DataFrame
+    swapped: tuple[tuple[str, str], ...]
+
+    def text(self, limit: int = 6) -> str:
+        """What the page says (markdown)."""
+        text = ("The diagram places each encoder at its mean Friedman rank (tied encoders share the mean "
+                "of their positions: two tied for first get 1.5 each); R-M averages dense ranks, the "
+                "study's convention (the two get 1 and the next encoder 2).")
+        if not self.swapped:
+            return text + " On these voters both give the same order."
+        shown = ", ".join(f"{a} / {b}" for a, b in self.swapped[:limit])
+        more = f" and {len(self.swapped) - limit} more pairs" if len(self.swapped) > limit else ""
+        return (text + f" So close encoders can swap: R-M orders {shown}{more} the other way round "
+                "from this diagram. Neither is wrong; the table below gives both means.")
+
+
+def tie_conventions(scores: pd.DataFrame) -> TieConventions:
+    """Both mean ranks of ``scores`` (one combination or pooled voters, as the CD diagram's
+    rows) and the pairs of encoders they order differently (:class:`TieConventions`)."""
+    ranks = stats.dataset_ranks(scores)
+    means = (ranks.groupby("encoder")[["average_rank", "rank"]].mean()
+             .rename(columns={"average_rank": "friedman_mean_rank", "rank": "dense_mean_rank"}))
+    means = means.sort_values(["friedman_mean_rank"], kind="stable")
+    by_dense = means.sort_values(["dense_mean_rank"], kind="stable")
+    friedman = means["friedman_mean_rank"]
+    dense = means["dense_mean_rank"]
+    order = by_dense.index.tolist()
+    swapped = tuple((a, b) for i, a in enumerate(order) for b in order[i + 1:]
+                    if dense[a] < dense[b] and friedman[a] > friedman[b])
+    return TieConventions(means=means.reset_index(), swapped=swapped)
 
 
 def nemenyi_table(result: stats.NemenyiResult) -> pd.DataFrame:
