@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import io
 import logging
 import os
@@ -51,7 +52,8 @@ class StagedUpload:
     frame
         The table as read, or None when ``errors`` is not empty.
     previous
-        Path of the identical file uploaded before, if any (same content hash).
+        Path of the identical file uploaded before by the session that staged it (same content
+        hash; :func:`previous_upload`), else None.
     """
 
     filename: str
@@ -124,9 +126,37 @@ def find_previous(sha256: str, db_path: Path | str | None = None) -> Path | None
     return matches[0] if matches else None
 
 
+def previous_upload(sha256: str, owner: str | None, db_path: Path | str | None = None) -> Path | None:
+    """The stored upload with this content hash, if ``owner`` (an app session's token) launched a
+    run on it; None for anyone else.
+
+    That the same bytes were uploaded before is the uploader's to know: told to any session, it
+    would tell one user what another uploaded. The runs a session launched are its requests in
+    the run queue (pending, active or done; they carry its token and the stored file's path).
+    """
+    if not owner:
+        return None
+    path = find_previous(sha256, db_path)
+    if path is None:
+        return None
+    queue = RunQueue(db_path)
+    for request in queue.pending() + queue.active() + queue.done():
+        payload = request.payload
+        if request.kind != "run" or not isinstance(payload.get("owner"), str) \
+                or not hmac.compare_digest(payload["owner"], owner):
+            continue
+        datasets = (payload.get("grid") or {}).get("datasets") or ()
+        if any(isinstance(d, str) and Path(d).name == path.name for d in datasets):
+            return path
+    return None
+
+
 def stage_upload(data: bytes, filename: str, *, max_bytes: int | None = DEFAULT_MAX_BYTES,
-                 db_path: Path | str | None = None) -> StagedUpload:
-    """Stage and read an uploaded file; problems come back in ``errors``, never as exceptions."""
+                 db_path: Path | str | None = None, owner: str | None = None) -> StagedUpload:
+    """Stage and read an uploaded file; problems come back in ``errors``, never as exceptions.
+
+    ``previous`` is set only for ``owner``, the session that launched a run on the same bytes
+    (:func:`previous_upload`); without an owner it is None."""
     sha = hashlib.sha256(data).hexdigest()
     size = len(data)
     if size == 0:
@@ -157,7 +187,7 @@ def stage_upload(data: bytes, filename: str, *, max_bytes: int | None = DEFAULT_
         log.warning("reading upload %s failed unexpectedly", filename, exc_info=True)
         return StagedUpload(filename, size, sha, None, errors=[
             f"cannot read file {filename!r}: {type(exc).__name__}: {exc}"])
-    return StagedUpload(filename, size, sha, path, frame=frame, previous=find_previous(sha, db_path))
+    return StagedUpload(filename, size, sha, path, frame=frame, previous=previous_upload(sha, owner, db_path))
 
 
 def check_upload(staged: StagedUpload, target: str | None, positive_class=None, *,

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 
 import pandas as pd
 import streamlit as st
@@ -14,11 +15,12 @@ from encbench.data.fingerprint import match_published, recognise
 from encbench.data.validation import target_task
 from encbench.metrics import metrics_for
 from encbench.models import models_for
-from encbench.encoders import FAMILIES, REGISTRY
+from encbench.encoders import ALL_REGISTRY, BEYOND_FAMILY, FAMILIES, applies_to_task
+from encbench.encoders.registry import BEYOND_REGISTRY
 from encbench.engine.grid import Grid
 from encbench.engine.queue_requests import SPLIT_MODES, RunForm, default_workers, positive_class_choice
 from encbench.engine.splits import late_level_warnings, time_column_candidates
-from encbench.uploads import stage_upload
+from encbench.uploads import previous_upload, stage_upload
 from pages import common, run_advice
 from pages.ui import run_panels
 
@@ -97,6 +99,15 @@ def _time_candidates(sha256: str, target: str, _frame: pd.DataFrame) -> list[str
     return time_column_candidates(_frame, exclude=[target])
 
 
+def _row_number(column: pd.Series) -> bool:
+    """Whether a column counts rows: whole numbers that step by one (1, 2, 3, ... or down)."""
+    numbers = pd.to_numeric(column, errors="coerce")
+    if numbers.isna().any() or len(numbers) < 2:
+        return False
+    steps = numbers.diff().dropna().abs()
+    return bool((numbers == numbers.round()).all() and (steps == 1).all())
+
+
 @st.cache_data(show_spinner=False, max_entries=16)
 def _published_copy(sha256: str, target: str, drop: tuple, _frame: pd.DataFrame):
     return match_published(_frame, target)
@@ -149,8 +160,18 @@ def _column_picker(types: pd.DataFrame, features: list[str], suspects: list[str]
 
 
 def _select_all_encoders(on: bool) -> None:
+    """All the study's encoders (``on``), or none at all (the beyond-study ones included)."""
     for family, names in FAMILIES.items():
         st.session_state[f"enc-{family}"] = list(names) if on else []
+    if not on:
+        st.session_state[f"enc-{BEYOND_FAMILY}"] = []
+
+
+def _on_page(message: str) -> str:
+    """A validation message as the page says it: ``load it with task='regression'`` (the
+    library's keyword) reads ``set the Task box above to regression``."""
+    return re.sub(r"load (?:it|the column|a numeric target) with task='(\w+)'",
+                  lambda m: f"set the Task box above to {m.group(1)}", message)
 
 
 def _count(n: int, noun: str) -> str:
@@ -183,8 +204,11 @@ if source == "Upload a file":
         for error in staged.errors:
             st.error(common.md_text(error))
         st.stop()
-    if staged.previous is not None:
-        st.info(f"This exact file was uploaded before (stored as `{staged.previous.name}`); "
+    # said only to the session that launched a run on these bytes: to any other it would tell
+    # that someone else uploaded them (the staged file is cached for every session, so asked here)
+    previous = previous_upload(staged.sha256, common.session_owner(), common.db_path())
+    if previous is not None:
+        st.info(f"You uploaded this exact file before (stored as `{previous.name}`); "
                 "a run with the same choices resumes instead of starting over.")
     frame = staged.frame
 else:
@@ -207,10 +231,17 @@ if bundled_name is not None:
 else:
     # A copy of a published dataset opens on its published task, wherever its target column is.
     recognised = _recognise(staged.sha256, frame)
-    default_target = columns.index(str(recognised[1])) if recognised else len(columns) - 1
+    # no guess otherwise: the last column was a binary flag of a multiclass file, a date of a
+    # regression one; a wrong default target runs the wrong task without a word
+    default_target = columns.index(str(recognised[1])) if recognised else None
     target = st.selectbox("Target column", columns, index=default_target, key="target",
-                          help="Default: the published target for a copy of a published dataset, "
-                               "else the last column.")
+                          placeholder="Choose the column to predict",
+                          help="The column the models predict. Preset only for a copy of a published "
+                               "dataset (its published target).")
+    if target is None:
+        st.info("Choose the target column: the column the models predict. Its values set the task "
+                "(two classes: binary, more: multiclass, numbers: regression).")
+        st.stop()
     if recognised and target == str(recognised[1]):
         st.caption(f"Target {target!r}: the published target of OpenML {recognised[0].openml_id} "
                    f"({recognised[0].name}), which this file is a copy of.")
@@ -228,9 +259,9 @@ else:
                       f", chosen (the target reads as {inferred})") + ".")
         if task != "binary":
             st.info(f"No published reference exists for {task}: the published study, and so its "
-                    f"consensus, the advice below and the controls of the New encoder page, cover binary "
-                    f"classification only. The encoders are ranked on your data, within {task}.",
-                    icon=":material/info:")
+                    f"consensus, the encoder advice (shown for binary targets) and the controls of the New "
+                    f"encoder page, cover binary classification only. The encoders are ranked on your data, "
+                    f"within {task}.", icon=":material/info:")
     choice = positive_class_choice(frame[target]) if task == "binary" else None
     positive = None
     if choice is not None:  # any other target is refused below, with what it is and what to do
@@ -240,8 +271,12 @@ else:
     types = _column_types(staged.sha256, staged)
     with st.expander("Column types", expanded=False):
         st.dataframe(types, hide_index=True, width="stretch")
-    # A column that orders the rows in time: propose a time split.
-    candidates = _time_candidates(staged.sha256, target, staged.frame)
+    # ID-like and leaking columns are proposed for dropping (the first check names them).
+    first = _check(staged.sha256, staged.filename, target, positive, None, (), None, staged, task)
+    # A column that orders the rows in time: propose a time split (not a row number, such as R's
+    # ``rownames``: it is proposed for leaving out as an ID and orders the file, not time).
+    candidates = [c for c in _time_candidates(staged.sha256, target, staged.frame)
+                  if not (c in first.suspect_columns and _row_number(staged.frame[c]))]
     if candidates:
         with st.container(border=True, key="time-split"):
             st.markdown(f"**Evaluation split.** This file has a column that orders its rows in time "
@@ -261,16 +296,17 @@ else:
                 gap = int(c3.number_input("Gap (rows)", min_value=0, value=0, step=1, key="gap",
                                           help="Training rows left out between each training part "
                                                "and its test block."))
-    # ID-like and leaking columns are proposed for dropping (the first check names them).
-    first = _check(staged.sha256, staged.filename, target, positive, None, (), None, staged, task)
-    suspects = [c for c in first.suspect_columns if c != time_column]
+    # a time column is proposed for leaving out too: as a categorical feature its thousands of
+    # time stamps would be encoded (and drive the advice's meta-features), not its order
+    suspects = [c for c in dict.fromkeys([*first.suspect_columns, *candidates]) if c != time_column]
     features = [c for c in columns if c not in (target, time_column)]
     picker_key = f"{target}" + (f"-{time_column}" if time_column else "")
     if len(features) > COMPACT_PICKER:
         drop = _column_picker(types, features, suspects, key=f"columns-{picker_key}")
     else:
         drop = st.multiselect("Columns to leave out", features, default=suspects, key=f"drop-{picker_key}",
-                              help="Pre-selected: columns that look like IDs or leak the target.")
+                              help="Pre-selected: columns that look like IDs or leak the target, and "
+                                   "columns that order the rows in time (a time split uses them).")
     inferred = types.loc[(types["type"] == "categorical") & types["column"].isin(features)
                          & ~types["column"].isin(drop), "column"].tolist()
     if len(features) > COMPACT_PICKER:
@@ -285,9 +321,9 @@ else:
     report = _check(staged.sha256, staged.filename, target, positive, tuple(categorical) if categorical else None,
                     tuple(drop), time_column, staged, task)
     for error in report.errors:
-        st.error(common.md_text(error))
+        st.error(common.md_text(_on_page(error)))
     for warning in report.warnings:
-        st.warning(common.md_text(warning))
+        st.warning(common.md_text(_on_page(warning)))
     if time_column:  # levels first seen late: warned, never refused
         for warning in late_level_warnings(frame_kept, time_column, report.categorical, N_FOLDS):
             st.warning(common.md_text(warning), icon=":material/schedule:")
@@ -315,11 +351,19 @@ with st.container(horizontal=True):
     st.button("All 32", key="enc-all", on_click=_select_all_encoders, args=(True,), type="tertiary")
     st.button("None", key="enc-none", on_click=_select_all_encoders, args=(False,), type="tertiary")
 chosen = set()
-for family, names in FAMILIES.items():
-    st.session_state.setdefault(f"enc-{family}", list(names))  # default: every encoder
-    chosen.update(st.pills(family, list(names), selection_mode="multi", key=f"enc-{family}",
-                           help="; ".join(f"{n}: {REGISTRY[n].description}" for n in names)) or [])
-encoders = [name for name in vocab.ENCODERS if name in chosen]
+families = {**FAMILIES, BEYOND_FAMILY: tuple(BEYOND_REGISTRY)}
+for family, names in families.items():
+    # default: every encoder of the study, none beyond it; an encoder the task has no use for
+    # (WoE beyond a binary target) is not offered, and not left chosen
+    offered = [n for n in names if applies_to_task(n, task)]
+    if not offered:
+        continue
+    key = f"enc-{family}"
+    st.session_state.setdefault(key, [] if family == BEYOND_FAMILY else list(names))
+    st.session_state[key] = [n for n in st.session_state[key] if n in offered]
+    chosen.update(st.pills(family, offered, selection_mode="multi", key=key,
+                           help="; ".join(f"{n}: {ALL_REGISTRY[n].description}" for n in offered)) or [])
+encoders = [name for name in vocab.ALL_ENCODERS if name in chosen]
 # Encoders of your own: installed plugins only; the app never imports code from an upload.
 plugins = {p.name: p for p in custom.plugins()}
 if plugins:
@@ -329,14 +373,16 @@ if plugins:
     chosen_plugins = [plugins[name] for name in picked]
 else:
     chosen_plugins = []
-st.caption("Your own encoder: install it as a plugin (entry point group `encbench.encoders`) and it is "
-           "offered here, or run it from the command line (`--encoders module:attr`). The app never "
-           "imports code from an upload. Its place among the 32: page *New encoder*.")
-ordered_encoders = [name for names in FAMILIES.values() for name in names]
+st.caption(f"*{BEYOND_FAMILY}*: today's practitioners' encoders, not in the published study (no published "
+           "rank beside them). Your own encoder: install it as a plugin (entry point group "
+           "`encbench.encoders`) and it is offered here, or run it from the command line (`--encoders "
+           "module:attr`). The app never imports code from an upload. Its place among the 32: page "
+           "*New encoder*.")
+ordered_encoders = [name for names in families.values() for name in names]
 with st.expander("What the encoders do"):
-    st.dataframe(pd.DataFrame([{"encoder": n, "family": REGISTRY[n].family,
-                                "supervised": REGISTRY[n].supervised,
-                                "description": REGISTRY[n].description} for n in ordered_encoders]),
+    st.dataframe(pd.DataFrame([{"encoder": n, "family": ALL_REGISTRY[n].family,
+                                "supervised": ALL_REGISTRY[n].supervised,
+                                "description": ALL_REGISTRY[n].description} for n in ordered_encoders]),
                  hide_index=True, width="stretch")
 cols = st.columns(3)
 # the task's own models and metrics (a binary run keeps the keys, and so the links, it had)
@@ -393,6 +439,8 @@ if st.button("Launch run", type="primary", key="launch"):
     queue.ensure_worker()
     st.session_state["last_run"] = grids[0].run_id
     st.session_state["last_runs"] = [g.run_id for g in grids]
+    # the classes of a multiclass target: the chance level of its balanced accuracy (1 / classes)
+    st.session_state["last_run_classes"] = (int(frame[target].nunique()) if task == "multiclass" else None)
     if len(grids) == 1:
         st.success(f"Queued run `{grids[0].run_id}`. It keeps running if you close the page; "
                    "follow it here or on the Runs page.")
@@ -413,7 +461,7 @@ def _watch(run_id: str, results: bool = True) -> None:
         return
     run_panels.show_progress(row)
     if results:
-        run_panels.show_result(run_id)
+        run_panels.show_result(run_id, n_classes=st.session_state.get("last_run_classes"))
 
 
 if st.session_state.get("last_run"):

@@ -100,7 +100,10 @@ def test_leaky_and_id_columns_are_proposed_for_dropping(app_db, monkeypatch):
 
     monkeypatch.setattr("streamlit.file_uploader", lambda *a, **k: Upload())
     at = _run_page()
-    assert at.selectbox(key="target").value == "copy"           # default: the last column
+    # no guessed target (the last column was a binary flag of a multiclass file): asked for
+    assert at.selectbox(key="target").value is None
+    assert any("Choose the target column" in i.value for i in at.info)
+    assert not at.multiselect and "launch" not in {b.key for b in at.button}
     at.selectbox(key="target").set_value("label").run()
     drop = at.multiselect(key="drop-label")
     assert sorted(drop.value) == ["copy", "id"]
@@ -353,6 +356,7 @@ def test_a_wide_upload_gets_a_compact_column_picker_and_cached_checks(app_db, mo
     monkeypatch.setattr("streamlit.file_uploader", lambda *a, **k: Upload())
     monkeypatch.setattr(encbench.data, "prepare", counting_prepare)
     at = _run_page()
+    at.selectbox(key="target").set_value("label").run()
     assert not [m for m in at.multiselect if m.key.startswith(("drop-", "categorical-"))]  # no 62-chip lists
     table = at.data_editor(key="columns-label-table-").value
     assert len(table) == 62 and table.columns.tolist() == ["column", "leave out", "categorical", "type",
@@ -438,6 +442,7 @@ def test_a_regression_upload_queues_a_regression_run(app_db, monkeypatch):
     frame = pd.DataFrame({"colour": rng.choice(["r", "g", "b"], 200), "y": rng.normal(0, 1, 200)})
     _upload(monkeypatch, frame, "reg.csv")
     at = _run_page()
+    at.selectbox(key="target").set_value("y").run()
     assert at.selectbox(key="task-y").value == "regression"
     at.button(key="enc-none").click().run()
     at.button_group(key="enc-identifier").set_value(["OH"]).run()
@@ -555,3 +560,110 @@ def test_a_run_result_gives_one_answer_a_chart_a_warning_and_one_export(app_db):
     assert not at.exception, at.exception
     assert any("not clearly above chance" in w.value and "OH" in w.value for w in at.warning)
     assert "Drop (the categorical columns left out) was not run" in texts(at)
+
+
+def _flights(n=240, seed=12):
+    """A flights-like file: R's row numbers, a time stamp per row, a carrier, a three-class target
+    and a binary column last."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"rownames": np.arange(1, n + 1),
+                         # several flights an hour: not unique, so not ID-like
+                         "time_hour": np.repeat(pd.date_range("2013-01-01", periods=n // 3, freq="h")
+                                                .strftime("%Y-%m-%d %H:%M:%S"), 3),
+                         "carrier": rng.choice(["UA", "AA", "B6", "DL"], n),
+                         "delay": rng.choice(["early", "on time", "late"], n),
+                         "minority": rng.choice(["no", "yes"], n)})
+
+
+def test_time_and_id_columns_are_not_encoded_or_proposed_as_time_by_default(app_db, monkeypatch):
+    """flights' time_hour was pre-selected as a categorical feature *and* offered as the time
+    column; its row numbers (rownames) were left out as an ID *and* proposed as the time column.
+    Now the time stamp is proposed for leaving out (so neither encoded nor in the advice's
+    meta-features) and as the time column; the row numbers only for leaving out."""
+    _upload(monkeypatch, _flights(), "flights.csv")
+    at = _run_page()
+    at.selectbox(key="target").set_value("delay").run()
+    assert not at.exception, at.exception
+    assert at.radio(key="split-mode")                                   # a time column is proposed
+    explanation = next(m.value for m in at.markdown if m.value.startswith("**Evaluation split.**"))
+    assert "`time_hour`" in explanation and "rownames" not in explanation
+    assert sorted(at.multiselect(key="drop-delay").value) == ["rownames", "time_hour"]
+    assert at.multiselect(key="categorical-delay-2").value == ["carrier", "minority"]
+    at.radio(key="split-mode").set_value("time").run()
+    assert at.selectbox(key="time-column").options == ["time_hour"]
+    assert at.multiselect(key="drop-delay-time_hour").value == ["rownames"]
+
+
+def test_beyond_binary_woe_is_not_offered_and_the_encoders_beyond_the_study_are(app_db, monkeypatch):
+    """The WoE pill stayed lit for a multiclass target, and the encoders beyond the study could
+    not be chosen on the Run page; the note beside a multiclass task no longer points at an
+    advice "below" that is not shown."""
+    from pagetest import texts
+
+    monkeypatch.setattr(RunQueue, "ensure_worker", lambda self, **kw: False)
+    _upload(monkeypatch, _flights(), "flights.csv")
+    at = _run_page()
+    at.selectbox(key="target").set_value("minority").run()
+    assert "WoE" in at.button_group(key="enc-simple target").value            # binary: offered, on
+    at.selectbox(key="target").set_value("delay").run()
+    assert at.selectbox(key="task-delay").value == "multiclass"
+    woe = at.button_group(key="enc-simple target")
+    assert "WoE" not in woe.options and "WoE" not in woe.value
+    shown = texts(at)
+    assert "the advice below" not in shown and "the encoder advice (shown for binary targets)" in shown
+    beyond = at.button_group(key="enc-beyond the study")
+    assert "SkTE" in beyond.options and beyond.value == []                   # offered, not chosen
+    at.button(key="enc-none").click().run()
+    at.button_group(key="enc-beyond the study").set_value(["SkTE"]).run()
+    at.multiselect(key="metrics-multiclass").set_value(["BAcc"]).run()
+    at.button(key="launch").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    (request,) = RunQueue(app_db).pending()
+    assert Grid(**request.payload["grid"]).encoders == ("SkTE",)
+
+
+def test_a_refused_target_is_told_what_to_choose_on_the_page_not_in_python(app_db, monkeypatch):
+    """Forcing a binary task on a numeric target answered "load it with task='regression'",
+    a Python keyword the page's user never types: the page names its Task box."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(2)
+    _upload(monkeypatch, pd.DataFrame({"colour": rng.choice(["r", "g"], 200),
+                                       "price": np.round(rng.normal(100, 30, 200), 2)}), "prices.csv")
+    at = _run_page()
+    at.selectbox(key="target").set_value("price").run()
+    at.selectbox(key="task-price").set_value("binary").run()
+    (error,) = [e.value for e in at.error]
+    assert "task=" not in error.replace("\\", "") and "set the Task box above to regression" in error
+
+
+def test_an_earlier_upload_is_mentioned_only_to_the_session_that_uploaded_it(app_db, monkeypatch):
+    """"This exact file was uploaded before" told any session that someone else had uploaded the
+    same bytes; only the session whose run stored the file is told now."""
+    from encbench.engine.queue_requests import new_owner_token
+
+    monkeypatch.setattr(RunQueue, "ensure_worker", lambda self, **kw: False)
+    _upload(monkeypatch, _flights(), "flights.csv")
+    mine = new_owner_token()
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at.session_state["_encbench_owner"] = mine
+    at.switch_page("pages/run.py")
+    at.run()
+    assert not any("exact file" in i.value for i in at.info)
+    at.selectbox(key="target").set_value("minority").run()
+    at.multiselect(key="drop-minority").set_value([]).run()    # the file as uploaded is stored
+    at.button(key="enc-none").click().run()
+    at.button_group(key="enc-identifier").set_value(["OH"]).run()
+    at.button(key="launch").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    other = _run_page()                                        # another browser session, same bytes
+    assert not any("exact file" in i.value for i in other.info)
+    again = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    again.session_state["_encbench_owner"] = mine              # the uploader, on a later page load
+    again.switch_page("pages/run.py")
+    again.run()
+    assert any("You uploaded this exact file before" in i.value for i in again.info)

@@ -1,6 +1,8 @@
 """Uploads: every bad input is rejected with a message naming the problem, and leaves no trace."""
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -8,7 +10,7 @@ import pytest
 from encbench.data import DatasetError
 from encbench.engine.grid import Grid
 from encbench.engine.queue import RunQueue, upload_dir
-from encbench.uploads import check_upload, queue_upload_run, stage_upload, store_upload
+from encbench.uploads import check_upload, previous_upload, queue_upload_run, stage_upload, store_upload
 
 
 def _csv(frame: pd.DataFrame) -> bytes:
@@ -28,9 +30,12 @@ def _assert_no_trace(db):
     assert not db.exists()
 
 
-def _launch(staged, db, target="label"):
+A_TOKEN, B_TOKEN = "a" * 32, "b" * 32   # two browser sessions' owner tokens
+
+
+def _launch(staged, db, target="label", owner=None):
     return queue_upload_run(staged, target=target, encoders=["OH"], models=["LogReg"], scorings=["AUC"],
-                            tuning="no", db_path=db)
+                            tuning="no", db_path=db, owner=owner)
 
 
 @pytest.mark.parametrize("name, data, target, message", [
@@ -102,14 +107,14 @@ def test_good_upload_is_stored_by_hash_recognised_and_queued(tmp_path):
     staged = stage_upload(data, "mine.csv", db_path=db)
     assert staged.ok and staged.previous is None
     assert set(staged.column_types().set_index("column")["type"]) >= {"categorical", "numerical"}
-    grid = _launch(staged, db)
+    grid = _launch(staged, db, owner=A_TOKEN)
     stored = upload_dir(db) / f"{staged.sha256}.csv"
     assert stored.read_bytes() == data
     (request,) = RunQueue(db).pending()
     assert request.run_id == grid.run_id
     assert Grid(**request.payload["grid"]).run_id == grid.run_id    # the worker rebuilds the same grid
-    again = stage_upload(data, "renamed.csv", db_path=db)
-    assert again.previous == stored
+    again = stage_upload(data, "renamed.csv", db_path=db, owner=A_TOKEN)
+    assert again.previous == stored                                  # the session that launched the run
     assert store_upload(again, db) == stored
     assert len(list(upload_dir(db).iterdir())) == 1
 
@@ -168,3 +173,17 @@ def test_column_types_count_distinct_and_missing_values_per_column(tmp_path):
         present = [v for v in frame[name] if not pd.isna(v)]
         assert row.distinct == len(set(present)) and row.missing == len(frame) - len(present)
     assert types.loc[0, "missing"] == 3 and types.loc[1, "missing"] == 1 and types.loc[2, "distinct"] == 2
+
+
+def test_an_earlier_upload_is_told_only_to_the_session_that_uploaded_it(tmp_path):
+    """"Uploaded before (stored as <sha>.csv)" told any session that someone else uploaded the
+    same bytes: only the session whose run stored them is told; another session, or none, is not."""
+    db = tmp_path / "e.duckdb"
+    data = _csv(_good())
+    _launch(stage_upload(data, "mine.csv", db_path=db), db, owner=A_TOKEN)
+    stored = upload_dir(db) / f"{hashlib.sha256(data).hexdigest()}.csv"
+    assert stored.exists()
+    assert stage_upload(data, "mine.csv", db_path=db, owner=A_TOKEN).previous == stored
+    assert stage_upload(data, "mine.csv", db_path=db, owner=B_TOKEN).previous is None
+    assert stage_upload(data, "mine.csv", db_path=db).previous is None
+    assert previous_upload(hashlib.sha256(data).hexdigest(), B_TOKEN, db) is None

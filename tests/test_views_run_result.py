@@ -224,3 +224,21 @@ def test_fold_scores_reads_the_folds_of_complete_experiments(mem_writer):
     assert got["encoder"].tolist() == ["OH", "OH"] and got["fold"].tolist() == [0, 1]
     assert got["cv_score"].tolist() == pytest.approx([0.5, 0.6])
     assert {"split", "task", "run_id"} <= set(got.columns)
+
+
+def test_a_regression_split_change_names_its_shuffled_folds():
+    """The regression "cv or time?" box said "stratified folds": a regression target's cv folds
+    are shuffled KFold (a binary one's stay stratified, as published)."""
+    from encbench.views.run_result import compare_splits, split_headline
+
+    def rows(task, scoring):
+        return pd.DataFrame([dict(dataset="file:x", model="Ridge", tuning="no", scoring=scoring, task=task,
+                                  split=split, encoder=e, cv_score=v)
+                             for split, order in (("cv", {"OH": .9, "MT": .8}), ("time", {"OH": .7, "MT": .8}))
+                             for e, v in order.items()])
+
+    (reg,) = compare_splits(rows("regression", "R2"))
+    assert "Under cv (shuffled folds) the best is OH" in reg.summary and "stratified" not in reg.summary
+    assert "shuffled folds let future rows" in split_headline([reg])
+    (binary,) = compare_splits(rows("binary", "AUC"))
+    assert "Under cv (stratified folds)" in binary.summary and "stratified folds let" in split_headline([binary])

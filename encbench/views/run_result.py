@@ -260,6 +260,8 @@ def compare_splits(scores: pd.DataFrame) -> list[SplitComparison]:
         raise ValueError(f"scores must hold one dataset: got {sorted(scores['dataset'].unique())!r}")
     out = []
     for setting, rows in group_settings(scores):
+        if "task" in rows.columns:  # one dataset: one task, which names its cv folds
+            setting["task"] = str(rows["task"].iloc[0])
         means = rows.groupby(["split", "encoder"])["cv_score"].mean().unstack("split")
         if not {"cv", "time"} <= set(means.columns):
             continue
@@ -274,7 +276,7 @@ def compare_splits(scores: pd.DataFrame) -> list[SplitComparison]:
             jac = float(jaccard_best(ranks["cv"], ranks["time"]))
         changed = set(best["cv"]) != set(best["time"])
         text = (f"{_setting_text(setting)}: " + (
-            f"the best encoders change. Under cv (stratified folds) the best "
+            f"the best encoders change. Under cv ({cv_folds(setting.get('task', DEFAULT_TASK))}) the best "
             f"{'are' if len(best['cv']) > 1 else 'is'} {_names(best['cv'])}; forward in time "
             f"{'they are' if len(best['time']) > 1 else 'it is'} {_names(best['time'])}"
             if changed else
@@ -283,6 +285,12 @@ def compare_splits(scores: pd.DataFrame) -> list[SplitComparison]:
         text += "." if rho is None else f" (Spearman rho {rho:.2f} over {len(means)} encoders)."
         out.append(SplitComparison(setting, best["cv"], best["time"], changed, rho, jac, text))
     return out
+
+
+def cv_folds(task: str) -> str:
+    """The outer folds of the cv split for ``task`` (:func:`encbench.engine.protocol.fold_indices`):
+    stratified for classes, as published; shuffled KFold for a regression target."""
+    return "shuffled folds" if task == "regression" else "stratified folds"
 
 
 def split_headline(comparisons: list[SplitComparison]) -> str:
@@ -295,8 +303,10 @@ def split_headline(comparisons: list[SplitComparison]) -> str:
         return (f"The best encoders do not change between cv and the time split on your data "
                 f"(all {n} combination{'s' if n > 1 else ''}).")
     if n_changed == n:
+        tasks = {c.task for c in comparisons}
+        folds = cv_folds(tasks.pop()) if len(tasks) == 1 else "cv folds"
         return (f"The best encoders change between cv and the time split on your data in every "
-                f"combination ({n}): stratified folds let future rows inform the training, and "
+                f"combination ({n}): {folds} let future rows inform the training, and "
                 f"the ranking does not survive training on the past only.")
     return (f"The best encoders change between cv and the time split in {n_changed} of {n} "
             f"combinations on your data.")
