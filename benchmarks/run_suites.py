@@ -218,15 +218,18 @@ def run(args, command: str) -> int:
 
 def fit_seconds(rows):
     """Task seconds per (task, dataset, encoder, fold, model): one fit serves every metric
-    (LightGBM's too), so a fit is counted once; the models of one grid share the fold's encoding
-    (LightGBM encodes its own 90 %), whose time every model's ``time`` includes, so it is counted
-    once, with the first model of the grid."""
+    (LightGBM's too), so a fit is counted once. The models of one grid share the fold's encoding
+    (LightGBM encodes its own 90 %), whose time every model's ``time`` includes: it is counted
+    once, as the row of the pseudo-model ``(encoding)``."""
+    import pandas as pd
+
     keys = ["run_id", "task", "dataset", "encoder", "fold", "model"]
     fits = rows.groupby(keys, sort=False)[["time", "encode_time"]].first().reset_index()
     shares = ~fits["model"].map(lambda m: MODEL_REGISTRY[m].early_stopping is not None)
-    repeated = shares & fits.loc[shares].duplicated(keys[:-1]).reindex(fits.index, fill_value=False)
-    fits.loc[repeated, "time"] -= fits.loc[repeated, "encode_time"].fillna(0.0)
-    return fits.drop(columns=["run_id", "encode_time"])
+    fits.loc[shares, "time"] -= fits.loc[shares, "encode_time"].fillna(0.0)
+    encoding = (fits[shares].groupby(keys[:-1], sort=False)["encode_time"].first().fillna(0.0)
+                .rename("time").reset_index().assign(model="(encoding)"))
+    return pd.concat([fits.drop(columns="encode_time"), encoding], ignore_index=True).drop(columns="run_id")
 
 
 def status() -> int:
