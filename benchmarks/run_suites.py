@@ -24,9 +24,10 @@ Usage::
     .venv/bin/python benchmarks/run_suites.py --status     # what is done, CPU seconds per dataset
 
 Work is ordered so that a stopped run has finished whole datasets: smallest first, the three
-tasks interleaved. Each dataset runs as two grids: every model but SVM, then SVM alone (SVM with
-probability estimates grows with about the square of the rows), so that a per-task timeout
-(``--timeout``, default 600 s) caps a slow model or encoder without losing the others' cells. A
+tasks interleaved. A dataset runs as one grid (each fold encoded once for every model); above
+3,000 rows as two: every model but SVM, then SVM alone (SVM with probability estimates grows with
+about the square of the rows), so that a per-task timeout (``--timeout``, default 600 s) caps it
+without losing the other models' cells. A
 timed-out or failed task keeps its rows with status ``timeout`` / ``failed``: they are shipped,
 never dropped.
 
@@ -65,6 +66,8 @@ DEFAULT_DB = Path("/tmp/encbench_suites.duckdb")
 LABEL = "encbench suites"
 #: models run in a grid of their own after the others (their time grows fastest with the rows)
 SLOW_MODELS = ("SVM",)
+#: datasets above this many rows run their slow models apart (below it, sharing the encoding pays)
+SLOW_ABOVE_ROWS = 3000
 LIBRARIES = ("scikit-learn", "skrub", "category_encoders", "lightgbm", "numpy", "pandas", "scipy")
 
 
@@ -93,10 +96,14 @@ def entries():
     return out
 
 
-def grids_for(task: str, ref: str, timeout: float) -> list[Grid]:
-    """The grids of one dataset: every model of the task but the slow ones, then the slow ones."""
+def grids_for(task: str, ref: str, timeout: float, rows: int = 0) -> list[Grid]:
+    """The grids of one dataset: every model of the task in one grid (each fold encoded once for
+    all of them); above :data:`SLOW_ABOVE_ROWS` rows, the slow models in a grid of their own."""
     models = models_of(task)
-    parts = [tuple(m for m in models if m not in SLOW_MODELS), tuple(m for m in models if m in SLOW_MODELS)]
+    if rows <= SLOW_ABOVE_ROWS:
+        parts = [models]
+    else:
+        parts = [tuple(m for m in models if m not in SLOW_MODELS), tuple(m for m in models if m in SLOW_MODELS)]
     return [Grid(datasets=(ref,), encoders=encoders_of(task), models=part, scorings=metrics_of(task),
                  tuning="no", n_folds=5, timeout=timeout, label=f"{LABEL} ({task})")
             for part in parts if part]
@@ -196,7 +203,7 @@ def run(args, command: str) -> int:
         if late():
             logging.warning("stop time reached: %s and later not started", entry.name)
             return 0
-        grids = grids_for(task, entry.ref, args.timeout)
+        grids = grids_for(task, entry.ref, args.timeout, entry.rows)
         start = time.perf_counter()
         for grid in grids:
             run_grid(grid, db_path=args.db, workers=args.workers, should_stop=late)
