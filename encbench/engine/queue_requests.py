@@ -325,12 +325,12 @@ def dataset_source_problem(spec: str, db_path) -> str | None:
                 f"{QUEUED_SOURCES}, or a file uploaded through the app; run other OpenML datasets from "
                 f"the command line (encbench run --datasets {openml_id})")
     uploads = os.path.realpath(upload_dir(db_path))
-    # the file is the reference, or the part before a ':target' (or ':target:positive')
+    # the file load_dataset would read: the reference, else its longest prefix before a ':' that
+    # is a file (then ':target' or ':target:positive' follows), as parse_dataset_spec picks it
     candidates = [text] + [text[:m.start()] for m in reversed(list(re.finditer(":", text)))]
-    for candidate in candidates:
-        real = os.path.realpath(candidate) if candidate else ""
-        if real and os.path.dirname(real) == uploads and os.path.isfile(real):
-            return None
+    file = next((c for c in candidates if c and os.path.isfile(c)), None)
+    if file is not None and os.path.dirname(os.path.realpath(file)) == uploads:
+        return None
     return (f"dataset {text!r} is not a file uploaded through the app (those are kept in the "
             f"uploads folder beside the database): a queued run may name {QUEUED_SOURCES}, or an "
             f"uploaded file; run any other file from the command line (encbench run --datasets "
