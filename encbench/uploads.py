@@ -139,7 +139,7 @@ def previous_upload(sha256: str, owner: str | None, db_path: Path | str | None =
     path = find_previous(sha256, db_path)
     if path is None:
         return None
-    queue = RunQueue(db_path)
+    queue = RunQueue(db_path, read_only=True)  # reading it creates nothing
     for request in queue.pending() + queue.active() + queue.done():
         payload = request.payload
         if request.kind != "run" or not isinstance(payload.get("owner"), str) \

@@ -1,6 +1,6 @@
 """End to end in a real browser: from a CSV on disk to a ranking of encoders on it.
 
-Uploads a CSV made from a bundled dataset, keeps the default target, picks 3 encoders, launches
+Uploads a CSV made from a bundled dataset, keeps its published target, picks 3 encoders, launches
 (1 model, no tuning), waits for the background worker to finish the run, reads the result and
 downloads it. Runs against a private copy of the database (the worker writes to it).
 """
@@ -59,22 +59,25 @@ def test_upload_run_and_download_result(server, tmp_path):
         expect(page.get_by_text(re.compile("Queued run local-"))).to_be_visible()
         # the worker runs in the background; the page follows it until every row is in
         expect(page.get_by_text("done: 60 / 60 result rows")).to_be_visible(timeout=240_000)
-        expect(page.get_by_text(re.compile("On your data the best encoder")).first).to_be_visible()
-
-        button = download_button(page, "dl-table-result-LogReg-AUC-csv")
+        # one answer for the run, then one Download menu for the whole result (chart and table)
+        expect(page.locator("[class*=st-key-answer-]")).to_contain_text("Which encoder for this data?")
+        button = download_button(page, "dl-chart-result-csv")
         with page.expect_download() as info:
             button.click()
         download = info.value
         data = Path(download.path()).read_bytes()
         page.screenshot(path=str(tmp_path / "run.png"), full_page=True)
 
-    assert download.suggested_filename.startswith("encbench_run-result_")
+    assert download.suggested_filename.startswith("encbench_run-result_result_dataset=tic-tac-toe_run=local-")
     assert "model=LogReg" in download.suggested_filename
     table = pd.read_csv(io.BytesIO(data))                       # a plain CSV, its provenance beside it
-    assert list(table.columns) == ["encoder", "cv_score", "rank on your data", "published R-M rank"]
-    assert set(table["encoder"]) == {"OH", "MT", "CB"}
-    assert table["cv_score"].between(0.5, 1.0).all()
-    assert table["rank on your data"].min() == 1
+    # the whole result: every metric and encoder, its fold spread, its ranks in the setting, in the
+    # published consensus and over the run
+    assert len(table) == 12 and set(table["encoder"]) == {"OH", "MT", "CB"}
+    assert set(table["scoring"]) == {"BAcc", "F1", "Acc", "AUC"} and (table["n_folds"] == 5).all()
+    assert table["score_mean"].between(0.0, 1.0).all() and table["score_fold_sd"].notna().all()
+    assert (table.groupby("scoring")["rank_in_setting"].min() == 1).all()
+    assert table["published_R-M_rank"].notna().all() and table["pooled_rank"].min() == 1
     # the upload was kept once, by content hash, beside the database
     stored = list((db.parent / "uploads").iterdir())
     assert len(stored) == 1 and stored[0].read_bytes() == csv.read_bytes()

@@ -667,3 +667,23 @@ def test_an_earlier_upload_is_mentioned_only_to_the_session_that_uploaded_it(app
     again.switch_page("pages/run.py")
     again.run()
     assert any("You uploaded this exact file before" in i.value for i in again.info)
+
+
+def test_the_whole_result_table_of_a_regression_run_claims_no_published_rank(app_db):
+    """The whole-result export of a regression run: every metric and encoder with its fold
+    spread and ranks, and no published rank (the study has none beyond binary)."""
+    from encbench.store import Reader, queries
+    from encbench.views.run_result import compare_with_published, pool_run
+    from pages.ui.run_panels import result_table
+
+    _write_run(app_db, "local-reg", {"Drop": [3.0, 3.2, 3.1], "MT": [1.0, 1.1, 0.9]}, model="Ridge",
+               scorings=("RMSE", "MAE"), task="regression", dataset="file:r", name="prices.csv")
+    with Reader(app_db) as reader:
+        rows = queries.load_scores(reader, run_ids=["local-reg"])
+        folds = queries.fold_scores(reader, ["local-reg"])
+    table = result_table(pool_run(folds), compare_with_published(rows, rows.iloc[:0]), "prices.csv", "R-M")
+    assert "published_R-M_rank" not in table.columns and len(table) == 4
+    assert set(table["dataset"]) == {"prices.csv"}
+    mt = table[(table["encoder"] == "MT") & (table["scoring"] == "RMSE")].iloc[0]
+    assert mt["score_mean"] == pytest.approx(1.0) and mt["score_fold_sd"] == pytest.approx(0.1)
+    assert mt["rank_in_setting"] == 1 and mt["pooled_rank"] == 1 and mt["n_folds"] == 3

@@ -184,8 +184,10 @@ def result_table(answer: RunAnswer, comparisons, name: str, strategy: str) -> pd
     encoder's pooled rank and its test against the best."""
     table = answer.per_setting.rename(columns={"score": "score_mean", "sd": "score_fold_sd",
                                                "rank": "rank_in_setting"})
+    # a published rank only where the study has a task to compare with (binary)
+    binary = [c for c in comparisons if c.task == "binary"]
     published = pd.concat([c.table.assign(model=c.model, tuning=c.tuning, scoring=c.scoring, split=c.split)
-                           for c in comparisons], ignore_index=True) if comparisons else None
+                           for c in binary], ignore_index=True) if binary else None
     if published is not None and "published_rank" in published:
         table = table.merge(published[["model", "tuning", "scoring", "split", "encoder", "published_rank"]]
                             .rename(columns={"published_rank": f"published_{strategy}_rank"}),
