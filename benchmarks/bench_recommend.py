@@ -26,13 +26,18 @@ sys.path.insert(0, str(ROOT))
 
 from encbench import vocab  # noqa: E402
 from encbench.metafeatures import published_metafeatures  # noqa: E402
-from encbench.recommend import ALPHA, K_GRID, VALIDATION_FILE, validate_advisor  # noqa: E402
+from encbench.recommend import ALPHA, K_GRID, VALIDATION_FILE, choose_policy, validate_advisor  # noqa: E402
 from encbench.resources import resource_dir  # noqa: E402
 from encbench.store.published import load_published_results  # noqa: E402
 
 OUT = resource_dir("seed") / VALIDATION_FILE
 ROWS = ROOT / "benchmarks" / "out" / "advisor_validation_rows.csv"
 REGRETS = ("regret_advisor", "regret_global", "regret_OH", "regret_random")
+
+
+def _policy_text(row: dict) -> str:
+    """What the advisor recommends for a setting (:func:`encbench.recommend.choose_policy`)."""
+    return {"neighbours": "**advisor**", "global": "global winner", "OH": "OH"}[choose_policy(row)]
 
 
 def markdown(summary: pd.DataFrame) -> str:
@@ -45,7 +50,7 @@ def markdown(summary: pd.DataFrame) -> str:
                      f"{r.regret_advisor:.4f} | {r.regret_global:.4f} | {r.regret_OH:.4f} | "
                      f"{r.regret_random:.4f} | {r.wins}/{r.ties}/{r.losses} | "
                      f"{'-' if pd.isna(r.p_value) else f'{r.p_value:.2g}'} | "
-                     f"{'**advisor**' if r.advisor_used else 'global winner'} |")
+                     f"{_policy_text(r._asdict())} |")
     return "\n".join(lines)
 
 
