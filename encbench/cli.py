@@ -749,14 +749,17 @@ def cmd_recommend(args) -> int:
         print(result.message)
         return 0
     table = pd.DataFrame([{"model": r.model, "metric": r.scoring, "recommended": ", ".join(r.recommended),
-                           "from": f"{r.k} similar datasets" if r.use == "neighbours" else "global consensus",
+                           "from": {"neighbours": f"{r.k} similar datasets",
+                                    "OH": "always OH (validated)"}.get(r.use, "global consensus"),
                            "similar datasets' top 3": ", ".join(r.local["encoder"].head(3)),
                            "advisor regret": (r.validation or {}).get("regret_advisor"),
-                           "global winner regret": (r.validation or {}).get("regret_global")}
+                           "global winner regret": (r.validation or {}).get("regret_global"),
+                           "OH regret": (r.validation or {}).get("regret_OH")}
                           for r in results])
     with pd.option_context(*pd_options):
-        print(f"\nrecommendation per model and metric ({args.tuning} tuning; the advisor is used only where "
-              f"leave-one-dataset-out validation shows it beating the global winner):")
+        print(f"\nrecommendation per model and metric ({args.tuning} tuning; the pick of lowest regret in "
+              f"leave-one-dataset-out validation among the global winner, always OH and the advisor, the "
+              f"advisor only where it clearly beats the global winner):")
         print(table.to_string(index=False))
     closest = max(results, key=lambda r: r.k).neighbours.head(5)
     print("\nnearest published datasets: "
@@ -773,7 +776,8 @@ def _add_recommend_command(sub) -> None:
                     "missing share, class balance), find the most similar published datasets, and rank the "
                     "encoders by their R-M consensus over them, next to the global consensus. Where "
                     "leave-one-dataset-out validation does not show the advisor beating the global winner, "
-                    "the global winner is recommended and the output says so.",
+                    "the global winner is recommended, or OH where always picking OH had the lower "
+                    "regret, and the output says so.",
         formatter_class=_HelpFormatter)
     p.add_argument("dataset", metavar="FILE:TARGET",
                    help="path.csv:target[:positive] (CSV, TSV, Parquet, ARFF, optionally .gz), bundled:<name> "

@@ -130,15 +130,17 @@ def test_recommend_without_a_setting_lists_every_model_and_metric(tmp_path, caps
     path = _recommend_table(tmp_path / "mine.csv")
     assert main(["recommend", f"{path}:label", "--bootstrap", "20"]) == 0
     out = capsys.readouterr().out
-    from encbench.recommend import validation_summary
+    from encbench.recommend import choose_policy, validation_summary
 
     lines = out.split("recommendation per model and metric")[1].split("\n\n")[0].splitlines()[2:]
     assert len(lines) == 20  # the study's five models x four metrics
     shipped = validation_summary().set_index(["model", "tuning", "scoring"])
     for line in lines:
         model, metric = line.split()[:2]
-        used = shipped.loc[(model, "no", metric), "advisor_used"]
-        assert ("similar datasets " in line) == used and ("global consensus" in line) != used, line
+        policy = choose_policy(shipped.loc[(model, "no", metric)].to_dict())
+        assert ("similar datasets " in line) == (policy == "neighbours"), line
+        assert ("global consensus" in line) == (policy == "global"), line
+        assert ("always OH" in line) == (policy == "OH"), line
     assert "nearest published datasets: " in out
 
 
