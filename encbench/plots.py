@@ -390,10 +390,18 @@ SERIES_COLORS: tuple[str, ...] = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#
                                   "#757575", "#9a6b00", "#00796b", "#6a6db8", "#e65100")
 
 
+#: the y range of a replicability panel: a Jaccard index lies in [0, 1]; Spearman's rho can be
+#: negative, its axis starts at -0.2 (or lower, where a band reaches lower)
+SIMILARITY_DOMAINS = {"J": (0.0, 1.0), "Jaccard": (0.0, 1.0)}
+
+
 def replicability_chart(data: pd.DataFrame, *, x: str = "sample_size", y: str = "mean",
                         low: str = "low", high: str = "high", measure: str = "measure",
-                        color: str | None = None, title: str = "") -> alt.Chart:
+                        color: str | None = None, title: str = "") -> alt.HConcatChart:
     """Mean similarity against sample size with a shaded 95% band, one panel per measure.
+
+    Each panel has its measure's range (:data:`SIMILARITY_DOMAINS`): a Jaccard index's axis runs
+    from 0 to 1, Spearman's rho's from -0.2 (lower where its band reaches lower) to 1.
 
     Parameters
     ----------
@@ -408,19 +416,26 @@ def replicability_chart(data: pd.DataFrame, *, x: str = "sample_size", y: str = 
     legend = alt.Legend(symbolType="stroke", symbolStrokeWidth=3, symbolOpacity=1, titleLimit=300)
     enc_color = {"color": alt.Color(f"{color}:N", title=color, legend=legend,
                                     scale=alt.Scale(range=list(SERIES_COLORS)))} if color else {}
-    base = alt.Chart(data).encode(x=alt.X(f"{x}:Q", title="datasets per sample"), **enc_color)
-    band = base.mark_area(opacity=0.25).encode(
-        y=alt.Y(f"{low}:Q", title="mean similarity", scale=alt.Scale(domain=[-0.2, 1.0])),
-        y2=alt.Y2(high),
-    )
-    line = base.mark_line(point=True).encode(
-        y=alt.Y(f"{y}:Q"),
-        tooltip=[alt.Tooltip(f"{x}:Q"), alt.Tooltip(f"{y}:Q", format=".3f"), alt.Tooltip(f"{low}:Q", format=".3f"),
-                 alt.Tooltip(f"{high}:Q", format=".3f")] + ([alt.Tooltip(f"{color}:N")] if color else []),
-    )
-    return (band + line).properties(width=320, height=240).facet(
-        column=alt.Column(f"{measure}:N", title=None)
-    ).properties(title=title, autosize=PAD)
+    panels = []
+    for name in dict.fromkeys(data[measure].astype(str)):
+        part = data[data[measure].astype(str) == name]
+        lowest = float(np.nanmin(part[low].to_numpy(dtype=float))) if len(part) else 0.0
+        # "J-replicability" is a Jaccard index too
+        domain = (SIMILARITY_DOMAINS.get(name.split("-")[0])
+                  or (min(-0.2, float(np.floor(lowest * 10) / 10)), 1.0))
+        base = alt.Chart(part).encode(x=alt.X(f"{x}:Q", title="datasets per sample"), **enc_color)
+        band = base.mark_area(opacity=0.25).encode(
+            y=alt.Y(f"{low}:Q", title="mean similarity", scale=alt.Scale(domain=list(domain))),
+            y2=alt.Y2(high),
+        )
+        line = base.mark_line(point=True).encode(
+            y=alt.Y(f"{y}:Q"),
+            tooltip=[alt.Tooltip(f"{x}:Q"), alt.Tooltip(f"{y}:Q", format=".3f"),
+                     alt.Tooltip(f"{low}:Q", format=".3f"), alt.Tooltip(f"{high}:Q", format=".3f")]
+            + ([alt.Tooltip(f"{color}:N")] if color else []),
+        )
+        panels.append((band + line).properties(width=320, height=240, title=name))
+    return alt.hconcat(*panels).properties(title=title, autosize=PAD)
 
 
 def cd_cliques(mean_ranks: pd.Series, significant: set[frozenset]) -> list[tuple[int, int]]:

@@ -86,3 +86,18 @@ def test_the_overview_ranks_over_shared_voters_and_lists_those_left_out(beyond_d
     headline, left_out = at.dataframe[0].value, at.dataframe[1].value
     assert "SkTE" not in set(headline["encoder"]) and headline["n_voters"].nunique() == 1
     assert left_out["encoder"].tolist() == ["SkTE"] and left_out["family"].tolist() == ["beyond the study"]
+
+
+def test_with_local_runs_left_out_the_view_does_not_claim_the_published_benchmark_only(beyond_db):
+    """With local runs in the database and the encoders beyond the study added, the caption said
+    "Published benchmark only" while encbench's own rows were in the view."""
+    with Writer(beyond_db) as writer:
+        writer.ensure_run("local-1", origin="local", label="mine", status="done", n_expected=1)
+        writer.write_results([dict(run_id="local-1", dataset="31", encoder="OH", model="LogReg", tuning="no",
+                                   scoring="AUC", fold=0, n_folds=1, cv_score=0.7, time=0.1, status="ok",
+                                   error=None)])
+    query = {"model": "LogReg", "tuning": "no", "metric": "AUC"}
+    added = texts(open_page("consensus", {**query, "beyond": "true"}))
+    assert "Published benchmark only" not in added
+    assert "The published benchmark and encbench's own results for the encoders beyond the study." in added
+    assert "Published benchmark only." in texts(open_page("consensus", query))

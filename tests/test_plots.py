@@ -232,7 +232,7 @@ def test_replicability_lines_use_a_palette_visible_on_white():
     data = pd.DataFrame({"sample_size": [5, 10] * 2, "mean": [0.5, 0.6] * 2, "low": 0.4, "high": 0.7,
                          "measure": "rho", "strategy": ["R-M", "R-M", "Q-M", "Q-M"]})
     spec = plots.replicability_chart(data, color="strategy").to_dict()
-    colour = spec["spec"]["layer"][0]["encoding"]["color"]
+    colour = spec["hconcat"][0]["layer"][0]["encoding"]["color"]
     assert colour["scale"]["range"] == list(plots.SERIES_COLORS)
     assert len(plots.SERIES_COLORS) >= 11                      # one per strategy
     assert min(_contrast_on_white(c) for c in plots.SERIES_COLORS) >= 3.0
@@ -551,7 +551,7 @@ def test_replicability_legend_draws_full_colour_strokes_on_both_themes():
     data = pd.DataFrame({"sample_size": [5, 10] * 2, "mean": [0.5, 0.6] * 2, "low": 0.4, "high": 0.7,
                          "measure": "rho", "strategy": ["R-M", "R-M", "Q-M", "Q-M"]})
     spec = plots.replicability_chart(data, color="strategy").to_dict()
-    legends = [layer["encoding"]["color"]["legend"] for layer in spec["spec"]["layer"]]
+    legends = [layer["encoding"]["color"]["legend"] for layer in spec["hconcat"][0]["layer"]]
     assert all(leg["symbolOpacity"] == 1 and leg["symbolType"] == "stroke" for leg in legends)
     vega = vl_convert.vegalite_to_vega(spec)
     assert len(vega["legends"]) == 1 and vega["legends"][0]["symbolOpacity"] == 1
@@ -599,3 +599,15 @@ def test_run_scores_chart_draws_each_settings_mean_and_fold_spread():
     assert spec["resolve"]["scale"]["x"] == "independent" and spec["facet"]["field"] == "setting"
     layer = spec["spec"]["layer"][0]["encoding"]
     assert layer["y"]["sort"] == ["OH", "MT", "Drop"] and layer["color"]["scale"]["range"][0] == HIGHLIGHT
+
+
+def test_a_jaccard_panel_runs_from_0_to_1_and_rho_s_below_0():
+    """The replicability chart's J panel had rho's axis, from -0.2, for an index in [0, 1]: each
+    measure now has its own range (rho's reaching lower where its band does)."""
+    data = pd.DataFrame({"sample_size": [5, 10] * 2, "mean": [0.3, 0.5, 0.2, 0.4],
+                         "low": [-0.45, 0.1, 0.0, 0.2], "high": [0.6, 0.8, 0.5, 0.6],
+                         "measure": ["rho-replicability"] * 2 + ["J-replicability"] * 2})
+    spec = plots.replicability_chart(data).to_dict()
+    domains = {panel["title"]: panel["layer"][0]["encoding"]["y"]["scale"]["domain"] for panel in spec["hconcat"]}
+    assert domains == {"rho-replicability": [-0.5, 1.0], "J-replicability": [0.0, 1.0]}
+    assert "<svg" in _render_svg(plots.replicability_chart(data))

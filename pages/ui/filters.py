@@ -237,7 +237,9 @@ def origin_banner(choice: str, prefer: str, **filters) -> None:
     if choice == "published":
         local = local_overview(db, version)
         if local["rows"]:
-            st.caption(f"Published benchmark only. {local['rows']:,} local score rows "
+            shown = ("The published benchmark and encbench's own results for the encoders beyond the study"
+                     if st.session_state.get("beyond") else "Published benchmark only")
+            st.caption(f"{shown}. {local['rows']:,} local score rows "
                        f"({local['datasets']} dataset(s), {local['runs']} run(s)) are left out; "
                        f"choose *both* under *Results* to include them.")
         return
