@@ -147,7 +147,8 @@ def main(argv=None) -> int:
     partial = table[table["n_rows"].notna() & table["n_categorical"].isna()]
     missing = table[table["n_rows"].isna()]
     with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_rows", 60):
-        print(table.drop(columns=["source", "task", "target_spread"]).to_string(index=False))
+        shown = table.drop(columns=["source", "task", "target_spread", "n_classes", "target_skew"])
+        print(shown.to_string(index=False))
     print(f"\nwrote {args.out}: {len(complete)} datasets from files, {len(partial)} from fingerprints "
           f"only ({', '.join(partial['name'])}), {len(missing)} not available "
           f"({', '.join(missing['name'])})")

