@@ -589,7 +589,11 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m encbench", description="Benchmark categorical encoders.")
+    parser = argparse.ArgumentParser(
+        prog="python -m encbench",
+        description="Benchmark categorical encoders on binary, multiclass and regression targets: run "
+                    "experiments into the results database, rank encoders, place your own, get advice. "
+                    "The user guide is docs/user-guide.md.")
     parser.add_argument("--version", action="version", version=f"encbench {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -687,7 +691,8 @@ def _add_engine_commands(sub) -> None:
     run.add_argument("--db", help=DB_HELP)
     run.add_argument("--label", help="a name for the run, shown in the app")
     run.add_argument("--target", help="target column of the file datasets (for names containing ':')")
-    run.add_argument("--positive", help="positive class of the file datasets (default: the second in sorted order)")
+    run.add_argument("--positive", help="positive class of the file datasets with a binary target (default: the "
+                                         "second in sorted order)")
     run.add_argument("--task", choices=vocab.TASKS,
                      help="task type of the datasets (default: inferred from each target: two classes are "
                           "binary, 3 to 50 classes multiclass, a numeric target with fractions or more than "
