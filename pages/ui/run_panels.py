@@ -171,6 +171,9 @@ def _show_setting(comp, rows: pd.DataFrame, answer: RunAnswer | None) -> None:
                                       "rank": "rank on your data", "published_rank": published_rank})
         if comp.task != "binary":  # no published reference beyond the study's binary task
             table = table.drop(columns=[published_rank])
+        # the score beside its spread, then the ranks
+        table = table[[c for c in ("encoder", score, "fold sd", "folds", "rank on your data", published_rank)
+                       if c in table.columns]]
         shown, as_text = exports.dash_missing(table, {published_rank: "{}"})
         config = {c: st.column_config.TextColumn(c, alignment="right") for c in as_text}
         config[score] = st.column_config.NumberColumn(score, format=f"%.{DECIMALS}f")
