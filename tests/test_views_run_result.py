@@ -206,6 +206,7 @@ def test_pool_run_warns_when_the_best_is_no_better_than_chance_or_drop():
     # a multiclass balanced accuracy needs the number of classes for its chance level (1/3)
     multi = _folds({"OH": [.34, .33, .35, .32, .33]}, scoring="BAcc", task="multiclass")
     assert pool_run(multi).baselines == ()
+    assert pool_run(multi).headline.startswith("Only OH has complete results so far")
     (check,) = pool_run(multi, n_classes=3).baselines
     assert check.reference == pytest.approx(1 / 3)
 

@@ -658,6 +658,9 @@ def _baseline_checks(setting: Mapping[str, str], table: pd.DataFrame, stats: pd.
 def _headline(answer: RunAnswer) -> str:
     if answer.winner is None:
         return "No encoder has a complete result yet."
+    if answer.runner_up is None:
+        return (f"Only {answer.winner} has complete results so far: there is nothing to compare it with "
+                f"(yet).")
     table = answer.ranking.set_index("encoder")
     blocks = f"{answer.n_settings} setting{'s' if answer.n_settings > 1 else ''} x {answer.n_folds} folds"
     first = table.loc[answer.winner]
