@@ -60,7 +60,7 @@ def test_upload_run_and_download_result(server, tmp_path):
         # the worker runs in the background; the page follows it until every row is in
         expect(page.get_by_text("done: 60 / 60 result rows")).to_be_visible(timeout=240_000)
         # one answer for the run, then one Download menu for the whole result (chart and table)
-        expect(page.locator("[class*=st-key-answer-]")).to_contain_text("Which encoder for this data?")
+        expect(page.locator("[class*=st-key-answer-]").first).to_contain_text("Which encoder for this data?")
         button = download_button(page, "dl-chart-result-csv")
         with page.expect_download() as info:
             button.click()
