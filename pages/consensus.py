@@ -536,9 +536,9 @@ def _cd_section(targets: list[str], mode_used: str, load_key: tuple, alpha: floa
         st.caption(ties.text() + ("" if design_name == "all" else
                                   f" (R-M on the Rankings tab ranks every voter; this diagram *{design_name}*.)"))
     cd_prov = prov.with_filters(detail=target, blocks=design_name)
-    common.show_chart(spec, "cd-diagram", cd_prov, width="content", scroll=True)
     table = consensus.nemenyi_table(result).merge(ties.means[["encoder", "dense_mean_rank"]], on="encoder", how="left")
-    common.table_exports(table, "nemenyi", cd_prov)
+    # one Download menu under the diagram: its picture and its numbers
+    common.show_chart(spec, "cd-diagram", cd_prov, width="content", scroll=True, table=(table, "nemenyi"))
 
 
 def _control_diagram(target: str, mode_used: str, load_key: tuple, alpha: float, design_name: str,
@@ -593,8 +593,7 @@ def _intervals_section(targets: list[str], strategies: list[str], mode_used: str
     st.caption(f"{interval_strategy} consensus rank with its 95% bootstrap interval "
                f"({int(B)} resamples of the voters, seed 0).")
     iprov = prov.with_filters(detail=target, interval_strategy=interval_strategy, B=int(B))
-    common.show_chart(spec, "rank-intervals", iprov)
-    common.table_exports(iv, "rank-intervals", iprov)
+    common.show_chart(spec, "rank-intervals", iprov, table=(iv, "rank-intervals"))
 
 
 def _worker_intervals(key: tuple, cells: int) -> pd.DataFrame | None:
@@ -835,8 +834,8 @@ def _elo_section(targets: list[str], mode_used: str, load_key: tuple, prov) -> N
         "wins": st.column_config.NumberColumn(help="matches won, ties counting half", format="%g")})
     st.caption("Win rates: the share of their shared datasets on which the row encoder beats the column "
                "one (ties half); grey: the diagonal, and pairs that never meet.")
-    common.show_chart(drawn["win-rates"], "win-rates", eprov, width="content")
-    common.table_exports(result.win_rates.reset_index(), "win-rates", eprov)
+    common.show_chart(drawn["win-rates"], "win-rates", eprov, width="content",
+                      table=(result.win_rates.reset_index(), "win-rates"))
 
 
 if tab[RANKINGS].open:

@@ -379,9 +379,9 @@ def test_elo_tab_shows_ratings_calibrated_to_the_reference_and_the_win_rates():
     pd.testing.assert_frame_equal(table.reset_index(drop=True), expected.table)
     assert table.loc[table["encoder"] == "Drop", "elo"].item() == 1000.0
     assert len(charts(at)) == 2 and "Highest Elo: " in texts(at)
-    open_exports(at, "chart-elo", "table-elo", "chart-win-rates", "table-win-rates")
+    open_exports(at, "chart-elo", "table-elo", "chart-win-rates")
     keys = {b.key for b in at.download_button}
-    assert {"dl-chart-elo-png", "dl-table-elo-csv", "dl-chart-win-rates-svg", "dl-table-win-rates-parquet"} <= keys
+    assert {"dl-chart-elo-png", "dl-table-elo-csv", "dl-chart-win-rates-svg", "dl-chart-win-rates-parquet"} <= keys
     at.selectbox(key="elo_ref").set_value("OH").run()
     again = next(d.value for d in at.dataframe if "elo" in d.value.columns).set_index("encoder")
     shift = table.set_index("encoder")["elo"] - again["elo"].reindex(table["encoder"]).to_numpy()
@@ -550,3 +550,19 @@ def test_a_pooled_n_counts_voters_not_datasets():
     shown = texts(at)
     assert "N = 100 voters ((dataset, combination) pairs on 50 datasets)" in shown
     assert "N = 100 datasets" not in shown
+
+
+@pytest.mark.parametrize("tab, item", [("Critical difference", "cd-diagram"), ("Rank intervals", "rank-intervals"),
+                                       ("Win rates and Elo", "win-rates")])
+def test_a_chart_and_its_numbers_share_one_labelled_download_menu(tab, item):
+    """Under the CD diagram, the rank intervals and the win-rate matrix two menus both labelled
+    "Download" were stacked, the chart's and its table's: one menu now, labelled, holds both."""
+    at = _tab(None, tab)
+    menus = [p for p in at.get("popover") if "exports-" in str(p.proto)]
+    shown = "\n".join(str(p.proto) for p in menus)
+    assert 'label: "Download"\n' not in shown and 'label: "Download chart and its data"' in shown
+    assert not any(f"exports-table-{name}" in str(p.proto) for p in menus
+                   for name in ("nemenyi", "rank-intervals", "win-rates"))
+    open_exports(at, f"chart-{item}")
+    keys = {b.key for b in at.download_button}
+    assert {f"dl-chart-{item}-png", f"dl-chart-{item}-csv", f"dl-chart-{item}-provenance"} <= keys

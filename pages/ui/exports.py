@@ -20,10 +20,12 @@ log = logging.getLogger(__name__)
 
 
 @st.fragment
-def _download_row(key: str, items: list[tuple[str, str, Callable[[], bytes], str]]) -> None:
-    """The "Download" menu ``exports-{key}``: a button ``dl-{key}-{format}`` per item, built
-    while the menu is open (the bytes themselves only when a button is clicked)."""
-    menu = st.popover("Download", key=f"exports-{key}", on_change="rerun", type="tertiary",
+def _download_row(key: str, items: list[tuple[str, str, Callable[[], bytes], str]],
+                  label: str = "Download") -> None:
+    """The Download menu ``exports-{key}``, labelled with what it downloads (``"Download
+    table"``): a button ``dl-{key}-{format}`` per item, built while the menu is open (the bytes
+    themselves only when a button is clicked)."""
+    menu = st.popover(label, key=f"exports-{key}", on_change="rerun", type="tertiary",
                       icon=":material/download:")
     with menu:
         if menu.open:
@@ -42,7 +44,8 @@ def table_exports(frame: pd.DataFrame, item: str, provenance: export.Provenance,
     ``best`` (column -> ``"min"``/``"max"``) sets each column's best value in bold in LaTeX;
     ``latex`` holds further keywords of :func:`encbench.export.table_to_latex` (``best_within``,
     ``drop``, ``decimals``)."""
-    _download_row(f"table-{item}", _table_items(frame, item, provenance, best=best, latex=latex))
+    _download_row(f"table-{item}", _table_items(frame, item, provenance, best=best, latex=latex),
+                  "Download table")
 
 
 def _table_items(frame: pd.DataFrame, item: str, provenance: export.Provenance, *,
@@ -68,7 +71,8 @@ def chart_exports(chart, item: str, provenance: export.Provenance, *,
         (export.FORMAT_LABELS[fmt], provenance.file_name(item, fmt),
          (lambda fmt=fmt: export.chart_bytes(chart, fmt, provenance)), export.MIME[fmt])
         for fmt in export.CHART_FORMATS
-    ] + (_table_items(table[0], table[1], provenance) if table is not None else []))
+    ] + (_table_items(table[0], table[1], provenance) if table is not None else []),
+        "Download chart" if table is None else "Download chart and its data")
 
 
 def show_table(frame: pd.DataFrame, item: str, provenance: export.Provenance, *,
