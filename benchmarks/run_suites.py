@@ -66,6 +66,8 @@ DEFAULT_DB = Path("/tmp/encbench_suites.duckdb")
 LABEL = "encbench suites"
 #: models run in a grid of their own after the others (their time grows fastest with the rows)
 SLOW_MODELS = ("SVM",)
+#: a slow models' grid stops once its first tasks have all timed out (see :func:`run_slow`)
+GIVE_UP_AFTER = 2
 #: datasets above this many rows run their slow models apart (below it, sharing the encoding pays)
 SLOW_ABOVE_ROWS = 3000
 LIBRARIES = ("scikit-learn", "skrub", "category_encoders", "lightgbm", "numpy", "pandas", "scipy")
@@ -181,6 +183,43 @@ def export(rows, datasets, keep_rows, keep_datasets) -> None:
     tmp.replace(DATASETS_FILE)
 
 
+def run_slow(grid: Grid, task: str, args, late) -> None:
+    """Run a grid of slow models alone; once its first :data:`GIVE_UP_AFTER` tasks have all timed
+    out, stop it and record each task it did not run as ``timeout`` too, with the reason, so that a
+    model too slow for a dataset costs ``GIVE_UP_AFTER x timeout`` instead of one timeout per
+    encoder and fold. The rows say so, and the findings list them."""
+    from encbench.engine.runner import _log_progress
+    from encbench.engine.grid import plan
+    from encbench.store import Writer
+
+    seen = {"ok": 0, "failed": 0, "timeout": 0}
+
+    def progress(done, total, info):
+        _log_progress(done, total, info)
+        if info.get("status") in seen:
+            seen[info["status"]] += 1
+
+    def give_up() -> bool:
+        return late() or (seen["timeout"] >= GIVE_UP_AFTER and seen["ok"] == 0)
+
+    run_grid(grid, db_path=args.db, workers=args.workers, should_stop=give_up, progress=progress)
+    if late() or not (seen["timeout"] >= GIVE_UP_AFTER and seen["ok"] == 0):
+        return
+    with Writer(args.db) as writer:
+        done = writer.query("SELECT encoder, model, scoring, fold FROM results WHERE run_id = ?", [grid.run_id])
+        have = set(done.itertuples(index=False, name=None))
+        reason = (f"not run: the first {GIVE_UP_AFTER} tasks of {', '.join(grid.models)} on this dataset "
+                  f"timed out after {grid.timeout:.0f} s each (benchmarks/run_suites.py)")
+        rows = [dict(run_id=grid.run_id, dataset=t.dataset, encoder=t.encoder, model=m, tuning=t.tuning,
+                     scoring=s, fold=t.fold, n_folds=t.n_folds, status="timeout", error=reason,
+                     split=t.split, task=task)
+                for t in plan(grid).tasks for m in t.models for s in t.scorings
+                if (t.encoder, m, s, t.fold) not in have]
+        writer.write_results(rows)
+    logging.warning("%s: %s gave up after %d timeouts; %d rows recorded as timeout", grid.datasets[0],
+                    ", ".join(grid.models), seen["timeout"], len(rows))
+
+
 def run(args, command: str) -> int:
     stop_at = None
     if args.stop_at:
@@ -206,7 +245,10 @@ def run(args, command: str) -> int:
         grids = grids_for(task, entry.ref, args.timeout, entry.rows)
         start = time.perf_counter()
         for grid in grids:
-            run_grid(grid, db_path=args.db, workers=args.workers, should_stop=late)
+            if set(grid.models) <= set(SLOW_MODELS):
+                run_slow(grid, task, args, late)
+            else:
+                run_grid(grid, db_path=args.db, workers=args.workers, should_stop=late)
         rows, datasets = collect(args.db, grids, task)
         if rows is None:
             logging.warning("%s (%s): unfinished after %.0f s; resumes on the next start", entry.name, task,
