@@ -125,3 +125,58 @@ def test_the_guard_counts_the_classes_of_a_multiclass_dataset(tmp_path):
     skipped = guard_memory(accepted, "100kB", on_oversize="skip")
     assert [reason for reason in skipped.values()] and "160.0 kB" in next(iter(skipped.values()))
     assert guard_memory(accepted, "200kB") == {}
+
+
+#: encoders whose estimated width is an upper bound, not the exact width: Bin (one digit spare),
+#: String (at most n_components: fewer when the levels have fewer n-grams), Sum over several
+#: columns (one intercept shared by them)
+UPPER_BOUNDS = {"Bin", "String"}
+
+
+def test_every_registry_encoder_s_estimated_width_matches_its_real_output():
+    """Each registry encoder through the engine's own preprocessing on 400 rows with columns of 3,
+    7 and 40 levels (and one numerical): the estimate is the real width (an upper bound for Bin,
+    String and Sum's shared intercept). Helmert and BackDiff used to count as one column."""
+    import warnings
+
+    from encbench.encoders import ALL_REGISTRY
+    from encbench.engine.budget import CELL_BYTES, dense_bytes
+    from encbench.engine.protocol import make_preprocessor
+
+    rng = np.random.default_rng(0)
+    n, levels = 400, {"a": 3, "b": 7, "c": 40}
+    X = pd.DataFrame({c: pd.Series([f"{c}{i}" for i in rng.permutation(np.arange(n) % n_levels)], dtype=object)
+                      for c, n_levels in levels.items()}).assign(num=rng.normal(size=n))
+    y = rng.integers(0, 2, n)
+    checked = []
+    for name, spec in ALL_REGISTRY.items():
+        if spec.native:                      # no encoding: the model reads the categories
+            continue
+        for columns in (["a"], ["b"], ["c"], ["a", "b", "c"]):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                real = make_preprocessor(name, columns, ["num"]).fit_transform(X[[*columns, "num"]], y).shape[1]
+            estimate = dense_bytes(name, n, {c: levels[c] for c in columns}, 1) // (n * CELL_BYTES)
+            if name in UPPER_BOUNDS or (name == "Sum" and len(columns) > 1):
+                assert real <= estimate, (name, columns, real, estimate)
+            else:
+                assert real == estimate, (name, columns, real, estimate)
+            checked.append(name)
+    assert {"Helmert", "BackDiff", "Summary", "Quantile", "Hash", "String", "Gap"} <= set(checked)
+    # the widths of the contrasts: L-1 per column (Helmert and BackDiff), as a hand count says
+    assert dense_bytes("Helmert", 30_000, {"lvl": 20_000}, 0) == 30_000 * 19_999 * 8
+
+
+def test_the_guard_refuses_helmert_and_backdiff_on_20000_levels_before_any_work(hicard):
+    """The issue's case: Helmert and BackDiff (L-1 dense columns) on 20,000 levels x 30,000 rows
+    are refused at a 3 GB budget, each named with its estimate; OH with LogReg encodes sparse."""
+    the_plan = plan(_grid(hicard, ("Helmert", "BackDiff", "OH"), ("LogReg",)))
+    with pytest.raises(ValueError) as info:
+        guard_memory(the_plan, "3GB")
+    text = str(info.value)
+    assert text.startswith("2 encoder/dataset pair(s) would exceed the memory budget; nothing was run")
+    for encoder in ("Helmert", "BackDiff"):
+        assert re.search(rf"encoder {encoder} on dataset .*: column 'lvl' has 20,000 levels on 30,000 rows, so "
+                         rf"one task would need about 9\.6 GB \(dense output\), over the memory budget of "
+                         rf"3\.0 GB per task", text), text
+    assert "encoder OH" not in text

@@ -69,3 +69,63 @@ def test_stderr_keeps_the_last_bytes_of_each_call(proc, caplog):
     assert message.startswith(f"call os:system wrote {n} bytes to stderr, the first {n - STDERR_TAIL} bytes dropped:")
     body = message.split(":\n", 1)[1]
     assert body == "x" * (STDERR_TAIL - 4) + "end"                  # the tail, without the newline
+
+
+def _as_limit(pid: int) -> str:
+    """The soft 'Max address space' of a process, as /proc/PID/limits shows it."""
+    line = next(x for x in Path(f"/proc/{pid}/limits").read_text().splitlines() if x.startswith("Max address space"))
+    return line.split()[3]
+
+
+def test_every_task_process_of_a_run_has_the_hard_limit_the_budget_gives(tmp_path):
+    """Task processes used to run without any limit (only the custom-encoder check had one):
+    each of a run's task processes is capped at the budget per task plus TASK_BASE_BYTES, and an
+    ordinary grid runs under it."""
+    import os
+
+    from encbench.engine.budget import TASK_BASE_BYTES, parse_budget, task_memory_limit
+    from encbench.engine.grid import Grid
+    from encbench.engine.runner import run_grid
+
+    assert task_memory_limit(3_000_000_000) == 3_000_000_000 + 2 * 2**30 == 3_000_000_000 + TASK_BASE_BYTES
+    seen: dict[int, str] = {}
+
+    def children_limits(done, total, info):
+        for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+            for pid in (task / "children").read_text().split():
+                if "encbench.engine.child" in Path(f"/proc/{pid}/cmdline").read_text():
+                    seen[int(pid)] = _as_limit(int(pid))
+
+    grid = Grid(datasets=["bundled:tic-tac-toe"], encoders=["OH", "MT"], models=["LogReg"], scorings=["AUC"],
+                n_folds=2)
+    run_grid(grid, tmp_path / "r.duckdb", workers=2, memory_budget="1GB", progress=children_limits)
+    budget = parse_budget("1GB", concurrent=2)          # a size is per task already
+    assert len(seen) == 2 and set(seen.values()) == {str(budget + TASK_BASE_BYTES)}, seen
+
+
+def test_a_task_process_that_dies_under_its_limit_is_said_to_be_over_the_memory_budget():
+    """An allocation failing in C or C++ code may abort the process instead of raising: the task's
+    rows name the limit and say "over the memory budget", as a MemoryError's do (the abort is
+    sent here, while the task runs)."""
+    import os
+
+    from encbench.engine.grid import Grid, plan
+    from encbench.engine.protocol import Payload
+
+    the_plan = plan(Grid(datasets=["bundled:tic-tac-toe"], encoders=["OH"], models=["SVM"], scorings=["AUC"],
+                         n_folds=2))
+    task = the_plan.tasks[0]
+    proc = TaskProcess(die_with_parent=True, memory_limit=3 * 2**30)
+    proc.start()
+    try:
+        assert _as_limit(proc.proc.pid) == str(3 * 2**30)
+        proc.submit(task, Payload.from_dataset(next(iter(the_plan.datasets.values()))), 600.0)
+        os.kill(proc.proc.pid, signal.SIGABRT)
+        with pytest.raises(EOFError):
+            proc.receive()
+        (row,) = proc.died(task)
+    finally:
+        proc.stop()
+    assert row["status"] == "failed" and row["error"] == (
+        "task process was killed by signal 6 (SIGABRT) under its memory limit of 3.2 GB: probably over the "
+        "memory budget (raise --memory-budget, run fewer --workers, or leave the encoder out)")

@@ -336,6 +336,13 @@ class NaNOnFull(Base):
         return out
 
 
+class GreedyOnFull(Base):
+    def fit(self, X, y=None):
+        if len(X) > FULL:
+            self.hoard_ = np.empty((6, 2**30), dtype=np.uint8)   # 6 GiB of address space
+        return super().fit(X, y)
+
+
 class ExitOnFull(Base):
     def fit(self, X, y=None):
         if len(X) > FULL:
@@ -478,9 +485,10 @@ def test_hostile_encoders_in_tasks_fail_with_the_reason_and_leave_nothing_behind
     pidfile = hostile_dir / "forked.pids"
     db = hostile_dir / "tasks.duckdb"
     encoders = ("NaN=hostile_encoders:NaNOnFull,Exit=hostile_encoders:ExitOnFull,"
-                "Fork=hostile_encoders:ForkOnFull,Noisy=hostile_encoders:Noisy")
+                "Fork=hostile_encoders:ForkOnFull,Noisy=hostile_encoders:Noisy,"
+                "Greedy=hostile_encoders:GreedyOnFull")
     done = _run("--encoders", encoders, "--encoder-params", json.dumps({"Fork": {"pidfile": str(pidfile)}}),
-                "--timeout", "8", "--workers", "2", db=db)
+                "--timeout", "8", "--workers", "2", "--memory-budget", "2GB", db=db)
     assert done.returncode == 0, done.stderr[-5000:]
     assert "Traceback" not in done.stderr
     import duckdb
@@ -491,7 +499,16 @@ def test_hostile_encoders_in_tasks_fail_with_the_reason_and_leave_nothing_behind
     by_encoder: dict = {}
     for encoder, _, status, error in rows:
         by_encoder.setdefault(encoder, []).append((status, error))
-    assert sorted(by_encoder) == ["Exit", "Fork", "NaN", "Noisy"] and all(len(v) == 2 for v in by_encoder.values())
+    assert sorted(by_encoder) == ["Exit", "Fork", "Greedy", "NaN", "Noisy"] and all(
+        len(v) == 2 for v in by_encoder.values())
+    # 6 GiB on the full data only (the check passed): its task process is held to the budget,
+    # 2 GB plus 2.1 GB for the libraries, where it used to take what it wanted
+    for status, error in by_encoder["Greedy"]:
+        assert status == "failed" and re.match(
+            r"over the memory budget of 2\.0 GB per task: the task process may use 4\.1 GB of address space "
+            r"\(the budget plus 2\.1 GB for its libraries\) and an allocation failed \(encoder Greedy: "
+            r"MemoryError: Unable to allocate 6\.00 GiB .*\); raise --memory-budget, run fewer --workers, or "
+            r"leave the encoder out", error), error
     # NaN on the full data only: the sample's check passed; every task output is checked
     for status, error in by_encoder["NaN"]:
         assert status == "failed" and re.search(

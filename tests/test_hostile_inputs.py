@@ -203,6 +203,11 @@ CASES = [
          r"so one task would need about 9\.6 GB .* over the memory budget of 2\.0 GB",
          # HGB takes no sparse input: LogReg's task would encode sparse at this size
          args=("--memory-budget", "2GB", "--models", "HGB"), upload=False),
+    # Helmert's L-1 contrasts counted as one column, so this ran and reached 8.2 GB
+    Case("Helmert contrasts on high cardinality", "hicard.csv", _high_cardinality,
+         r"encoder Helmert on dataset .*hicard\.csv:label': column 'lvl' has 20,000 levels on 30,000 rows, "
+         r"so one task would need about 9\.6 GB \(dense output\), over the memory budget of 3\.0 GB",
+         args=("--memory-budget", "3GB", "--encoders", "Helmert,OH", "--models", "LogReg"), upload=False),
     Case("parquet list column", "lists.parquet",
          lambda: _parquet(pd.DataFrame({"tags": [["a", "b"], ["c"]] * 20, "label": ["no", "yes"] * 20})),
          r"'lists\.parquet' has columns holding lists, structs or maps: 'tags' \(list<element: string>\)"),
@@ -682,3 +687,54 @@ def _utf8_frame(text: str, tmp_path: Path) -> pd.DataFrame:
     path = tmp_path / "utf8.csv"
     path.write_text(text, encoding="utf-8")
     return read_table(path)
+
+
+# -- custom encoders a queued run names --------------------------------------------------------
+#: a module outside the plugins, on the task processes' path: importing it leaves a marker
+PROBE_MODULE = ("import pathlib\npathlib.Path(__file__).with_name('imported.marker').touch()\n"
+                "class Encoder:\n    def fit(self, X, y=None):\n        return self\n"
+                "    def transform(self, X):\n        return X\n")
+
+#: import paths a run request may not name (issue 36.4 follow-up: the worker imported and called
+#: whatever a request named), with the parameters that would make each leave a marker if built
+HOSTILE_ENCODERS = {
+    "os:system": lambda marker: {"command": f"touch {marker}"},
+    "subprocess:Popen": lambda marker: {"args": ["touch", str(marker)]},
+    "hostile_probe:Encoder": lambda marker: {},
+    "builtins:eval": lambda marker: {},
+}
+
+
+@pytest.mark.parametrize("target", list(HOSTILE_ENCODERS))
+def test_a_queued_run_never_imports_a_custom_encoder_that_is_no_installed_plugin(target, tmp_path, monkeypatch):
+    """The Run page's form refuses the encoder before anything is checked or queued, and the same
+    request written straight to the queue is failed by the worker before anything is imported:
+    both name the encoder and its import path and say what may be named instead; no marker, no
+    database. (The command line still builds what its user names: test_hostile_faults.py.)"""
+    from encbench.custom import CustomEncoder
+    from encbench.engine.grid import Grid
+    from encbench.engine.queue_requests import RunForm, new_owner_token
+    from encbench.engine.queue_worker import serve
+
+    (tmp_path / "hostile_probe.py").write_text(PROBE_MODULE)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])))
+    spec = CustomEncoder("Mine", target, HOSTILE_ENCODERS[target](tmp_path / "ran.marker"))
+    refusal = (f"custom encoder 'Mine' ({target!r}) is not an installed encoder plugin: a run queued from the app "
+               f"builds only installed plugins, and none is installed")
+    db = tmp_path / "db" / "encbench.duckdb"
+    queue = RunQueue(db)
+    form = RunForm(encoders=["OH"], models=["DT"], scorings=["AUC"], tuning="no", timeout=60.0, workers=1,
+                   bundled="tic-tac-toe", custom_encoders=[spec])
+    with pytest.raises(ValueError) as refused:
+        form.submit(queue)
+    assert str(refused.value).startswith(refusal), refused.value
+    assert queue.pending() == []
+
+    grid = Grid(datasets=["bundled:tic-tac-toe"], encoders=["OH"], models=["DT"], scorings=["AUC"],
+                custom_encoders=[spec])
+    queue.submit("run", {"run_id": grid.run_id, "grid": grid.to_dict(), "owner": new_owner_token()})
+    assert serve(db, idle_exit=0, poll=0.01) == 0
+    (request,) = queue.done()
+    assert request.outcome == "failed" and request.error.startswith(f"ValueError: {refusal}"), request.error
+    assert not list(tmp_path.glob("*.marker"))
+    assert not db.exists()

@@ -12,6 +12,18 @@ levels of each categorical column, and ``COPIES`` = 2 accounts for the encoder's
 ColumnTransformer's stacked array (calibrated on that measurement: the estimate for it is
 9.6 GB). The model's own working memory is not counted.
 
+Every registry encoder's width is estimated (:func:`output_columns`, checked against the real
+output on small data by tests/test_engine_budget.py): Helmert and BackDiff give L-1 contrast
+columns per column (20,000 levels on 30,000 rows: 9.6 GB, where they used to count as one column),
+Summary one per quantile, String, Gap and MH their components, Hash its components for all
+columns together.
+
+The estimate decides before the run; the run itself is bounded too: every task process has a hard
+address-space limit (``RLIMIT_AS``, :func:`task_memory_limit`: the budget plus what the
+interpreter and its libraries take, :data:`TASK_BASE_BYTES`), so a task whose real use outgrows
+the estimate (the model's working memory is not counted) fails with "over the memory budget"
+(:func:`over_budget_error`) instead of taking the machine.
+
 A task that encodes to a CSR matrix (:func:`encbench.engine.protocol.uses_sparse`: OH and Sum
 with DT and LGBM, whose scores are bit-identical on it, at any size; OH and Sum with any models
 that take sparse input once the dense encoding of the dataset, :func:`dense_bytes`, exceeds
@@ -42,6 +54,14 @@ COPIES = 2
 DEFAULT_SHARE = 0.5
 #: environment variable overriding the default budget (same syntax as ``--memory-budget``).
 BUDGET_ENV = "ENCBENCH_MEMORY_BUDGET"
+
+#: address space a task process holds besides its task's data: the interpreter and the libraries
+#: ``warm_up`` imports (VmSize 585 MiB), and what a first task adds (malloc arenas, BLAS and
+#: OpenMP buffers, LightGBM): VmPeak 1.63-1.69 GiB over OH, String, Gap, MT and CVGLMM_5 with
+#: LogReg, LGBM, SVM, kNN and DT under no, model and full tuning (tic-tac-toe); rounded up.
+TASK_BASE_BYTES = 2 * 2**30
+#: the words every error of a task stopped by its memory limit starts with
+OVER_BUDGET = "over the memory budget"
 
 _UNITS = {"": 1, "b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
           "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
@@ -101,12 +121,20 @@ def size_text(n_bytes: float) -> str:
     return f"{int(n_bytes)} bytes"
 
 
+#: encoders whose output width is fixed for all columns together (one column in total, or
+#: ``n_components``), not per column
+_TOTAL_WIDTH = ("Drop", "Hash")
+
+
 def output_columns(encoder: str, levels: int, n_classes: int = 2) -> int:
     """Encoded columns one categorical column with ``levels`` levels becomes under ``encoder``.
 
     Read from the registry's configuration: OH one per level; Sum one per level (L-1 contrasts
-    plus the intercept); Bin the binary digits of the ordinal id; MH ``n_components``; BlowUp one
-    per fold (``n_splits``); every other encoder one (Drop: one in total, counted as one here).
+    plus the intercept); Helmert and BackDiff L-1 contrasts; Bin the binary digits of the
+    ordinal id; Summary one per quantile; MH, String and Gap ``n_components`` (String: at most);
+    BlowUp one per fold (``n_splits``); Hash ``n_components`` for all columns together and Drop
+    one in total (:func:`dense_bytes` counts them once); every other encoder one. An upper bound
+    where the real width depends on the data (Bin, String, Sum's shared intercept).
     ``n_classes``: the target's classes; above two (a multiclass task) a supervised encoder
     encodes each class against the rest, so its width is multiplied by the classes.
     """
@@ -118,15 +146,45 @@ def output_columns(encoder: str, levels: int, n_classes: int = 2) -> int:
     levels = max(1, int(levels))
     if encoder in ("OH", "Sum"):
         width = levels
+    elif encoder in ("Helmert", "BackDiff"):
+        width = max(1, levels - 1)
     elif encoder == "Bin":
         width = math.ceil(math.log2(levels + 1)) + 1
     elif encoder.startswith("BU"):
         width = int(spec.params.get("n_splits", 1))
+    elif "quantiles" in spec.params:
+        width = len(spec.params["quantiles"])
     elif "n_components" in spec.params:
         width = int(spec.params["n_components"])
     else:
         width = 1
     return width * n_classes if spec.supervised and n_classes > 2 else width
+
+
+def task_memory_limit(budget: int) -> int:
+    """The hard address-space limit (``RLIMIT_AS``) of a task process whose tasks have ``budget``
+    bytes: the budget plus :data:`TASK_BASE_BYTES` for the interpreter and its libraries."""
+    return int(budget) + TASK_BASE_BYTES
+
+
+#: what an allocation that failed under the limit raises or says (numpy's ``_ArrayMemoryError``
+#: included; C++ libraries such as LightGBM say ``bad_alloc``)
+_MEMORY_ERROR = re.compile(r"MemoryError|bad_alloc|Cannot allocate memory")
+
+
+def is_memory_error(error: str | None) -> bool:
+    """True for the error text of a task whose allocation failed."""
+    return bool(error) and bool(_MEMORY_ERROR.search(error))
+
+
+def over_budget_error(limit: int, error: str) -> str:
+    """The error of a task that ran out of its process's memory limit ``limit`` (``error``: what
+    it raised), saying so and what to do."""
+    budget = limit - TASK_BASE_BYTES
+    return (f"{OVER_BUDGET} of {size_text(budget)} per task: the task process may use "
+            f"{size_text(limit)} of address space (the budget plus {size_text(TASK_BASE_BYTES)} for its "
+            f"libraries) and an allocation failed ({error}); raise --memory-budget, run fewer "
+            f"--workers, or leave the encoder out")
 
 
 @dataclass(frozen=True)
@@ -168,7 +226,7 @@ def dense_bytes(encoder: str, n_rows: int, levels: dict[str, int], n_numerical: 
     compares with :data:`encbench.engine.protocol.SPARSE_ABOVE_BYTES`.
     """
     widths = [output_columns(encoder, n, n_classes) for n in levels.values()]
-    total = (1 if encoder == "Drop" else sum(widths)) + n_numerical
+    total = (max(widths, default=1) if encoder in _TOTAL_WIDTH else sum(widths)) + n_numerical
     return int(n_rows * total * CELL_BYTES)
 
 

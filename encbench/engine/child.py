@@ -23,6 +23,8 @@ from multiprocessing.connection import Connection
 
 #: datasets a task process keeps in memory (the parent's mirror uses the same number).
 CACHE_SIZE = 2
+#: this process's address-space limit in bytes (``MEMORY_LIMIT``; 0: none)
+_memory_limit = 0
 
 
 def _die_with_parent() -> None:
@@ -75,11 +77,26 @@ def serve(conn_in: Connection, conn_out: Connection, parent_pid: int | None = No
         if data is None:
             rows = unfinished_rows(task, "failed", f"task process has no data for dataset {task.dataset!r}")
         else:
-            rows = run_task(task, data)
+            rows = _over_budget(run_task(task, data))
         try:
             conn_out.send(("rows", rows))
         except (BrokenPipeError, OSError):
             return
+
+
+def _over_budget(rows: list[dict]) -> list[dict]:
+    """Rows whose task ran out of this process's memory limit, failed "over the memory budget"
+    with what it raised (:func:`encbench.engine.budget.over_budget_error`)."""
+    if not _memory_limit:
+        return rows
+    from encbench.engine.budget import is_memory_error, over_budget_error
+    from encbench.engine.protocol import MAX_ERROR_CHARS
+
+    for row in rows:
+        if row.get("status") == "failed" and is_memory_error(row.get("error")):
+            text = over_budget_error(_memory_limit, row["error"])
+            row["error"] = text if len(text) <= MAX_ERROR_CHARS else text[:MAX_ERROR_CHARS - 3] + "..."
+    return rows
 
 
 def _call(target: str, args: tuple) -> tuple[str, object]:
@@ -98,10 +115,12 @@ def _limit_memory(limit: int) -> None:
     """Cap this process's address space at ``limit`` bytes (allocations beyond it fail)."""
     import resource
 
+    global _memory_limit
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     if hard != resource.RLIM_INFINITY:
         limit = min(limit, hard)
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    _memory_limit = limit
 
 
 def main(argv: list[str]) -> int:

@@ -334,6 +334,12 @@ class TaskProcess:
         said = f"; its last output: {quoted!r}" if quoted else ""
         hint = (" (sys.exit or os._exit in the encoder, model or metric?)"
                 if code is not None and code > 0 else "")
+        if self.memory_limit and code is not None and code < 0:
+            # an allocation that fails in C or C++ code may abort instead of raising
+            from encbench.engine.budget import OVER_BUDGET, size_text
+
+            hint = (f" under its memory limit of {size_text(self.memory_limit)}: probably {OVER_BUDGET} "
+                    f"(raise --memory-budget, run fewer --workers, or leave the encoder out)")
         return unfinished_rows(task, "failed", f"task process {exit_reason(code)}{hint}{said}",
                                seconds=seconds)
 
@@ -413,15 +419,17 @@ class LocalExecutor:
 
     A task that runs longer than ``timeout`` seconds is killed with its process and recorded as
     ``timeout``; a process that dies (e.g. out of memory) records its task as ``failed``. Both
-    are replaced by a fresh process.
+    are replaced by a fresh process. ``memory_limit``: bytes of address space each task process
+    may use (:func:`encbench.engine.budget.task_memory_limit`); None: no limit.
     """
 
     name = "local"
 
-    def __init__(self, workers: int = 1):
+    def __init__(self, workers: int = 1, *, memory_limit: int | None = None):
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise ValueError(f"workers must be a positive integer: got {workers!r}")
         self.workers = workers
+        self.memory_limit = memory_limit
 
     def start(self) -> None:
         pass
@@ -433,7 +441,8 @@ class LocalExecutor:
         pending = deque(tasks)
         if not pending:
             return
-        procs = [TaskProcess(die_with_parent=threading.current_thread() is threading.main_thread())
+        procs = [TaskProcess(die_with_parent=threading.current_thread() is threading.main_thread(),
+                             memory_limit=self.memory_limit)
                  for _ in range(min(self.workers, len(pending)))]
         busy: dict[TaskProcess, Task] = {}
         try:
@@ -485,13 +494,18 @@ _DASK_PROCS: dict[int, TaskProcess] = {}
 _DASK_LOCK = threading.Lock()
 
 
-def run_on_dask_worker(task: Task, payload: Payload, timeout: float) -> tuple[list, float, str]:
-    """Body of a Dask task: run ``task`` in this worker thread's task process, with the timeout."""
+def run_on_dask_worker(task: Task, payload: Payload, timeout: float,
+                       memory_limit: int | None = None) -> tuple[list, float, str]:
+    """Body of a Dask task: run ``task`` in this worker thread's task process, with the timeout
+    and the memory limit (bytes of address space, None: none)."""
     ident = threading.get_ident()
     with _DASK_LOCK:
         proc = _DASK_PROCS.get(ident)
         if proc is None:
-            proc = _DASK_PROCS[ident] = TaskProcess(die_with_parent=False)
+            proc = _DASK_PROCS[ident] = TaskProcess(die_with_parent=False, memory_limit=memory_limit)
+    if proc.memory_limit != memory_limit:  # another run's limit: a new process gets this one
+        proc.kill()
+        proc.memory_limit = memory_limit
     if not proc.alive:
         proc.kill()
         proc.start()
@@ -681,9 +695,10 @@ class DaskExecutor:
 
     name = "dask"
 
-    def __init__(self, scheduler, *, extra_modules: Sequence[str] = ()):
+    def __init__(self, scheduler, *, extra_modules: Sequence[str] = (), memory_limit: int | None = None):
         self.scheduler = scheduler
         self.extra_modules = tuple(extra_modules)
+        self.memory_limit = memory_limit
         self.client = None
         self._own = False
 
@@ -773,7 +788,7 @@ class DaskExecutor:
                 sent[index] = sent.get(index, 0) + 1
                 retry = f"-retry{sent[index] - 1}" if sent[index] > 1 else ""
                 future = client.submit(
-                    run_on_dask_worker, task, data, timeout, pure=False,
+                    run_on_dask_worker, task, data, timeout, self.memory_limit, pure=False,
                     key=f"encbench-{batch}-{index}-{task.encoder}-fold{task.fold}{retry}",
                 )
                 futures[future] = index
@@ -835,11 +850,17 @@ class DaskExecutor:
                 client.cancel(list(futures))
 
 
-def make_executor(workers: int = 1, scheduler=None, *, extra_modules: Sequence[str] = ()):
+def make_executor(workers: int = 1, scheduler=None, *, extra_modules: Sequence[str] = (),
+                  memory_limit: int | None = None):
     """The executor for ``workers`` (0 = in-process) or a Dask ``scheduler`` (whose workers must
-    import ``extra_modules``, the modules of custom encoders, as well as encbench)."""
+    import ``extra_modules``, the modules of custom encoders, as well as encbench).
+
+    ``memory_limit``: bytes of address space of each task process, locally and on the cluster's
+    workers (:func:`encbench.engine.budget.task_memory_limit`); the in-process executor, for
+    debugging, runs without one.
+    """
     if scheduler is not None:
-        return DaskExecutor(scheduler, extra_modules=extra_modules)
+        return DaskExecutor(scheduler, extra_modules=extra_modules, memory_limit=memory_limit)
     if workers == 0:
         return InlineExecutor()
-    return LocalExecutor(workers)
+    return LocalExecutor(workers, memory_limit=memory_limit)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
+from encbench.engine.budget import parse_budget, task_memory_limit
 from encbench.engine.executors import WorkersLost, make_executor
 from encbench.engine.grid import PROTOCOL_VERSION, Grid, Plan, plan
 from encbench.engine.protocol import Payload, unfinished_rows
@@ -227,7 +228,10 @@ def run_grid(grid: Grid, db_path=None, workers: int = 1, scheduler=None,
     memory_budget : int or str, optional
         Memory one task may use (bytes, ``"4GB"`` or a share of the machine ``"50%"``, split
         between ``workers``); default ``$ENCBENCH_MEMORY_BUDGET`` or half the machine's memory.
-        Checked before anything runs (see :mod:`encbench.engine.budget`).
+        Checked before anything runs (see :mod:`encbench.engine.budget`), and each task process
+        (local or on Dask workers) runs under a hard address-space limit derived from it
+        (:func:`~encbench.engine.budget.task_memory_limit`): a task that outgrows it fails "over
+        the memory budget".
     on_oversize : {'refuse', 'skip'}
         What to do with an encoder whose task would exceed the budget on a dataset: refuse the
         run (ValueError, nothing written), or record its results as failed with the reason.
@@ -260,12 +264,14 @@ def run_grid(grid: Grid, db_path=None, workers: int = 1, scheduler=None,
     if the_plan.grid != grid:
         raise ValueError(f"the prepared plan is for another grid: got run {the_plan.grid.run_id}, "
                          f"expected {grid.run_id}")
-    skip = guard_memory(the_plan, memory_budget, workers=1 if scheduler is not None else max(1, workers),
-                        on_oversize=on_oversize)
+    concurrent = 1 if scheduler is not None else max(1, workers)
+    skip = guard_memory(the_plan, memory_budget, workers=concurrent, on_oversize=on_oversize)
     report = progress or _log_progress
     # a cluster's workers must import the custom encoders' modules too (checked before any task)
     custom_modules = [spec["import"].split(":", 1)[0] for spec in grid.custom_encoders.values()]
-    executor = make_executor(workers, scheduler, extra_modules=custom_modules)
+    # the estimate decides before the run; the hard limit holds each task process to the budget
+    memory_limit = task_memory_limit(parse_budget(memory_budget, concurrent=concurrent))
+    executor = make_executor(workers, scheduler, extra_modules=custom_modules, memory_limit=memory_limit)
     executor.start()  # e.g. an unreachable scheduler fails here, before anything is written
     try:
         return _run(the_plan, executor, open_writer(db_path), report, should_stop, publish_every,
