@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from encbench.data import DatasetError
+from encbench.data import DatasetError, load_dataset
 from encbench.data import rdatasets_source as rs
 from encbench.resources import resource_dir
 from encbench.suites import RDATASETS_SUITES, SUITES, resolve_suite, study_datasets
@@ -109,23 +109,61 @@ def test_the_first_18_entries_are_unchanged():
                                      row["drop_columns"], row["drop_reason"], row["licence"], None)
 
 
-def test_a_subsampled_entry_loads_the_same_rows_every_time():
-    """A subsampled item loads as exactly its seeded sample: the rows with a target picked by
-    numpy's generator with SUBSAMPLE_SEED, in file order; twice the same; the key is the
-    item's."""
-    entry = next(e for e in ENTRIES if e.subsample is not None)
-    first, _, _ = rs.read_item(entry.package, entry.item, entry.target)
-    again, _, _ = rs.read_item(entry.package, entry.item, entry.target)
-    pd.testing.assert_frame_equal(first, again)
+#: An item of more than 20,000 rows with a target, as a manifest entry would subsample it.
+MPLS = rs.RdatasetsEntry(suite="encbench-binary", name="mplsstops-personsearch", package="carData",
+                         item="MplsStops", target="personSearch", task="binary", rows=20_000,
+                         n_classes=None, max_levels=87, drop_columns=("idNum", "date"),
+                         drop_reason="idNum: an identifier; date: a timestamp",
+                         licence="GPL (>= 2)", subsample=20_000)
+
+
+def _expected_sample(entry):
+    """The naive reference: the item's rows with a target, those numpy's generator picks with
+    SUBSAMPLE_SEED, in file order."""
     raw = pd.read_pickle(rs.item_path(entry.package, entry.item), compression="xz")
     with_target = raw.loc[raw[entry.target].notna()].reset_index(drop=True)
+    assert len(with_target) > entry.subsample
     picked = np.sort(np.random.default_rng(rs.SUBSAMPLE_SEED).choice(len(with_target), entry.subsample,
                                                                       replace=False))
-    expected = with_target.iloc[picked].drop(columns=[rs.ROWNAMES, *entry.drop_columns])
-    assert len(first) == entry.rows == entry.subsample
-    assert first[entry.target].astype(str).tolist() == expected[entry.target].astype(str).tolist()
-    numeric = [c for c in first.columns if pd.api.types.is_numeric_dtype(first[c])]
-    np.testing.assert_array_equal(first[numeric].to_numpy(float), expected[numeric].to_numpy(float))
+    return with_target.iloc[picked].drop(columns=[rs.ROWNAMES, *entry.drop_columns])
+
+
+def test_a_subsampled_entry_reads_the_same_rows_every_time():
+    """An entry with a subsample reads as exactly its seeded sample (against the naive
+    reference), twice the same."""
+    first, _, _ = rs.read_item(MPLS.package, MPLS.item, MPLS.target, entry=MPLS)
+    again, _, _ = rs.read_item(MPLS.package, MPLS.item, MPLS.target, entry=MPLS)
+    pd.testing.assert_frame_equal(first, again)
+    expected = _expected_sample(MPLS)
+    assert len(first) == MPLS.subsample and list(first.columns) == list(expected.columns)
+    for column in first.columns:
+        assert first[column].astype(str).tolist() == expected[column].astype(str).tolist(), column
+
+
+def test_a_subsampled_manifest_entry_loads_as_its_sample(tmp_path, monkeypatch):
+    """Through load_dataset and a real manifest file naming a subsample: the dataset has the
+    subsample's rows, its key is the item's reference, and two loads give the same target."""
+    path = tmp_path / rs.MANIFEST_NAME
+    row = {**dict(zip(rs.MANIFEST_COLUMNS, [""] * len(rs.MANIFEST_COLUMNS))),
+           "suite": MPLS.suite, "name": MPLS.name, "package": MPLS.package, "item": MPLS.item,
+           "target": MPLS.target, "task": MPLS.task, "rows": MPLS.rows,
+           "max_levels": MPLS.max_levels, "drop_columns": ";".join(MPLS.drop_columns),
+           "drop_reason": MPLS.drop_reason, "licence": MPLS.licence, "subsample": MPLS.subsample}
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=rs.MANIFEST_COLUMNS)
+        writer.writeheader()
+        writer.writerow(row)
+    monkeypatch.setattr(rs, "manifest_path", lambda: path)
+    rs.manifest.cache_clear()
+    try:
+        first = load_dataset("rdatasets:mplsstops-personsearch")
+        again = load_dataset("rdatasets:carData/MplsStops:personSearch")
+    finally:
+        rs.manifest.cache_clear()
+    expected = _expected_sample(MPLS)
+    assert first.key == "rdatasets:carData/MplsStops:personSearch" and first.n_rows == 20_000
+    assert (first.y == (expected["personSearch"].to_numpy() == "YES")).all()
+    np.testing.assert_array_equal(first.y, again.y)
 
 
 def test_subsample_on_a_hand_made_table():
