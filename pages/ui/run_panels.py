@@ -88,15 +88,16 @@ def show_result(run_id: str, *, strategy: str = "R-M", n_classes: int | None = N
     for dataset, rows in local.groupby("dataset"):
         name = str(names.get(dataset, dataset))
         st.subheader(f"Dataset {text.md_text(name)}")
-        show_split_change(dataset)
-        show_agreement(dataset, rows, published, name)
         comparisons = compare_with_published(rows, published, strategy=strategy)
         mine = folds[folds["dataset"] == dataset]
         answer = pool_run(mine, n_classes=n_classes) if not mine.empty else None
         item = f"result-{dataset}" if several else "result"   # keys and file names apart per dataset
         whole = result_table(answer, comparisons, name, strategy) if answer is not None else None
-        if answer is not None:
+        if answer is not None:  # the answer first, then what qualifies it
             _show_answer(answer, dataset)
+        show_agreement(dataset, rows, published, name)
+        show_split_change(dataset)
+        if answer is not None:
             filters = result_filters(run_id, name, dataset, rows)
             prov = exports.provenance("run-result", filters, rows.assign(origin="local"), version,
                                       task=str(rows["task"].iloc[0]) if "task" in rows else None)
