@@ -131,7 +131,10 @@ def section(task: str, cells: pd.DataFrame, rows: pd.DataFrame, published: pd.Se
     ranks = voter_ranks(cells, encoders)
     datasets = sorted(set(ranks.index.str.split("|").str[0]))
     all_voters = cells["voter"].nunique()
-    lines += [f"{len(datasets)} datasets, {len(ranks)} complete voters of {all_voters} "
+    in_suite = sum(1 for e in manifest() if e.task == task)
+    lines += [f"{len(datasets)} of the suite's {in_suite} datasets finished"
+              + ("" if len(datasets) == in_suite else " (the run resumes: `python benchmarks/run_suites.py`)")
+              + f"; {len(ranks)} complete voters of {all_voters} "
               f"(a voter with a failed or timed-out encoder is left out), {len(encoders)} encoders "
               f"(Native is ranked within LightGBM and HGB below).", ""]
     bad = rows[(rows["task"] == task) & (rows["status"] != "ok")]
