@@ -392,7 +392,7 @@ def published_agreement(local: pd.DataFrame, published: pd.DataFrame, *, toleran
 
 # --------------------------------------------------------------------------- one answer per run
 
-#: level of the tests and intervals of :func:`pool_run`
+#: level of the tests of :func:`pool_run` (an encoder below it against the best is "worse")
 ALPHA = 0.05
 #: the baseline that leaves the categorical columns out
 DROP = "Drop"
