@@ -259,9 +259,9 @@ else:
                       f", chosen (the target reads as {inferred})") + ".")
         if task != "binary":
             st.info(f"No published reference exists for {task}: the published study, and so its "
-                    f"consensus, the encoder advice (shown for binary targets) and the controls of the New "
-                    f"encoder page, cover binary classification only. The encoders are ranked on your data, "
-                    f"within {task}.", icon=":material/info:")
+                    f"consensus and the controls of the New encoder page, cover binary classification only; "
+                    f"the encoder advice reads encbench's own benchmark on R datasets of the task instead. "
+                    f"The encoders are ranked on your data, within {task}.", icon=":material/info:")
     choice = positive_class_choice(frame[target]) if task == "binary" else None
     positive = None
     if choice is not None:  # any other target is refused below, with what it is and what to do
@@ -339,9 +339,10 @@ else:
     if categorical == inferred:
         categorical = None  # the default: keep the run id independent of widget order
 
-if task == "binary":  # the advice reads the published (binary) results
-    run_advice.show(frame, target, positive, categorical, staged=staged, bundled=bundled_name, drop=drop,
-                    time_column=time_column, data_id=staged.sha256 if staged is not None else f"bundled:{bundled_name}")
+# the advice reads the reference results of the task (binary: the published ones and the binary suite)
+run_advice.show(frame, target, positive, categorical, staged=staged, bundled=bundled_name, drop=drop,
+                time_column=time_column, data_id=staged.sha256 if staged is not None else f"bundled:{bundled_name}",
+                task=task)
 
 # -- the grid ----------------------------------------------------------------------------------
 st.subheader("What to run")

@@ -613,7 +613,7 @@ def test_beyond_binary_woe_is_not_offered_and_the_encoders_beyond_the_study_are(
     woe = at.button_group(key="enc-simple target")
     assert "WoE" not in woe.options and "WoE" not in woe.value
     shown = texts(at)
-    assert "the advice below" not in shown and "the encoder advice (shown for binary targets)" in shown
+    assert "the advice below" not in shown and "the encoder advice reads encbench's own benchmark" in shown
     beyond = at.button_group(key="enc-beyond the study")
     assert "SkTE" in beyond.options and beyond.value == []                   # offered, not chosen
     at.button(key="enc-none").click().run()

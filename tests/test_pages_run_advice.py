@@ -12,7 +12,7 @@ from encbench.data import read_table
 from encbench.data.bundled import find_bundled
 from encbench.engine.grid import Grid
 from encbench.engine.queue import RunQueue
-from encbench.store import Reader, Writer, queries
+from encbench.store import Writer
 
 
 
@@ -26,9 +26,9 @@ def _bundled(at, name="tic-tac-toe"):
 def _expected(db, name, model, scoring, tuning="no"):
     entry = find_bundled(name)
     features = metafeatures.from_frame(read_table(entry.path), entry.target)
-    with Reader(db) as reader:
-        published = queries.load_scores(reader, origins=["published"], tunings=[tuning], splits=["cv"])
-    return advisor.recommend(features, published, model=model, scoring=scoring, tuning=tuning)
+    scores = advisor.reference_scores(features.task)  # binary: the published results and the binary suite
+    return advisor.recommend(features, scores[scores["tuning"] == tuning], model=model, scoring=scoring,
+                             tuning=tuning)
 
 
 @pytest.fixture()
@@ -48,7 +48,8 @@ def test_advice_shows_the_librarys_recommendation_and_verdict(private_db):
     assert at.get("expander") and at.button(key="advice-verify").label == (
         f"Verify on your data: run {', '.join(dict.fromkeys([*expected.recommended, 'OH']))} with LogReg")
     validation = next(d.value for d in at.dataframe if "recommends" in d.value.columns)
-    assert len(validation) == 20 and validation["this"].sum() == 1   # the no-tuning slice, this row marked
+    binary_no = advisor.validation_summary(task="binary").query("tuning == 'no'")
+    assert len(validation) == len(binary_no) >= 20 and validation["this"].sum() == 1  # this row marked
     assert validation.loc[validation["this"], "recommends"].item() == "OH"
 
     # a setting where the shipped validation shows the advisor beating the global winner
@@ -90,3 +91,55 @@ def test_verify_queues_the_recommendation_and_says_whether_it_held(private_db, q
     table = next(d.value for d in at.dataframe if "rank among those run" in d.value.columns)
     assert table["encoder"].tolist() == encoders and table["rank among those run"].tolist() == [1, 2, 3, 4][
         :len(encoders)]
+
+
+def _upload(monkeypatch, frame, name):
+    """Feed a table to the page as an upload (AppTest cannot drive st.file_uploader)."""
+    data = frame.to_csv(index=False).encode()
+
+    class Upload:
+        def getvalue(self):
+            return data
+
+    Upload.name = name
+    monkeypatch.setattr("streamlit.file_uploader", lambda *a, **k: Upload())
+
+
+@pytest.mark.parametrize("task,target,model,metric", [("multiclass", "species", "LogReg", "AUC"),
+                                                      ("regression", "price", "Ridge", "RMSE")])
+def test_a_multiclass_or_regression_upload_gets_the_advice_of_its_task(private_db, monkeypatch, quiet_worker,
+                                                                      task, target, model, metric):
+    """The advice was drawn for binary targets only; a multiclass or regression upload gets the
+    library's recommendation from the reference datasets of its task, with that task's models,
+    metrics and validation rows, and the verify run scores every metric of the task."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(21)
+    n = 200
+    frame = pd.DataFrame({"shop": rng.choice([f"s{i}" for i in range(25)], n), "size": rng.choice(["S", "M", "L"], n),
+                          "x": rng.normal(size=n)})
+    frame[target] = (rng.choice(["setosa", "versicolor", "virginica"], n) if task == "multiclass"
+                     else np.round(np.exp(rng.normal(3, 1, n)), 2))
+    _upload(monkeypatch, frame, f"{task}.csv")
+    at = open_page("run")
+    at.selectbox(key="target").set_value(target).run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key=f"task-{target}").value == task
+    assert at.selectbox(key=f"advice-model-{task}").value == model
+    at.selectbox(key=f"advice-metric-{task}").set_value(metric).run()
+    features = metafeatures.from_frame(frame, target)
+    scores = advisor.reference_scores(task)
+    expected = advisor.recommend(features, scores[scores["tuning"] == "no"], model=model, scoring=metric)
+    shown = texts(at)
+    assert f"**Recommended: {', '.join(expected.recommended)}**" in shown and expected.message in shown
+    assert at.selectbox(key=f"advice-model-{task}").options == advisor.vocab.ordered("model", scores["model"].unique())
+    validation = next(d.value for d in at.dataframe if "recommends" in d.value.columns)
+    assert len(validation) == len(advisor.validation_summary(task=task).query("tuning == 'no'"))
+    at.button(key="advice-verify").click().run()
+    assert not at.exception, at.exception
+    (request,) = RunQueue(private_db).pending()
+    grid = Grid(**request.payload["grid"])
+    from encbench.metrics import metrics_for
+
+    assert grid.models == (model,) and set(grid.scorings) == set(metrics_for(task))
