@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -556,15 +557,25 @@ def pool_run(folds: pd.DataFrame, *, n_classes: int | None = None) -> RunAnswer:
     frame = with_key(folds, SETTING)
     encoders = vocab_sorted(frame["encoder"].unique())
     fold_ids = sorted(frame["fold"].unique())
-    settings, cubes, per_setting, baselines = [], [], [], []
-    for setting, rows in group_settings(frame, SETTING):
+    # one cube of the fold scores, settings x folds x encoders (NaN: no score), in one pass
+    settings = [setting for setting, _ in group_settings(frame[list(SETTING)].drop_duplicates(), SETTING)]
+    means = frame.groupby([*SETTING, "fold", "encoder"], observed=True, sort=False)["cv_score"].mean()
+    index = pd.MultiIndex.from_tuples([(*(setting[c] for c in SETTING), fold) for setting in settings
+                                       for fold in fold_ids], names=[*SETTING, "fold"])
+    raw = means.unstack("encoder").reindex(index=index, columns=encoders).to_numpy(dtype=float)
+    raw = raw.reshape(len(settings), len(fold_ids), len(encoders))
+    cubes, per_setting, baselines = [], [], []
+    for setting, scores in zip(settings, raw):
         sign = 1.0 if greater_is_better(setting["scoring"]) else -1.0
-        table = rows.pivot_table(index="fold", columns="encoder", values="cv_score", aggfunc="mean")
-        table = table.reindex(index=fold_ids, columns=encoders)
-        settings.append(setting)
-        cubes.append(sign * table.to_numpy(dtype=float))
-        stats = rows.groupby("encoder")["cv_score"].agg(score="mean", sd="std", n_folds="count")
-        stats = stats.reindex(vocab_sorted(stats.index)).reset_index()
+        cubes.append(sign * scores)
+        count = (~np.isnan(scores)).sum(axis=0)
+        kept = [e for e, n in zip(encoders, count) if n]
+        table = pd.DataFrame(scores[:, count > 0], index=fold_ids, columns=kept)
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)   # one fold: no sd (NaN)
+            stats = pd.DataFrame({"encoder": kept, "score": np.nanmean(table.to_numpy(), axis=0),
+                                  "sd": np.nanstd(table.to_numpy(), axis=0, ddof=1),
+                                  "n_folds": count[count > 0]})
         stats["rank"] = _score_rank(stats["score"].round(DECIMALS), setting["scoring"])
         per_setting.append(stats.assign(**setting))
         baselines += _baseline_checks(setting, table, stats, n_classes)

@@ -78,7 +78,6 @@ def show_result(run_id: str, *, strategy: str = "R-M", n_classes: int | None = N
     if local.empty:
         st.info("No finished experiment yet: results appear here as folds complete.")
         return
-    folds = queries.fold_scores(reader, [run_id])
     published = store.scores(db, version, origins=("published",),
                               models=tuple(local["model"].unique()),
                               tunings=tuple(local["tuning"].unique()),
@@ -89,8 +88,7 @@ def show_result(run_id: str, *, strategy: str = "R-M", n_classes: int | None = N
         name = str(names.get(dataset, dataset))
         st.subheader(f"Dataset {text.md_text(name)}")
         comparisons = compare_with_published(rows, published, strategy=strategy)
-        mine = folds[folds["dataset"] == dataset]
-        answer = pool_run(mine, n_classes=n_classes) if not mine.empty else None
+        answer = _answer(db, version, run_id, str(dataset), n_classes)
         item = f"result-{dataset}" if several else "result"   # keys and file names apart per dataset
         whole = result_table(answer, comparisons, name, strategy) if answer is not None else None
         if answer is not None:  # the answer first, then what qualifies it
@@ -113,6 +111,15 @@ def show_result(run_id: str, *, strategy: str = "R-M", n_classes: int | None = N
         st.markdown("**Per setting**")
         for comp in comparisons:
             _show_setting(comp, rows, answer)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _answer(db: str, version: tuple, run_id: str, dataset: str, n_classes: int | None) -> RunAnswer | None:
+    """The run's pooled answer on one dataset (None before a complete experiment), computed once
+    per snapshot: the page polls every 2 s, the snapshot changes only when results arrive."""
+    folds = queries.fold_scores(store.get_reader(db), [run_id])
+    mine = folds[folds["dataset"].astype(str) == dataset]
+    return pool_run(mine, n_classes=n_classes) if not mine.empty else None
 
 
 def _show_answer(answer: RunAnswer, dataset: str) -> None:
