@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from encbench import vocab
-from encbench.engine.queue_requests import DeleteRequest, RunRequest, dataset_source_problem
+from encbench.engine.queue_requests import DeleteRequest, RunRequest, custom_encoder_problems, dataset_source_problem
 from encbench.views.run_tasks import run_tasks, runs_of_task, task_label
 from encbench.views.runs import WAITING, error_for_others, format_duration, hide_upload_paths, upload_paths
 from encbench.store import queries
@@ -173,15 +173,18 @@ def _detail(run_id: str) -> None:
                                    disabled=row["status"] not in ACTIVE or cancel_requested):
                 queue.cancel(run_id)
                 st.rerun(scope="fragment")
-            # a command-line run on a file outside the uploads resumes from the command line only
-            queueable = not any(dataset_source_problem(d, queue.db_path) for d in config.get("datasets") or ())
+            # a command-line run on a file outside the uploads, or with a custom encoder that is no
+            # installed plugin, resumes from the command line only
+            queueable = (not any(dataset_source_problem(d, queue.db_path) for d in config.get("datasets") or ())
+                         and not custom_encoder_problems(config.get("custom_encoders")))
             can_resume = (not is_published and row["status"] in ("cancelled", "failed", "interrupted", "done")
                           and bool(config.get("datasets")) and queueable)
             if st.button("Resume", key="resume", disabled=not can_resume,
                          help="Queue the unfinished part again (finished experiments are kept), with as "
                               "many parallel task processes as the run had." + (
-                                  "" if queueable else " This run reads a file the app did not store: "
-                                  "resume it from the command line (encbench run, same options).")):
+                                  "" if queueable else " This run reads a file the app did not store, or "
+                                  "builds an encoder that is no installed plugin: resume it from the command "
+                                  "line (encbench run, same options).")):
                 RunRequest.resume(config, queue).submit(queue)
                 queue.ensure_worker()
                 st.rerun()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 
 import numpy as np
@@ -96,13 +97,97 @@ def test_bundled_names_the_dataset_and_takes_folds_from_the_grid(monkeypatch):
                               tuning="no", timeout=600, workers=4).workers == 4
 
 
-def test_checked_plans_a_grid_with_custom_encoders(monkeypatch, grid):
+#: an installed plugin's entry point (the test suite's frequency-rank encoder)
+PLUGIN = "tests.byo_encoders:make_frequency_rank"
+
+
+@pytest.fixture()
+def plugin(tmp_path, monkeypatch):
+    """An installed distribution declaring the encoder plugin FreqRank (a dist-info on sys.path)."""
+    info = tmp_path / "site" / "freq_plugin-0.3.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: freq-plugin\nVersion: 0.3\n")
+    (info / "entry_points.txt").write_text(f"[encbench.encoders]\nFreqRank = {PLUGIN}\n")
+    monkeypatch.syspath_prepend(str(info.parent))
+    return "FreqRank"
+
+
+def test_checked_plans_a_grid_with_custom_encoders(monkeypatch, grid, plugin):
+    """A grid with an installed plugin is planned (its pre-run check); one without custom
+    encoders is not; an import path that no plugin declares is refused before planning."""
     planned = []
     monkeypatch.setattr(requests, "plan", planned.append)
     custom = Grid(datasets=["bundled:tic-tac-toe"], encoders=["OH"],
-                  custom_encoders={"Freq": {"import": "collections:Counter"}})
+                  custom_encoders={"Freq": {"import": PLUGIN}})
     assert RunRequest(custom).checked().grid == custom and planned == [custom]
     assert RunRequest(grid).checked().grid == grid and planned == [custom]
+    other = Grid(datasets=["bundled:tic-tac-toe"], encoders=["OH"],
+                 custom_encoders={"Freq": {"import": "collections:Counter"}})
+    with pytest.raises(ValueError, match="custom encoder 'Freq' \\('collections:Counter'\\) is not an installed"):
+        RunRequest(other).checked()
+    assert planned == [custom]
+
+
+# -- which custom encoders a queued run may build ----------------------------------------------------
+def test_a_queued_run_builds_only_installed_plugins(plugin):
+    """The rule is on the import path: an installed plugin's entry-point value, under any name
+    and with any parameters, passes; any other path is refused naming the encoder, its path and
+    the plugins that may be named instead, even when the request claims to be that plugin."""
+    from encbench.custom import CustomEncoder
+
+    assert requests.custom_encoder_problems({}) == []
+    assert requests.custom_encoder_problems({"Freq": {"import": PLUGIN, "params": {"scale": True}}}) == []
+    assert requests.custom_encoder_problems([CustomEncoder("FreqRank", PLUGIN, plugin="FreqRank")]) == []
+    problems = requests.custom_encoder_problems({
+        "Ok": {"import": PLUGIN},
+        "Shell": {"import": "os:system", "plugin": "FreqRank", "params": {"command": "true"}},
+        "Near": {"import": "tests.byo_encoders:FrequencyRankEncoder"},   # the plugin's module, another attr
+    })
+    assert problems == [
+        f"custom encoder {name!r} ({target!r}) is not an installed encoder plugin: a run queued from the app "
+        f"builds only the installed plugins (FreqRank = {PLUGIN}); build any other import path from the "
+        f"command line (encbench run --encoders NAME=module:attr)"
+        for name, target in [("Shell", "os:system"), ("Near", "tests.byo_encoders:FrequencyRankEncoder")]]
+
+
+def test_with_no_plugin_installed_no_custom_encoder_may_be_queued():
+    (problem,) = requests.custom_encoder_problems([{"name": "Mine", "import": PLUGIN}])
+    assert problem.startswith(f"custom encoder 'Mine' ({PLUGIN!r}) is not an installed encoder plugin")
+    assert "none is installed (a package declares one as an entry point of group 'encbench.encoders')" in problem
+
+
+def test_submit_refuses_a_custom_encoder_before_queueing_or_importing(queue, tmp_path, monkeypatch):
+    """Issue 36.4 follow-up: a request's custom encoder was imported from whatever path it named.
+    Submitting one that is no installed plugin queues nothing and imports nothing: the module,
+    on the task processes' path, would leave a marker the moment it is imported."""
+    (tmp_path / "queued_probe.py").write_text(
+        "import pathlib\npathlib.Path(__file__).with_name('imported.marker').touch()\n"
+        "class Encoder:\n    def fit(self, X, y=None):\n        return self\n"
+        "    def transform(self, X):\n        return X\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])))
+    grid = Grid(datasets=["bundled:tic-tac-toe"], encoders=["OH"], models=["DT"], scorings=["AUC"],
+                custom_encoders={"Probe": {"import": "queued_probe:Encoder"}})
+    for attempt in (RunRequest(grid).submit, lambda _: RunRequest(grid).checked()):
+        with pytest.raises(ValueError, match="custom encoder 'Probe' \\('queued_probe:Encoder'\\) is not an "
+                                             "installed encoder plugin"):
+            attempt(queue)
+    assert queue.pending() == [] and not (tmp_path / "imported.marker").exists()
+
+
+def test_the_form_refuses_a_custom_encoder_before_storing_the_upload(tmp_path):
+    """An upload's form with a custom encoder that is no plugin stores no file and queues nothing."""
+    from encbench.custom import CustomEncoder
+    from encbench.uploads import stage_upload
+
+    frame = pd.DataFrame({"colour": ["red", "green", "blue", "red"] * 10, "label": ["no", "yes"] * 20})
+    db = tmp_path / "e.duckdb"
+    staged = stage_upload(frame.to_csv(index=False).encode(), "colours.csv", db_path=db)
+    queue = RunQueue(db)
+    form = _form(upload=staged, target="label", custom_encoders=[CustomEncoder("Shell", "os:system")])
+    with pytest.raises(ValueError, match="custom encoder 'Shell' \\('os:system'\\) is not an installed"):
+        form.submit(queue)
+    assert queue.pending() == []
+    assert not upload_dir(db).exists() or not any(upload_dir(db).iterdir())
 
 
 @pytest.mark.parametrize("mode, expected", [

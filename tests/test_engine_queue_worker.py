@@ -186,3 +186,47 @@ def test_the_worker_refuses_a_request_naming_a_file_outside_the_uploads(db, tmp_
     assert "SECRET" not in caplog.text                          # nor in the worker's log
     with Reader(db) as reader:
         assert reader.query("SELECT count(*) AS n FROM runs WHERE origin = 'local'")["n"].iloc[0] == 0
+
+
+# -- hostile requests: a request file names what the worker imports ---------------------------------
+PROBE = ("import pathlib\npathlib.Path(__file__).with_name('imported.marker').touch()\n"
+         "class Encoder:\n    def fit(self, X, y=None):\n        return self\n"
+         "    def transform(self, X):\n        return X\n")
+
+
+def test_the_worker_imports_no_custom_encoder_but_an_installed_plugin(db, tmp_path, monkeypatch):
+    """Issue 36.4 follow-up: a run request's custom encoder was imported from whatever path it
+    named. Written straight to the queue, a request naming a module of its own (importing it
+    leaves a marker; it is on the task processes' path) or ``os:system`` claiming to be a plugin
+    is failed by the worker before anything is imported: the error names the encoder and its
+    path, no marker appears, no run is recorded. An installed plugin still runs."""
+    (tmp_path / "worker_probe.py").write_text(PROBE)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])))
+    info = tmp_path / "site" / "freq_plugin-0.3.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: freq-plugin\nVersion: 0.3\n")
+    (info / "entry_points.txt").write_text("[encbench.encoders]\nFreqRank = tests.byo_encoders:make_frequency_rank\n")
+    monkeypatch.syspath_prepend(str(info.parent))
+    hostile = {"Probe": {"import": "worker_probe:Encoder"},
+               "Shell": {"import": "os:system", "plugin": "FreqRank",
+                         "params": {"command": f"touch {tmp_path / 'shell.marker'}"}}}
+    queue = RunQueue(db)
+    for name, spec in hostile.items():   # past RunRequest.submit's check
+        grid = Grid(datasets=["bundled:tic-tac-toe"], encoders=["OH"], models=["DT"], scorings=["AUC"],
+                    custom_encoders={name: spec})
+        queue.submit("run", {"run_id": grid.run_id, "grid": grid.to_dict(), "owner": new_owner_token()})
+    plugin = Grid(datasets=["bundled:tic-tac-toe"], encoders=[], models=["DT"], scorings=["AUC"], n_folds=2,
+                  custom_encoders={"FreqRank": {"import": "tests.byo_encoders:make_frequency_rank"}})
+    RunRequest(plugin, workers=0, owner=new_owner_token()).submit(queue)   # tasks in the worker
+    assert serve(db, idle_exit=0, poll=0.01) == 0
+    done = {next(iter(r.payload["grid"].get("custom_encoders", {}))): r for r in queue.done()}
+    for name, spec in hostile.items():
+        assert done[name].outcome == "failed"
+        assert (f"custom encoder {name!r} ({spec['import']!r}) is not an installed encoder plugin: a run queued "
+                f"from the app builds only the installed plugins (FreqRank = tests.byo_encoders:make_frequency_rank)"
+                in done[name].error), done[name].error
+    assert not list(tmp_path.glob("*.marker"))
+    assert done["FreqRank"].outcome == "done", done["FreqRank"].error
+    with Reader(db) as reader:
+        runs = reader.query("SELECT run_id, status FROM runs WHERE origin = 'local'")
+    assert runs.values.tolist() == [[plugin.run_id, "done"]]

@@ -443,7 +443,7 @@ def test_a_hostile_encoder_fails_its_bounded_check_and_nothing_is_written(case, 
         assert seconds < 120                                              # bounded, not an hour
 
 
-def test_the_app_server_checks_a_plugin_in_a_bounded_process(hostile_dir):
+def test_the_app_server_checks_a_plugin_in_a_bounded_process(hostile_dir, monkeypatch):
     """What the Run page calls for an installed plugin: the check runs in a child process, killed
     after the run's timeout, and the server process never imports the plugin's module."""
     import sys as _sys
@@ -451,6 +451,12 @@ def test_the_app_server_checks_a_plugin_in_a_bounded_process(hostile_dir):
     from encbench.custom import CustomEncoder
     from encbench.engine.requests import RunRequest
 
+    # installed (a dist-info on sys.path): a queued run builds installed plugins only
+    info = hostile_dir / "site" / "hostile-1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: hostile\nVersion: 1\n")
+    (info / "entry_points.txt").write_text("[encbench.encoders]\nHang = hostile_encoders:Hang\n")
+    monkeypatch.syspath_prepend(str(info.parent))
     plugin = CustomEncoder("Hang", "hostile_encoders:Hang", plugin="Hang", package="hostile", version="1")
     start = time.monotonic()
     with pytest.raises(ValueError, match="did not finish within the run's timeout of 3 s and was stopped"):

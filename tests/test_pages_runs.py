@@ -144,6 +144,24 @@ def test_a_command_line_run_on_a_file_of_its_own_is_not_resumed_from_the_app(sha
     assert "resume it from the command line" in at.button(key="resume").help
 
 
+def test_a_command_line_run_with_an_encoder_that_is_no_plugin_is_not_resumed_from_the_app(shared):
+    """A queued run builds installed plugins only: a command-line run of an import path of its
+    own offers no Resume (the worker would refuse it) and says where to resume it."""
+    db, token, _ = shared
+    cli_run = "local-00000000000000cc"
+    with Writer(db) as writer:
+        writer.ensure_run(cli_run, origin="local", label="cli", status="cancelled", n_expected=5,
+                          config={"datasets": ["bundled:tic-tac-toe"], "encoders": ["OH", "Mine"],
+                                  "models": ["LogReg"], "scorings": ["AUC"], "tuning": "no",
+                                  "custom_encoders": {"Mine": {"import": "mypkg.encoders:Mine", "params": {}}}})
+        writer.set_run_status(cli_run, "cancelled")
+    at = _session(token)
+    at.selectbox(key="run_choice").set_value(cli_run).run()
+    assert not at.exception, at.exception
+    assert at.button(key="resume").disabled
+    assert "no installed plugin: resume it from the command line" in at.button(key="resume").help
+
+
 def test_a_queued_delete_from_another_session_deletes_nothing(shared):
     db, token, stored = shared
     queue = RunQueue(db)

@@ -11,6 +11,9 @@ reads them back here.
   :meth:`RunRequest.resume` to queue a recorded run again as it was first queued.
 - :func:`dataset_source_problem`: why a queued run may not read a dataset reference (a file
   outside the uploads folder), checked when a request is queued and again by the worker.
+- :func:`custom_encoder_problems`: why a queued run may not build a custom encoder (an import
+  path that is not an installed plugin's), checked when a request is queued and again by the
+  worker, before anything is imported.
 - :class:`DeleteRequest`: delete a run and its results.
 - :func:`evaluation_splits`: the grids' ``split`` and ``gap`` for an evaluation choice
   (stratified folds, forward folds over a time column, or both).
@@ -169,10 +172,28 @@ class RunRequest:
         Raises
         ------
         encbench.data.DatasetError, ValueError
-            From :func:`~encbench.engine.grid.plan`.
+            If a custom encoder is not an installed plugin (:meth:`check_encoders`, before
+            anything is imported); from :func:`~encbench.engine.grid.plan`.
         """
         if self.grid.custom_encoders:
+            self.check_encoders()  # the check imports the encoders: only installed plugins
             plan(self.grid)
+        return self
+
+    def check_encoders(self) -> RunRequest:
+        """This request, once every custom encoder it names is an installed plugin.
+
+        See :func:`custom_encoder_problems`. Nothing is imported: a refused encoder's module is
+        never loaded, by this process or by a task process.
+
+        Raises
+        ------
+        ValueError
+            Naming each refused encoder, its import path and what a queued run may name instead.
+        """
+        problems = custom_encoder_problems(self.grid.custom_encoders)
+        if problems:
+            raise ValueError("; ".join(problems))
         return self
 
     def check_sources(self, db_path) -> RunRequest:
@@ -192,15 +213,16 @@ class RunRequest:
         return self
 
     def submit(self, queue: RunQueue) -> Request:
-        """Queue the request (its datasets checked by :meth:`check_sources`); the worker picks it
-        up (start one with ``queue.ensure_worker()``).
+        """Queue the request (its custom encoders checked by :meth:`check_encoders`, its datasets
+        by :meth:`check_sources`); the worker picks it up (start one with ``queue.ensure_worker()``).
 
         Raises
         ------
         ValueError
-            If the grid names a dataset a queued run may not read (nothing is queued).
+            If the grid names a custom encoder a queued run may not build or a dataset it may not
+            read (nothing is queued).
         """
-        self.check_sources(queue.db_path)
+        self.check_encoders().check_sources(queue.db_path)
         return queue.submit(self.kind, self.payload())
 
     # -- builders -----------------------------------------------------------------------------
@@ -335,6 +357,56 @@ def dataset_source_problem(spec: str, db_path) -> str | None:
             f"uploads folder beside the database): a queued run may name {QUEUED_SOURCES}, or an "
             f"uploaded file; run any other file from the command line (encbench run --datasets "
             f"PATH:TARGET)")
+
+
+def custom_encoder_problems(custom_encoders) -> list[str]:
+    """Why a run queued from the app may not build each of ``custom_encoders``; empty if it may.
+
+    The worker builds a custom encoder by importing its module and calling what its import path
+    names, with its parameters (in the pre-run check's and the tasks' processes), so a request
+    naming ``os:system`` or a module of its own would run that code with the server's rights. A
+    queued run may therefore build only what the app offers, the Run page's choices: installed
+    encoder plugins (:func:`encbench.custom.plugins`, entry points of group
+    :data:`encbench.custom.ENTRY_POINT_GROUP`), as the process checking finds them. The rule is
+    on the import path: it must be, exactly, an installed plugin's entry-point value. The name
+    the results give the encoder and its parameters (JSON values, passed to the plugin's own
+    class or factory) may differ, as a command-line run resumed from the app has them; a
+    ``plugin`` field the request claims counts for nothing. Nothing is imported here. The command
+    line (``encbench run --encoders module:attr``) builds any import path its user names.
+
+    Parameters
+    ----------
+    custom_encoders : mapping or sequence
+        A grid's :attr:`~encbench.engine.grid.Grid.custom_encoders` (name -> ``{"import": ...}``,
+        as a run's recorded config holds them too), or :class:`~encbench.custom.CustomEncoder`
+        objects.
+
+    Returns
+    -------
+    list of str
+        One message per refused encoder, naming it, its import path and what may be named
+        instead.
+    """
+    from encbench import custom
+
+    if not custom_encoders:
+        return []
+    if isinstance(custom_encoders, Mapping):
+        items = [(name, spec.get("import") if isinstance(spec, Mapping) else spec)
+                 for name, spec in custom_encoders.items()]
+    else:
+        items = [(spec.name, spec.target) if isinstance(spec, custom.CustomEncoder) else
+                 (spec.get("name"), spec.get("import")) if isinstance(spec, Mapping) else (None, spec)
+                 for spec in custom_encoders]
+    installed = custom.plugins()
+    allowed = {plugin.target for plugin in installed}
+    offered = (f"the installed plugins ({', '.join(f'{p.name} = {p.target}' for p in installed)})" if installed
+               else f"installed plugins, and none is installed (a package declares one as an entry point "
+                    f"of group {custom.ENTRY_POINT_GROUP!r})")
+    return [f"custom encoder {name!r} ({target!r}) is not an installed encoder plugin: a run queued from the "
+            f"app builds only {offered}; build any other import path from the command line "
+            f"(encbench run --encoders NAME=module:attr)"
+            for name, target in items if not isinstance(target, str) or target not in allowed]
 
 
 def new_owner_token() -> str:
@@ -545,6 +617,10 @@ class RunForm:
         """
         if self.missing():
             raise ValueError(f"choose at least one of: {', '.join(self.missing())}")
+        # refused before an upload is stored or a plugin is checked (the check imports it)
+        problems = custom_encoder_problems(self.custom_encoders)
+        if problems:
+            raise ValueError("; ".join(problems))
         if self.bundled is not None:
             request = RunRequest.bundled(self.bundled, encoders=self.encoders, models=self.models,
                                          scorings=self.scorings, tuning=self.tuning, timeout=float(self.timeout),

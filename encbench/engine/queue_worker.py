@@ -7,6 +7,11 @@ successor. A request interrupted by a kill stays in ``active/`` and is resumed f
 worker; since runs resume (finished experiments are skipped, keys are unique), nothing is
 duplicated. A request that workers died on :data:`~encbench.engine.queue.MAX_ATTEMPTS` times is
 failed instead (its run marked failed with the reason), so it cannot kill every new worker.
+
+A request file is input like any other: before a run request opens a dataset or imports a
+custom encoder, the worker checks that it names only what the app may queue (stored uploads and
+packaged datasets, :func:`~encbench.engine.queue_requests.dataset_source_problem`; installed
+encoder plugins, :func:`~encbench.engine.queue_requests.custom_encoder_problems`).
 """
 from __future__ import annotations
 
@@ -75,10 +80,10 @@ def _handle_run(queue: RunQueue, request: Request) -> str:
     if not isinstance(request.payload.get("grid"), dict):
         raise ValueError(f"a run request's payload holds a 'grid' object: got keys "
                          f"{sorted(request.payload)!r} in {request.path.name!r}")
-    # a request file names what the worker reads: only what the app may queue, checked before
-    # any dataset is opened (the app checked it too, but anything that can write the queue can
-    # write a request)
-    run = RunRequest.from_payload(request.payload).check_sources(queue.db_path)
+    # a request file names what the worker reads and imports: only what the app may queue,
+    # checked before any dataset is opened or any custom encoder's module imported (the app
+    # checked it too, but anything that can write the queue can write a request)
+    run = RunRequest.from_payload(request.payload).check_encoders().check_sources(queue.db_path)
     grid = run.grid
     if queue.is_cancelled(grid.run_id):
         return "cancelled"
