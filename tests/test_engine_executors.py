@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import signal
+import threading
 import time
 from pathlib import Path
 
@@ -129,3 +130,26 @@ def test_a_task_process_that_dies_under_its_limit_is_said_to_be_over_the_memory_
     assert row["status"] == "failed" and row["error"] == (
         "task process was killed by signal 6 (SIGABRT) under its memory limit of 3.2 GB: probably over the "
         "memory budget (raise --memory-budget, run fewer --workers, or leave the encoder out)")
+
+
+def test_a_dask_worker_s_task_process_gets_the_run_s_limit_and_a_new_one_for_another():
+    """The body of a Dask task (called here as a worker thread calls it) runs its task in a task
+    process capped at the limit the run sent; a run with another limit gets a new process."""
+    from encbench.engine import executors
+    from encbench.engine.grid import Grid, plan
+    from encbench.engine.protocol import Payload
+
+    the_plan = plan(Grid(datasets=["bundled:tic-tac-toe"], encoders=["Ord"], models=["DT"], scorings=["AUC"],
+                         n_folds=2))
+    payload = Payload.from_dataset(next(iter(the_plan.datasets.values())))
+    limits = []
+    try:
+        for limit in (3 * 2**30, 4 * 2**30):
+            rows, _, _ = executors.run_on_dask_worker(the_plan.tasks[0], payload, 600.0, limit)
+            assert [r["status"] for r in rows] == ["ok"]
+            proc = executors._DASK_PROCS[threading.get_ident()]
+            limits.append((proc.proc.pid, _as_limit(proc.proc.pid)))
+    finally:
+        executors._DASK_PROCS.pop(threading.get_ident()).stop()
+    assert [limit for _, limit in limits] == [str(3 * 2**30), str(4 * 2**30)]
+    assert limits[0][0] != limits[1][0]
