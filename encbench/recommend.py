@@ -29,7 +29,10 @@ held-out dataset is that dataset's best score minus the score of the recommended
 baselines: the global R-M winner of every other reference dataset (with or without
 meta-features), OH, and a random encoder (expected regret: the mean over the encoders with a
 result). An encoder without a result on the held-out dataset (it failed or timed out there)
-counts as a practitioner would meet it: the next encoder of the same ranking is used. Where the
+counts as a practitioner would meet it: the next encoder of the same ranking is used. For an
+error metric (lower is better: RMSE, MAE), which is in the unit of each dataset's target, the
+regret is relative to the held-out dataset's best error (``chosen / best - 1``: 0.05 is an error
+5 % above the best), so that every dataset weighs alike. Where the
 advisor's mean regret is not below the global winner's, :func:`recommend` says so and
 recommends the global winner. A setting validated on fewer than :data:`MIN_VALIDATED` held-out
 datasets (a task whose suite results are still few) is not followed either: the recommendation
@@ -199,6 +202,10 @@ class _Setting:
         self.values[i, j] = sign * ranked["cv_score"].to_numpy(dtype=float)
         with np.errstate(all="ignore"):
             self.best = np.nanmax(self.values, axis=1)
+        # an error (RMSE, MAE) is in the target's unit: its regret is relative to the dataset's
+        # best error, so that datasets of any scale weigh alike in the means and the tests
+        self.relative = not greater_is_better(scoring)
+        self.scale = np.where(self.relative & (np.abs(self.best) > 0), np.abs(self.best), 1.0)
 
     def rank_subsets(self, subsets: dict[tuple, Sequence[str]]) -> dict[tuple, list[str]]:
         """R-M order of the encoders over each subset of datasets, all subsets at once.
@@ -234,13 +241,13 @@ class _Setting:
         for encoder in order:
             j = self.column.get(encoder)
             if j is not None and not np.isnan(self.values[i, j]):
-                return float(self.best[i] - self.values[i, j]), encoder
+                return float((self.best[i] - self.values[i, j]) / self.scale[i]), encoder
         return math.nan, None
 
     def random_regret(self, dataset: str) -> float:
         """Expected regret of an encoder drawn at random among those with a result."""
         i = self.row[dataset]
-        return float(np.nanmean(self.best[i] - self.values[i]))
+        return float(np.nanmean(self.best[i] - self.values[i]) / self.scale[i])
 
 
 def published_consensus(scores: pd.DataFrame, *, model: str, tuning: str, scoring: str) -> pd.Series:

@@ -160,7 +160,23 @@ def test_regret_falls_back_to_the_next_encoder_with_a_result():
     assert setting.regret("1", ["Count", "CB", "OH"]) == (pytest.approx(0.05), "CB")
     assert setting.random_regret("1") == pytest.approx((0.10 + 0.0 + 0.05) / 3)
     lower = rec._Setting(scores.assign(scoring="RMSE"), "RMSE")  # lower is better: OH is best
-    assert lower.regret("1", ["MT"]) == (pytest.approx(0.10), "MT")
+    assert lower.regret("1", ["MT"]) == (pytest.approx(0.10 / 0.70), "MT")  # relative to the best error
+
+
+def test_an_errors_regret_is_relative_to_the_best_error_so_scales_weigh_alike():
+    """RMSE is in the target's unit: a dataset of prices in thousands would outweigh one of
+    proportions in the mean regret and the Wilcoxon test. The regret of an error metric is the
+    chosen error over the best minus 1 (absolute where the best error is 0); R2 and the
+    classification metrics keep the difference of scores."""
+    scores = pd.DataFrame({"dataset": ["1"] * 3 + ["2"] * 3 + ["3"] * 2,
+                           "encoder": ["OH", "MT", "CB"] * 2 + ["OH", "MT"],
+                           "cv_score": [2000.0, 2200.0, 2100.0, 0.20, 0.22, 0.21, 0.0, 0.5]})
+    rmse = rec._Setting(scores.assign(scoring="RMSE"), "RMSE")
+    assert rmse.regret("1", ["MT"])[0] == pytest.approx(0.10) == rmse.regret("2", ["MT"])[0]
+    assert rmse.random_regret("1") == pytest.approx((0 + 200 + 100) / 3 / 2000) == rmse.random_regret("2")
+    assert rmse.regret("3", ["MT"])[0] == pytest.approx(0.5)   # a perfect fit: the error itself
+    r2 = rec._Setting(scores.assign(scoring="R2"), "R2")   # higher is better: MT best, OH 200 below
+    assert r2.regret("1", ["OH"])[0] == pytest.approx(200.0)
 
 
 # --------------------------------------------------------------------------- validation
