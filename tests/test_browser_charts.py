@@ -81,13 +81,22 @@ OVERFLOW = """() => {
 
 
 def test_cd_diagram_scrolls_inside_its_row_on_a_400_px_screen(server, tmp_path):
-    """At 400 px the CD diagram (about 740 px wide) widened the page."""
+    """At 400 px the CD diagram (about 740 px wide) widened the page; then it scrolled inside its
+    row, but a phone draws no scroll bar until touched, so it looked cut off: a line above it says
+    it scrolls sideways (on a screen narrower than the chart only), and its row draws a scroll bar."""
     from playwright.sync_api import expect
 
     with browser_page(height=1400, width=400, timeout_ms=90_000) as page:
         page.goto(f"{server}/consensus?section=Critical+difference")
         chart = page.locator(".st-key-scroll-cd-diagram [data-testid='stVegaLiteChart']")
         expect(chart).to_contain_text("CD =", timeout=120_000)
+        expect(page.locator(".st-key-scroll-hint-cd-diagram")).to_contain_text("scroll the chart sideways")
+        expect(page.locator(".st-key-scroll-hint-cd-diagram")).to_be_visible()
+        assert page.evaluate("() => getComputedStyle(document.querySelector('.st-key-scroll-cd-diagram'))"
+                             ".overflowX") == "scroll"
+        page.set_viewport_size({"width": 1400, "height": 1400})
+        expect(page.locator(".st-key-scroll-hint-cd-diagram")).to_be_hidden()     # it fits: no hint
+        page.set_viewport_size({"width": 400, "height": 1400})
         sizes = page.evaluate(OVERFLOW)
         chart.scroll_into_view_if_needed()
         page.screenshot(path=str(tmp_path / "cd-400px.png"))

@@ -375,7 +375,8 @@ class TieConventions:
         shown = ", ".join(f"{a} / {b}" for a, b in self.swapped[:limit])
         more = f" and {len(self.swapped) - limit} more pairs" if len(self.swapped) > limit else ""
         return (text + f" So close encoders can swap: R-M orders {shown}{more} the other way round "
-                "from this diagram. Neither is wrong; the table below gives both means.")
+                "from this diagram. Neither is wrong; the table in the Download menu gives both means "
+                "(dense_mean_rank is R-M's).")
 
 
 def tie_conventions(scores: pd.DataFrame) -> TieConventions:

@@ -109,6 +109,24 @@ def dash_missing(frame: pd.DataFrame, formats: dict[str, str]) -> tuple[pd.DataF
     return shown, changed
 
 
+#: the style of a chart's sideways-scrolling row (ITEM: the chart's item; WIDE: the screen width
+#: from which the chart fits and its hint is hidden): a scroll bar drawn at all times
+_SCROLL_STYLE = """<style>
+.st-key-scroll-ITEM { overflow-x: scroll; padding-bottom: 2px; }
+.st-key-scroll-ITEM::-webkit-scrollbar { height: 10px; }
+.st-key-scroll-ITEM::-webkit-scrollbar-track { background: rgba(140, 140, 140, 0.15); border-radius: 5px; }
+.st-key-scroll-ITEM::-webkit-scrollbar-thumb { background: #8c8c8c; border-radius: 5px; }
+@media (min-width: WIDEpx) { .st-key-scroll-hint-ITEM { display: none; } }
+</style>"""
+
+
+def _spec_width(spec: dict) -> int:
+    """The pixel width a Vega-Lite spec asks for (its own, or its widest part's), 0 if none."""
+    widths = [spec.get("width")] + [_spec_width(part) for key in ("layer", "hconcat", "vconcat")
+                                    for part in spec.get(key, [])]
+    return max((int(w) for w in widths if isinstance(w, (int, float))), default=0)
+
+
 def show_chart(chart, item: str, provenance: export.Provenance, *, width: str = "stretch",
                scroll: bool = False, table: tuple[pd.DataFrame, str] | None = None) -> None:
     """An Altair chart, or its Vega-Lite spec (a dict, e.g. cached), with its Download menu underneath.
@@ -123,6 +141,12 @@ def show_chart(chart, item: str, provenance: export.Provenance, *, width: str = 
     # validated by tests/test_plots.py, and exports of a chart still validate when clicked.
     spec = chart if isinstance(chart, dict) else chart.to_dict(validate=False)
     if scroll:
+        # A phone's browser draws no scroll bar until the row is touched, so a wide chart looked cut
+        # off with nothing to say it scrolls: the row gets a scroll bar that is always drawn, and on a
+        # screen narrower than the chart a line above it says so.
+        st.html(_SCROLL_STYLE.replace("ITEM", item).replace("WIDE", str(_spec_width(spec) + 80)))
+        with st.container(key=f"scroll-hint-{item}"):
+            st.caption(":material/swipe: Wider than this screen: scroll the chart sideways.")
         with st.container(horizontal=True, wrap=False, key=f"scroll-{item}"):
             st.vega_lite_chart(spec, width=width)
     else:

@@ -83,15 +83,31 @@ def _task_changed() -> None:
         st.session_state.pop(key, None)
 
 
+#: session state: the task the session's last view showed, which the next page keeps
+_TASK_KEPT = "_encbench_task"
+
+
 def task_filter() -> str:
     """Which task type the view shows, in the sidebar and bound to the URL (``?task=regression``);
     :data:`DEFAULT_TASK` (binary, the published view) unless the user or a link picks another.
-    Changing it resets the choices that belong to a task (:data:`TASK_BOUND_KEYS`)."""
+    Changing it resets the choices that belong to a task (:data:`TASK_BOUND_KEYS`).
+
+    The task stays with the session from page to page: a click in the sidebar menu opens the next
+    page without the query (Streamlit drops it on a page change), and a widget's state does not
+    cross pages either, so a task set by a link (``/?task=multiclass``) fell back to binary. A
+    page opened without ``?task=`` puts the session's task back into its URL before the select
+    reads it."""
     _warn_unknown_url_values("task", list(vocab.TASKS), None)
+    kept = st.session_state.get(_TASK_KEPT)
+    start = DEFAULT_TASK
+    if "task" not in st.query_params and kept in vocab.TASKS and kept != DEFAULT_TASK:
+        st.query_params["task"] = kept      # the URL says it too, for a link copied from this page
+        start = kept
     with st.sidebar:
         # no format_func: the URL holds the option itself (?task=regression)
-        task = st.selectbox("Task", list(vocab.TASKS), index=vocab.TASKS.index(DEFAULT_TASK), key="task",
+        task = st.selectbox("Task", list(vocab.TASKS), index=vocab.TASKS.index(start), key="task",
                             bind="query-params", on_change=_task_changed, help=TASK_HELP)
+    st.session_state[_TASK_KEPT] = task or DEFAULT_TASK
     return task or DEFAULT_TASK
 
 

@@ -1,0 +1,38 @@
+"""Moving between pages in a real browser: what a link set stays set after a click in the menu.
+
+AppTest keeps a widget's state across a page switch and never drops the query, so only a
+browser shows that a menu click lost the link's task."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from browsertest import browser_page, needs_chromium
+
+pytestmark = [pytest.mark.browser, needs_chromium]
+
+
+def test_a_task_set_by_a_link_survives_clicks_in_the_menu(published_server):
+    """/?task=multiclass, then Consensus rankings and Results explorer from the sidebar: the task
+    stayed multiclass only on the first page (Streamlit drops the query on a page change and a
+    widget's state does not cross pages); it now follows the session until the user changes it."""
+    from playwright.sync_api import expect
+
+    with browser_page(height=1400, timeout_ms=90_000) as page:
+        page.goto(f"{published_server}/?task=multiclass")
+        task = page.locator(".st-key-task input[role=combobox]")
+        expect(task).to_have_value("multiclass")
+        for title, path in (("Consensus rankings", "consensus"), ("Results explorer", "explorer")):
+            page.locator("[data-testid='stSidebarNavLink']", has_text=title).click()
+            expect(page).to_have_url(re.compile(rf"/{path}\?task=multiclass$"))
+            expect(task).to_have_value("multiclass")
+            expect(page.locator(".st-key-no-task-results")).to_contain_text("No results for multiclass")
+        # changed by the user, the new task is the one that follows
+        task.click()
+        page.get_by_role("option", name="binary", exact=True).click()
+        expect(page.locator(".st-key-no-task-results")).to_have_count(0)
+        page.locator("[data-testid='stSidebarNavLink']", has_text="Overview").click()
+        expect(task).to_have_value("binary")
+        expect(page.locator("[data-testid='stMetric']").first).to_be_visible()
+        assert page.locator("[data-testid='stException']").count() == 0
