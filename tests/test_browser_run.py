@@ -72,12 +72,12 @@ def test_upload_run_and_download_result(server, tmp_path):
     assert "model=LogReg" in download.suggested_filename
     table = pd.read_csv(io.BytesIO(data))                       # a plain CSV, its provenance beside it
     # the whole result: every metric and encoder, its fold spread, its ranks in the setting, in the
-    # published consensus and over the run
+    # reference consensus (the advice's) and over the run
     assert len(table) == 12 and set(table["encoder"]) == {"OH", "MT", "CB"}
     assert set(table["scoring"]) == {"BAcc", "F1", "Acc", "AUC"} and (table["n_folds"] == 5).all()
     assert table["score_mean"].between(0.0, 1.0).all() and table["score_fold_sd"].notna().all()
     assert (table.groupby("scoring")["rank_in_setting"].min() == 1).all()
-    assert table["published_R-M_rank"].notna().all() and table["pooled_rank"].min() == 1
+    assert table["reference_R-M_rank"].notna().all() and table["pooled_rank"].min() == 1
     # the upload was kept once, by content hash, beside the database
     stored = list((db.parent / "uploads").iterdir())
     assert len(stored) == 1 and stored[0].read_bytes() == csv.read_bytes()

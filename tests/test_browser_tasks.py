@@ -66,7 +66,7 @@ def test_a_regression_upload_runs_and_ranks_within_its_task(server, tmp_path):
         download = info.value
         data = Path(download.path()).read_bytes()
     table = pd.read_csv(io.BytesIO(data))
-    assert "published_R-M_rank" not in table.columns
+    assert "reference_R-M_rank" not in table.columns
     ranked = table[table["scoring"] == "RMSE"].sort_values("rank_in_setting")
     assert ranked["encoder"].tolist() == ["MT", "Drop"]                  # lower RMSE ranks first
     assert ranked["score_mean"].iloc[0] < ranked["score_mean"].iloc[1]

@@ -682,7 +682,7 @@ def test_the_whole_result_table_of_a_regression_run_claims_no_published_rank(app
         rows = queries.load_scores(reader, run_ids=["local-reg"])
         folds = queries.fold_scores(reader, ["local-reg"])
     table = result_table(pool_run(folds), compare_with_published(rows, rows.iloc[:0]), "prices.csv", "R-M")
-    assert "published_R-M_rank" not in table.columns and len(table) == 4
+    assert "reference_R-M_rank" not in table.columns and len(table) == 4
     assert set(table["dataset"]) == {"prices.csv"}
     mt = table[(table["encoder"] == "MT") & (table["scoring"] == "RMSE")].iloc[0]
     assert mt["score_mean"] == pytest.approx(1.0) and mt["score_fold_sd"] == pytest.approx(0.1)

@@ -143,3 +143,30 @@ def test_a_multiclass_or_regression_upload_gets_the_advice_of_its_task(private_d
     from encbench.metrics import metrics_for
 
     assert grid.models == (model,) and set(grid.scorings) == set(metrics_for(task))
+
+
+def test_the_run_result_ranks_the_encoders_run_as_the_advice_global_order_does(private_db):
+    """"The advice says the global R-M order is Sum, OH, WoE; the card says the consensus ranks OH 1,
+    WoE 2, Sum 3." After a Verify-like run of those three with LogReg / AUC, the run's table reads
+    its reference ranks off the advice's own global ranking."""
+    from encbench.engine.queue_requests import new_owner_token
+
+    expected = _expected(private_db, "tic-tac-toe", "LogReg", "AUC")
+    run = ["OH", "Sum", "WoE"]
+    order = [e for e in expected.overall["encoder"] if e in run]          # the advice's global order
+    with Writer(private_db) as writer:
+        writer.ensure_run("local-verify", origin="local", status="done", n_expected=15, owner=new_owner_token())
+        writer.write_results([dict(run_id="local-verify", dataset="50", encoder=e, model="LogReg", tuning="no",
+                                   scoring="AUC", fold=f, n_folds=5, cv_score=0.9 - 0.01 * i + 0.001 * f,
+                                   time=0.1, status="ok", error=None)
+                              for i, e in enumerate(run) for f in range(5)])
+    at = _bundled(open_page("run"))
+    at.session_state["last_run"] = "local-verify"
+    at.session_state["last_runs"] = ["local-verify"]
+    at.run()
+    assert not at.exception, at.exception
+    table = next(d.value for d in at.dataframe if "reference R-M rank" in d.value.columns)
+    ranks = table.set_index("encoder")["reference R-M rank"].astype(int)
+    assert sorted(run, key=lambda e: ranks[e]) == order
+    summary = next(m.value for m in at.markdown if "ranks first among these" in m.value)
+    assert f"ranks first among these: {order[0]}." in summary

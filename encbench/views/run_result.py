@@ -55,7 +55,8 @@ class Comparison(_Setting):
         ``tuning``, ``scoring``).
     table
         One row per encoder run on the user's data: ``encoder, cv_score, rank`` (dense, 1 = best
-        on the user's dataset) and ``published_rank`` (the published consensus restricted to the
+        on the user's dataset) and ``published_rank`` (the consensus of the reference scores
+        passed, :func:`encbench.recommend.published_consensus`, restricted to the
         same encoders and re-ranked densely; NaN when the study has no result for it).
     rho, jaccard
         Spearman rho and Jaccard index of the rank-1 sets between the two rankings over the
@@ -131,7 +132,10 @@ def compare_with_published(local: pd.DataFrame, published: pd.DataFrame, *,
         encoder, cv_score`` (``dataset`` and ``split`` optional). Each split is compared on its
         own (one :class:`Comparison` per setting and split).
     published
-        Published ``scores`` rows (columns ``dataset, model, tuning, scoring, encoder, cv_score``).
+        The reference ``scores`` rows (columns ``dataset, model, tuning, scoring, encoder,
+        cv_score``): the published ones, or the advisor's reference
+        (:func:`encbench.recommend.reference_scores`: the published datasets and encbench's
+        binary suite), whose consensus the advice shows.
     strategy
         Consensus strategy for the published side (default: mean rank, R-M).
 
@@ -204,10 +208,10 @@ def _summary(setting, strategy, table, rho, jac, n_datasets, n_shared) -> str:
                        f"consensus, covers binary classification only; this ranking is of your "
                        f"{task} runs alone.")
     if not n_datasets:
-        return text + " The published benchmark has no results for these factors."
+        return text + " The reference datasets have no results for these factors."
     pub_best = table[table["published_rank"] == 1]["encoder"]
-    text += (f" The published consensus ({strategy} over {n_datasets} datasets and every published "
-             f"encoder, the advice's global order) ranks first among these: {_names(pub_best)}.")
+    text += (f" The reference consensus ({strategy} over {n_datasets} reference datasets and every "
+             f"encoder ranked there, the advice's global order) ranks first among these: {_names(pub_best)}.")
     if rho is not None and n_shared >= MIN_SHARED:
         text += (f" Agreement over the {n_shared} encoders both rank: Spearman rho {rho:.2f}, "
                  f"Jaccard of best sets {jac:.2f}.")

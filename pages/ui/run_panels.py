@@ -82,12 +82,16 @@ def show_result(run_id: str, *, strategy: str = "R-M", n_classes: int | None = N
                               models=tuple(local["model"].unique()),
                               tunings=tuple(local["tuning"].unique()),
                               scorings=tuple(local["scoring"].unique()))
+    reference = _reference(tuple(local["model"].unique()), tuple(local["tuning"].unique()),
+                           tuple(local["scoring"].unique()))
     names = store.datasets_table(db, version).set_index("dataset")["name"]
     several = local["dataset"].nunique() > 1
     for dataset, rows in local.groupby("dataset"):
         name = str(names.get(dataset, dataset))
         st.subheader(f"Dataset {text.md_text(name)}")
-        comparisons = compare_with_published(rows, published, strategy=strategy)
+        # beside the run: the advice's own global consensus (its reference datasets); the
+        # agreement banner compares with the published cells alone
+        comparisons = compare_with_published(rows, reference, strategy=strategy)
         answer = _answer(db, version, run_id, str(dataset), n_classes)
         item = f"result-{dataset}" if several else "result"   # keys and file names apart per dataset
         whole = result_table(answer, comparisons, name, strategy) if answer is not None else None
@@ -111,6 +115,15 @@ def show_result(run_id: str, *, strategy: str = "R-M", n_classes: int | None = N
         st.markdown("**Per setting**")
         for comp in comparisons:
             _show_setting(comp, rows, answer)
+
+
+def _reference(models: tuple, tunings: tuple, scorings: tuple) -> pd.DataFrame:
+    """The binary reference scores the advice ranks by (:func:`encbench.recommend.reference_scores`:
+    the published datasets and encbench's binary suite) for these settings."""
+    from encbench.recommend import reference_scores
+
+    scores = reference_scores("binary")
+    return scores[scores["model"].isin(models) & scores["tuning"].isin(tunings) & scores["scoring"].isin(scorings)]
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -174,7 +187,7 @@ def _show_setting(comp, rows: pd.DataFrame, answer: RunAnswer | None) -> None:
             table = table.merge(spread[["encoder", "sd", "n_folds"]], on="encoder", how="left")
         folds = "folds" if "n_folds" not in table else f"{int(table['n_folds'].max())} {comp.split} folds"
         score = f"{comp.scoring} (mean of {folds})"
-        published_rank = f"published {comp.strategy} rank"
+        published_rank = f"reference {comp.strategy} rank"
         table = table.rename(columns={"cv_score": score, "sd": "fold sd", "n_folds": "folds",
                                       "rank": "rank on your data", "published_rank": published_rank})
         if comp.task != "binary":  # no published reference beyond the study's binary task
@@ -184,6 +197,12 @@ def _show_setting(comp, rows: pd.DataFrame, answer: RunAnswer | None) -> None:
                        if c in table.columns]]
         shown, as_text = exports.dash_missing(table, {published_rank: "{}"})
         config = {c: st.column_config.TextColumn(c, alignment="right") for c in as_text}
+        if published_rank in table:
+            about = ("The advice's global order over its reference datasets (the study's published ones "
+                     "and encbench's binary suite), among the encoders run.")
+            config[published_rank] = (st.column_config.TextColumn(published_rank, alignment="right", help=about)
+                                      if published_rank in as_text else
+                                      st.column_config.NumberColumn(published_rank, help=about))
         config[score] = st.column_config.NumberColumn(score, format=f"%.{DECIMALS}f")
         config["fold sd"] = st.column_config.NumberColumn("fold sd", format=f"%.{DECIMALS}f")
         st.dataframe(shown, hide_index=True, width="stretch", column_config=config)
@@ -201,7 +220,7 @@ def result_table(answer: RunAnswer, comparisons, name: str, strategy: str) -> pd
                            for c in binary], ignore_index=True) if binary else None
     if published is not None and "published_rank" in published:
         table = table.merge(published[["model", "tuning", "scoring", "split", "encoder", "published_rank"]]
-                            .rename(columns={"published_rank": f"published_{strategy}_rank"}),
+                            .rename(columns={"published_rank": f"reference_{strategy}_rank"}),
                             on=["model", "tuning", "scoring", "split", "encoder"], how="left")
     pooled = answer.ranking.rename(columns={"rank": "pooled_rank", "mean_rank": "pooled_mean_rank",
                                             "p_vs_winner": "pooled_p_vs_best"})
