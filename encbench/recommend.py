@@ -736,7 +736,8 @@ def _message(checked: dict | None, use: str, recommended: tuple, model: str, tun
                 if n_global < MIN_VALIDATED else "")
         return (f"{setting}: the advisor is not validated for this setting{thin}, so the recommendation "
                 f"is {global_text}.")
-    figures = (f"mean regret over {int(checked['n_datasets'])} held-out datasets: advisor "
+    relative = "" if greater_is_better(scoring) else f" (relative to each dataset's best {scoring})"
+    figures = (f"mean regret{relative} over {int(checked['n_datasets'])} held-out datasets: advisor "
                f"{checked['regret_advisor']:.4f}, global winner {checked['regret_global']:.4f}, "
                f"OH {checked['regret_OH']:.4f}, random encoder {checked['regret_random']:.4f}; "
                f"advisor better on {int(checked['wins'])}, equal on {int(checked['ties'])}, worse on "

@@ -449,6 +449,7 @@ def test_recommend_for_every_task_from_that_tasks_datasets(task, model, scoring)
     assert list(got.local["encoder"]) == _naive_order(scores, got.neighbours["dataset"])
     assert list(got.overall["encoder"]) == _naive_order(scores, reference["dataset"])
     assert f"({task} target)" in got.message
+    assert ("mean regret (relative to each dataset's best RMSE) over 10" in got.message) == (task == "regression")
     # a validation row of another task is not this one's
     unvalidated = recommend(features, scores, model=model, scoring=scoring, reference=reference,
                             validation=_validation_row(True, True).assign(model=model, scoring=scoring), B=50)
@@ -469,6 +470,7 @@ def test_a_thin_validation_falls_back_to_the_global_consensus_and_says_so():
     assert got.use == "global" and got.recommended == tuple(got.overall["encoder"][:3])
     assert "held out only 5 datasets, fewer than the 8" in got.message
     assert "global R-M consensus over 5 reference multiclass datasets" in got.message
+    assert "mean regret over 5 held-out datasets" in got.message
     none = recommend(features, scores, model="LogReg", scoring="AUC", reference=reference,
                      validation=thin.iloc[0:0], B=50)
     assert "not validated for this setting (5 reference datasets: too few to validate it" in none.message
