@@ -21,6 +21,7 @@ from encbench.engine.grid import Grid
 from encbench.engine.queue_requests import SPLIT_MODES, RunForm, default_workers, positive_class_choice
 from encbench.engine.splits import late_level_warnings, time_column_candidates
 from encbench.uploads import previous_upload, stage_upload
+from encbench.views.run_result import cv_folds
 from pages import common, run_advice
 from pages.ui import run_panels
 
@@ -78,9 +79,9 @@ def _default_models(task: str) -> list[str]:
 
 
 def _cv_folds(task: str) -> str:
-    """The outer folds of the cv split for ``task`` (encbench.engine.protocol.fold_indices):
-    stratified for classes, as published; shuffled KFold for a regression target."""
-    return "shuffled folds (KFold)" if task == "regression" else "stratified folds"
+    """The outer folds of the cv split for ``task`` (:func:`encbench.views.run_result.cv_folds`),
+    naming scikit-learn's KFold for a regression target."""
+    return cv_folds(task) + (" (KFold)" if task == "regression" else "")
 
 
 def _split_labels(task: str) -> dict[str, str]:
