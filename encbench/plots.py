@@ -63,6 +63,13 @@ def _height(n_rows: int, minimum: int = 120) -> int:
     return max(minimum, _ROW_PX * int(n_rows))
 
 
+def _title_width(title: object) -> int:
+    """About the pixels a chart title takes (Vega's 13 px bold: at most 7.5 px a character), so a
+    chart held to its width ("fit-x") can be made wide enough not to cut it."""
+    text = " ".join(title) if isinstance(title, (list, tuple)) else str(title or "")
+    return int(7.5 * len(text)) + 10 if text else 0
+
+
 #: Colours of the encoder families, in the order of :func:`encbench.views.labels.family_order`
 #: (Tableau 10, then grey for an encoder the registry does not know): a family has one colour in
 #: every chart, whichever families a view happens to show.
@@ -312,7 +319,9 @@ def encoder_dataset_heatmap(data: pd.DataFrame, *, value: str, value_title: str 
                                           scale=alt.Scale(scheme="viridis", reverse=lower_is_better)),
                           [alt.Tooltip("encoder:N"), alt.Tooltip("dataset:N"),
                            alt.Tooltip("shown:N", title=value_title or value)])
-    width = max(200, min(1100, 14 * len(datasets)))
+    # never narrower than its title: "fit-x" holds the chart to its width, title included, and a
+    # PNG of a few datasets cut the title at both ends
+    width = max(200, min(1100, 14 * len(datasets)), _title_width(title))
     return cells.properties(width=width, height=_height(len(encoders)), title=title,
                             autosize=FIT_X)
 

@@ -611,3 +611,16 @@ def test_a_jaccard_panel_runs_from_0_to_1_and_rho_s_below_0():
     domains = {panel["title"]: panel["layer"][0]["encoding"]["y"]["scale"]["domain"] for panel in spec["hconcat"]}
     assert domains == {"rho-replicability": [-0.5, 1.0], "J-replicability": [0.0, 1.0]}
     assert "<svg" in _render_svg(plots.replicability_chart(data))
+
+
+def test_a_narrow_heatmap_is_as_wide_as_its_title():
+    """The rank heatmap of five datasets was 200 px wide under "fit-x" and its PNG cut the
+    55-character title at both ends: the chart is now at least as wide as its title (7 px a
+    character of Vega's 13 px bold is more than any of its glyphs' average)."""
+    import re
+
+    title = "Grey cells: no result for that encoder on that dataset"
+    data = pd.DataFrame([{"encoder": e, "dataset": str(d), "rank": 1.0} for e in ENCODERS for d in range(5)])
+    chart = plots.encoder_dataset_heatmap(data, value="rank", title=title)
+    width = float(re.search(r'<svg[^>]*width="([\d.]+)"', _render_svg(chart)).group(1))
+    assert width >= 7 * len(title)
