@@ -473,8 +473,8 @@ def validation_summary(path=None, *, task: str | None = None) -> pd.DataFrame:
 # --------------------------------------------------------------------------- reference scores
 
 @functools.lru_cache(maxsize=8)
-def _reference_scores(task: str, published: str | None, suites: str | None) -> pd.DataFrame:
-    from encbench.store.importer import SUITES_RESULTS_FILE
+def _reference_scores(task: str, published: str | None, suites: str, stamp: int | None) -> pd.DataFrame:
+    """``stamp``: the suites file's modification time, so a file rewritten since is read again."""
     from encbench.store.published import load_published_results
 
     columns = ["dataset", "model", "tuning", "scoring", "encoder", "cv_score"]
@@ -484,8 +484,8 @@ def _reference_scores(task: str, published: str | None, suites: str | None) -> p
         given = load_published_results(published) if published else load_published_results()
         parts.append(given[columns])
         encoders = set(given["encoder"])
-    path = Path(suites) if suites else SUITES_RESULTS_FILE
-    if path.exists():
+    path = Path(suites)
+    if stamp is not None:
         rows = pd.read_parquet(path, columns=[*columns, "fold", "n_folds", "status", "task", "split"])
         rows = rows[(rows["task"] == task) & (rows["split"].fillna("cv") == "cv")]
         if encoders is not None:
@@ -517,7 +517,7 @@ def reference_scores(task: str = "binary", *, published=None, suites=None) -> pd
     task : str, default "binary"
     published, suites : path-like, optional
         The published results and the suites' results (default: the shipped files; a missing
-        suites file adds nothing).
+        suites file adds nothing; one rewritten since the last call is read again).
 
     Returns
     -------
@@ -526,8 +526,11 @@ def reference_scores(task: str = "binary", *, published=None, suites=None) -> pd
     """
     if task not in DISTANCE_FEATURES:
         raise ValueError(f"the advisor serves the tasks {', '.join(DISTANCE_FEATURES)}: got {task!r}")
-    return _reference_scores(task, str(published) if published else None,
-                             str(suites) if suites else None).copy()
+    from encbench.store.importer import SUITES_RESULTS_FILE
+
+    path = Path(suites) if suites else SUITES_RESULTS_FILE
+    stamp = path.stat().st_mtime_ns if path.exists() else None
+    return _reference_scores(task, str(published) if published else None, str(path), stamp).copy()
 
 
 # --------------------------------------------------------------------------- the recommendation

@@ -39,9 +39,9 @@ def _features(data_id: str, target: str, positive, categorical: tuple | None, dr
     return metafeatures.from_frame(kept, target, positive, list(categorical) if categorical else None, task=task)
 
 
-@st.cache_data(show_spinner=False, max_entries=4)
 def _reference(task: str) -> pd.DataFrame:
-    """The task's reference scores (the shipped files: published results and the R suites')."""
+    """The task's reference scores (the shipped files: published results and the R suites'; cached
+    by the library until a file changes)."""
     return advisor.reference_scores(task)
 
 

