@@ -810,7 +810,7 @@ def _add_recommend_command(sub) -> None:
                     "consensus over them, next to the task's global consensus. Where leave-one-dataset-out "
                     "validation does not show the advisor beating the global winner, the global winner is "
                     "recommended, or OH where always picking OH had the lower regret; where the validation "
-                    "rests on fewer than 8 datasets, the global winner; the output says which and why.",
+                    "rests on too few datasets, the global winner; the output says which and why.",
         formatter_class=_HelpFormatter)
     p.add_argument("dataset", metavar="FILE:TARGET",
                    help="path.csv:target[:positive] (CSV, TSV, Parquet, ARFF, optionally .gz), bundled:<name>, "
