@@ -12,11 +12,33 @@ SECTIONS = ("Results per model and tuning", "Runs", "Datasets")
 
 common.ensure_routed()
 
+#: where a newcomer goes next: the paper behind the published results
+PAPER_URL = "https://arxiv.org/abs/2307.09191"
+GUIDE = (
+    "**How to read this page.** Each result is one encoder's cross-validated score on one dataset "
+    "under one model, tuning strategy and metric. Within each such setting (a *voter*) the encoders "
+    "are ranked, 1 = best; the headline below orders them by their mean rank over the voters. A lower "
+    "mean rank is better; a gap of a few tenths is rarely meaningful, the *Consensus rankings* page "
+    "says which differences are significant (critical-difference diagram, pairwise tests) and ranks "
+    "one model and metric at a time. The *Results explorer* shows every score and drills down to one "
+    "encoder, one dataset or two encoders head to head. *Run on your data* recommends encoders for "
+    "your file before running anything, then runs them with the published protocol.")
+
 st.title("encbench")
 db, version = common.data_key()
 task, lv = common.task_levels(db, version)
-st.caption(f"Benchmark categorical encoders ({task} targets; the published study's task is binary "
-           "classification): what is in the database, and which encoders win overall.")
+st.markdown("Which encoder should turn your categorical columns into numbers? encbench compares 32 "
+            "encoders on the published benchmark's datasets (Matteucci et al., NeurIPS 2023) and on "
+            "your own data.")
+st.caption(("Shown: binary classification, the published study's task. " if task == common.DEFAULT_TASK else
+            f"Shown: {task} results of local runs (the published study's task is binary classification). ")
+           + "What is in the database, and which encoders win overall.")
+with st.container(horizontal=True, key="next-steps"):
+    st.page_link("pages/run.py", label="Run the encoders on your data", icon=":material/upload_file:")
+    st.page_link("pages/consensus.py", label="Rankings per model and metric", icon=":material/leaderboard:")
+    st.page_link(PAPER_URL, label="The paper (arXiv:2307.09191)", icon=":material/article:")
+with st.expander("New here? How to read this page", icon=":material/school:"):
+    st.markdown(GUIDE)
 tasks = (task,)
 choice, origins, prefer = common.origin_filter(lv)
 info = common.summary(db, version, origins)

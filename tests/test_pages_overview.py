@@ -93,3 +93,19 @@ def test_sections_below_the_headline_are_drawn_only_when_open(published_env):
 def test_a_link_to_a_section_that_does_not_exist_opens_the_first(published_env):
     at = open_page("overview", {"section": "Nothing"})
     assert len(charts(at)) == 2 and len(at.dataframe) == 2
+
+
+def test_a_newcomer_gets_next_steps_and_plain_words(published_env):
+    """The Overview said "Benchmark categorical encoders (binary targets; ...)" and offered no next
+    step: it now says what encbench answers in plain words and links the Run page, the rankings
+    and the paper, with a guide to reading it."""
+    at = open_page("overview")
+    shown = texts(at)
+    assert "binary targets" not in shown
+    assert "Which encoder should turn your categorical columns into numbers?" in shown
+    assert "Shown: binary classification, the published study's task." in shown
+    links = {(p.proto.label, p.proto.page) for p in at.get("page_link")}
+    labels = {label for label, _ in links}
+    assert {"Run the encoders on your data", "Rankings per model and metric", "The paper (arXiv:2307.09191)"} <= labels
+    assert any(page.endswith("arxiv.org/abs/2307.09191") for _, page in links)
+    assert any("How to read this page" in e.label for e in at.expander)
