@@ -291,7 +291,7 @@ def box_by_encoder(data: pd.DataFrame, *, value: str, value_title: str | None = 
 def encoder_dataset_heatmap(data: pd.DataFrame, *, value: str, value_title: str | None = None,
                             encoders: Sequence[str] | None = None,
                             datasets: Sequence[str] | None = None, lower_is_better: bool = False,
-                            title: str = "") -> alt.Chart:
+                            title: str = "", dataset_names: dict[str, str] | None = None) -> alt.Chart:
     """Encoder x dataset heatmap of ``value``; combinations without a result are grey "missing".
 
     Parameters
@@ -301,6 +301,9 @@ def encoder_dataset_heatmap(data: pd.DataFrame, *, value: str, value_title: str 
     encoders, datasets : sequence of str, optional
         The full grid to draw (default: the values present). Cells of the grid without a row are
         drawn as missing, so absent results stay visible instead of silently disappearing.
+    dataset_names : dict, optional
+        Dataset key -> name: the axis and the tooltips show names (a key without a name shows
+        itself); the cells stay keyed by dataset.
     """
     _require(data, ["encoder", "dataset", value], "encoder_dataset_heatmap")
     if data.duplicated(["encoder", "dataset"]).any():
@@ -311,19 +314,60 @@ def encoder_dataset_heatmap(data: pd.DataFrame, *, value: str, value_title: str 
     frame = data.set_index(["encoder", "dataset"])[[value]].reindex(grid).reset_index()
     frame["missing"] = frame[value].isna()
     frame["shown"] = frame[value].map(lambda v: "missing" if pd.isna(v) else f"{v:.4g}")
+    labels = [str((dataset_names or {}).get(d) or d) for d in datasets]
+    frame["name"] = frame["dataset"].map(dict(zip(datasets, labels)))
+    x_axis = alt.Axis(labelAngle=-90, labelOverlap=False, labelLimit=160)
+    if dataset_names:
+        x_axis = alt.Axis(labelAngle=-90, labelOverlap=False, labelLimit=160,
+                          labelExpr=_label_expr(datasets, labels))
     base = alt.Chart(frame).encode(
-        x=alt.X("dataset:N", sort=datasets, title="dataset", axis=alt.Axis(labelAngle=-90, labelOverlap=False)),
+        x=alt.X("dataset:N", sort=datasets, title="dataset", axis=x_axis),
         y=alt.Y("encoder:N", sort=encoders, title=None, axis=_LABEL_AXIS_Y),
     )
     cells = _with_missing(base, alt.Color(f"{value}:Q", title=value_title or value,
                                           scale=alt.Scale(scheme="viridis", reverse=lower_is_better)),
-                          [alt.Tooltip("encoder:N"), alt.Tooltip("dataset:N"),
+                          [alt.Tooltip("encoder:N"), alt.Tooltip("name:N", title="dataset"),
                            alt.Tooltip("shown:N", title=value_title or value)])
     # never narrower than its title: "fit-x" holds the chart to its width, title included, and a
     # PNG of a few datasets cut the title at both ends
     width = max(200, min(1100, 14 * len(datasets)), _title_width(title))
     return cells.properties(width=width, height=_height(len(encoders)), title=title,
                             autosize=FIT_X)
+
+
+def head_to_head_scatter(points: pd.DataFrame, *, encoder_a: str, encoder_b: str,
+                         title: str = "") -> alt.LayerChart:
+    """Two encoders' scores against each other, one point per (dataset, setting), with the
+    diagonal of equal scores; the tooltip names the dataset.
+
+    Parameters
+    ----------
+    points : pandas.DataFrame
+        ``name`` (the dataset's name, or its key), ``score_a``, ``score_b``, ``scoring``,
+        ``winner`` (as :func:`encbench.views.explorer.head_to_head` gives), and optionally
+        ``model``, ``tuning``.
+    """
+    _require(points, ["name", "score_a", "score_b", "scoring", "winner"], "head_to_head_scatter")
+    data = points.assign(name=points["name"].astype(str))
+    values = pd.concat([data["score_a"], data["score_b"]]).astype(float)
+    low, high = (float(values.min()), float(values.max())) if len(values) else (0.0, 1.0)
+    pad = (high - low) * 0.03 or 0.01
+    domain = [low - pad, high + pad]
+    scale = alt.Scale(domain=domain, zero=False, nice=False)
+    tooltip = [alt.Tooltip("name:N", title="dataset")] + [
+        alt.Tooltip(f"{c}:N") for c in ("model", "tuning") if c in data.columns] + [
+        alt.Tooltip("scoring:N", title="metric"), alt.Tooltip("score_a:Q", title=encoder_a, format=".4f"),
+        alt.Tooltip("score_b:Q", title=encoder_b, format=".4f"), alt.Tooltip("winner:N", title="better")]
+    diagonal = alt.Chart(pd.DataFrame({"a": domain, "b": domain})).mark_line(
+        color=LINE_GREY, strokeDash=[4, 3]).encode(x=alt.X("a:Q", scale=scale), y=alt.Y("b:Q", scale=scale))
+    dots = alt.Chart(data).mark_point(filled=True, size=45, opacity=0.8).encode(
+        x=alt.X("score_a:Q", title=f"{encoder_a} score", scale=scale),
+        y=alt.Y("score_b:Q", title=f"{encoder_b} score", scale=scale),
+        color=alt.Color("winner:N", title="better", scale=alt.Scale(
+            domain=[encoder_a, encoder_b, "tie"], range=[SERIES_COLORS[0], HIGHLIGHT, LINE_GREY])),
+        shape=alt.Shape("scoring:N", title="metric"),
+        tooltip=tooltip)
+    return (diagonal + dots).properties(width=380, height=380, title=title, autosize=PAD)
 
 
 def _ink(dark: object) -> alt.ColorValue:

@@ -624,3 +624,28 @@ def test_a_narrow_heatmap_is_as_wide_as_its_title():
     chart = plots.encoder_dataset_heatmap(data, value="rank", title=title)
     width = float(re.search(r'<svg[^>]*width="([\d.]+)"', _render_svg(chart)).group(1))
     assert width >= 7 * len(title)
+
+
+def test_the_heatmap_names_its_datasets():
+    """The encoder x dataset heatmap's axis showed dataset ids (31, 1461): with names given it shows
+    them (the cells stay keyed by id), and an id without a name shows itself."""
+    data = pd.DataFrame([{"encoder": e, "dataset": d, "rank": 1.0} for e in ENCODERS for d in ("31", "1461")])
+    spec = plots.encoder_dataset_heatmap(data, value="rank", datasets=["31", "1461"],
+                                         dataset_names={"31": "credit-g"}).to_dict()
+    label = next(a["labelExpr"] for a in _axes(spec) if "labelExpr" in a)
+    assert '"credit-g", "1461"' in label
+    svg = _render_svg(plots.encoder_dataset_heatmap(data, value="rank", dataset_names={"31": "credit-g"}))
+    assert ">credit-g<" in svg
+
+
+def test_head_to_head_scatter_draws_one_point_per_voter_and_the_diagonal():
+    points = pd.DataFrame({"name": ["credit-g", "adult"], "model": "LogReg", "tuning": "no", "scoring": "AUC",
+                           "score_a": [0.7, 0.9], "score_b": [0.8, 0.85], "winner": ["MT", "OH"]})
+    chart = plots.head_to_head_scatter(points, encoder_a="OH", encoder_b="MT", title="OH vs MT")
+    spec = chart.to_dict()
+    dots = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "point")
+    assert dots["encoding"]["x"]["title"] == "OH score" and dots["encoding"]["color"]["scale"]["domain"] == [
+        "OH", "MT", "tie"]
+    assert "<svg" in _render_svg(chart)
+    with pytest.raises(ValueError, match="winner"):
+        plots.head_to_head_scatter(points.drop(columns="winner"), encoder_a="OH", encoder_b="MT")
