@@ -313,11 +313,13 @@ def test_second_writer_gets_a_clear_error_and_db_init_needs_no_lock(tmp_path):
     database only reads the snapshot, so `make run` works while the queue worker holds the file."""
     from encbench.cli import main
     from encbench.store import DatabaseBusy
+    from encbench.store.importer import shipped_runs
 
     path = tmp_path / "busy.duckdb"
     with Writer(path) as writer:
         import_published(writer)
-        import_encbench(writer)  # the shipped runs db init checks for (none without a seed file)
+        for run in shipped_runs():  # the shipped runs db init checks for (none without a seed file)
+            import_encbench(writer, run.results_file, run_id=run.run_id, label=run.label)
     # The holder publishes a snapshot first: copying its own database file must not give up
     # the write lock (POSIX locks drop when a process closes any descriptor of the file).
     holder = subprocess.Popen(
