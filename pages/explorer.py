@@ -14,7 +14,10 @@ from pages import common
 common.ensure_routed()
 
 #: The tabs below the summary (labels are URL values: ?section=Distributions).
-SECTIONS = ("Scores per dataset", "Distributions per encoder", "Encoder x dataset")
+DRILL = "Drill down"
+SECTIONS = ("Scores per dataset", "Distributions per encoder", "Encoder x dataset", DRILL)
+#: the drill-down's selects (URL keys): an encoder, a dataset, two encoders head to head
+DRILL_KEYS = ("drill_encoder", "drill_dataset", "drill_a", "drill_b")
 
 st.title("Results explorer")
 st.caption("Scores per dataset, filtered. Ranks are computed within each (dataset, model, tuning, "
@@ -129,7 +132,7 @@ def heatmap_chart(db: str, version: tuple, key: tuple, field: str, encoders: tup
     order += [e for e in encoders if e not in order]
     return plots.encoder_dataset_heatmap(
         cells, value=field, value_title="mean rank" if field == "rank" else "mean score",
-        encoders=order, datasets=list(datasets), lower_is_better=lower,
+        encoders=order, datasets=list(datasets), lower_is_better=lower, dataset_names=names,
         title="Grey cells: no result for that encoder on that dataset").to_dict(validate=False)
 
 
@@ -144,6 +147,105 @@ def agreements(db: str, version: tuple, key: tuple):
     """Per published dataset with local scores: how they agree with the published ones."""
     both = common.raw_scores(db, version, **dict(key), origins=("published", "local"))
     return published_agreement(both[both["origin"] == "local"], both[both["origin"] == "published"])
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def fold_rows(db: str, version: tuple, run_ids: tuple) -> pd.DataFrame:
+    """The per-fold scores of local runs (the published ones come averaged over folds)."""
+    return queries.fold_scores(common.get_reader(db), list(run_ids))
+
+
+def dataset_label(dataset: str) -> str:
+    """How a dataset is offered in a select and named in the URL: ``"credit-g (31)"``."""
+    name = names.get(dataset)
+    return f"{name} ({dataset})" if name and name != dataset else str(dataset)
+
+
+def drill_down() -> None:
+    """From an encoder to its scores per dataset, from a dataset to its per-fold scores, and two
+    encoders head to head over the datasets: each chosen in a select bound to the URL."""
+    present = [e for e in encoders if e in set(table["encoder"])]
+    st.caption("Pick an encoder to see where it wins and loses, a dataset to see its scores fold by fold, "
+               "two encoders to compare them dataset by dataset. The filters above apply.")
+    st.subheader("An encoder, dataset by dataset")
+    encoder = common.selectbox("Encoder", present, key="drill_encoder", default=present[0] if present else None)
+    if encoder:
+        profile = explorer.encoder_profile(table, encoder, names)
+        best = int((profile["rank"] == 1).sum())
+        with st.container(key="drill-encoder-summary"):
+            st.markdown(f"**{encoder}** is best on **{best}** of {len(profile):,} (dataset, setting) pairs on "
+                        f"{profile['dataset'].nunique()} datasets; its median rank is "
+                        f"{profile['rank'].median():g}. Largest gaps to the best first.")
+        common.show_table(profile.rename(columns={"scoring": "metric"}), "drill-encoder",
+                          prov.with_filters(drill_encoder=encoder), height=min(38 + 35 * max(len(profile), 1), 420),
+                          column_config={
+                              "cv_score": st.column_config.NumberColumn("score", format="%.4f"),
+                              "best_score": st.column_config.NumberColumn("best score", format="%.4f"),
+                              "best_encoders": st.column_config.TextColumn("best encoder(s)"),
+                              "n_encoders": st.column_config.NumberColumn("encoders ranked"),
+                              "behind": st.column_config.NumberColumn(
+                                  "behind the best", format="%.4f",
+                                  help="How far its score is from the best of that dataset and setting, in "
+                                       "score units (a lower-is-better metric counted the same way).")})
+
+    st.subheader("A dataset, fold by fold")
+    shown_datasets = [d for d in chosen_datasets if d in set(table["dataset"].astype(str))]
+    label_of = {d: dataset_label(d) for d in shown_datasets}
+    picked = common.selectbox("Dataset", list(label_of.values()), key="drill_dataset")
+    dataset = next((d for d, label in label_of.items() if label == picked), None)
+    if dataset is not None:
+        local = sorted({r for r in table.loc[(table["dataset"].astype(str) == dataset)
+                                             & (table.get("origin", "") == "local"), "run_id"].astype(str)
+                        if "," not in r}) if "origin" in table.columns else []
+        folds = fold_rows(db, version, tuple(local)) if local else pd.DataFrame()
+        if len(folds):  # the folds of the experiments this view counts
+            keys = ["run_id", *key_columns(table)]
+            folds = folds.merge(table[keys].drop_duplicates(), on=keys, how="inner")
+        per_fold = explorer.dataset_folds(folds, dataset)
+        if per_fold.empty:
+            with st.container(key="drill-no-folds"):
+                st.info(f"No per-fold scores of {common.md_text(dataset_label(dataset))} in this view: the published "
+                        "scores come averaged over their 5 folds, and only local runs keep each fold. Its "
+                        "scores per encoder are below; run it on the Run page (or choose *both* or *local* "
+                        "under *Results*) to see the folds.")
+            mine = table[table["dataset"].astype(str) == dataset]
+            mine = mine[[c for c in ("encoder", "family", "model", "tuning", "scoring", "cv_score", "rank", "origin")
+                         if c in mine.columns]].sort_values([*vocab.FACTORS, "rank"], kind="stable")
+            common.show_table(mine.rename(columns={"scoring": "metric"}), "drill-dataset",
+                              prov.with_filters(drill_dataset=dataset), height=min(38 + 35 * max(len(mine), 1), 420),
+                              column_config={"cv_score": st.column_config.NumberColumn("score", format="%.4f")})
+        else:
+            fold_columns = [c for c in per_fold.columns if c.startswith("fold_")]
+            st.caption(f"{len(per_fold):,} experiments of local runs, {len(fold_columns)} folds each; mean and sample "
+                       "standard deviation over the folds. Best mean first within each setting.")
+            common.show_table(per_fold.rename(columns={"scoring": "metric"}), "drill-folds",
+                              prov.with_filters(drill_dataset=dataset),
+                              column_config={c: st.column_config.NumberColumn(format="%.4f")
+                                             for c in [*fold_columns, "mean", "sd"]})
+
+    st.subheader("Two encoders, head to head")
+    if len(present) < 2:
+        st.info("This selection has fewer than two encoders.")
+        return
+    a_col, b_col = st.columns(2)
+    with a_col:
+        a = common.selectbox("Encoder A", present, key="drill_a", default=present[0])
+    with b_col:
+        b = common.selectbox("Encoder B", [e for e in present if e != a], key="drill_b",
+                             default=present[1] if present[1] != a else present[0])
+    duel = explorer.head_to_head(table, a, b, names)
+    if duel.points.empty:
+        st.info(f"{a} and {b} have no dataset and setting in common in this selection.")
+        return
+    with st.container(key="drill-duel-summary"):
+        st.markdown(duel.summary)
+    duel_prov = prov.with_filters(drill_a=a, drill_b=b)
+    chart = plots.head_to_head_scatter(duel.points.assign(name=duel.points["name"].fillna(duel.points["dataset"])),
+                                       encoder_a=a, encoder_b=b, title=f"{a} vs {b}: one point per dataset and setting")
+    common.show_chart(chart, "head-to-head", duel_prov, width="content",
+                      table=(duel.points.rename(columns={"scoring": "metric"}), "head-to-head"))
+    st.caption(f"Above the dashed diagonal {b} scores higher, below it {a} (for a lower-is-better metric the "
+               "better one is the lower score: the colour says which is better).")
 
 
 filter_key = tuple(filter_args.items())
@@ -172,7 +274,8 @@ st.markdown(
 # One section at a time: only the open tab is drawn (stateful tabs bound to the URL as
 # ?section=..., as on the Overview and Consensus pages), so a filter change redraws the summary
 # and one section, not a table, two box plots over every score and a heatmap.
-scores_tab, distributions_tab, heatmap_tab = st.tabs(list(SECTIONS), key="section", bind="query-params")
+scores_tab, distributions_tab, heatmap_tab, drill_tab = st.tabs(list(SECTIONS), key="section",
+                                                                 bind="query-params")
 if scores_tab.open:
     with scores_tab:
         columns = ["dataset", "name", "model", "tuning", "scoring", "encoder", "family", "cv_score", "cv_std",
@@ -216,6 +319,9 @@ if heatmap_tab.open:
         field = "rank" if value == "rank" else "cv_score"
         common.show_chart(heatmap_chart(db, version, load_key, field, tuple(encoders), tuple(chosen_datasets)),
                           f"heatmap-{value}", prov)
+if drill_tab.open:
+    with drill_tab:
+        drill_down()
 
 pairs = side_by_side(db, version, filter_key)
 if not pairs.empty:

@@ -19,7 +19,8 @@ def _table(at):
 
 def test_explorer_renders_scores_boxes_and_heatmap():
     at = open_page("explorer")
-    assert [t.label for t in at.tabs] == ["Scores per dataset", "Distributions per encoder", "Encoder x dataset"]
+    assert [t.label for t in at.tabs] == ["Scores per dataset", "Distributions per encoder", "Encoder x dataset",
+                                         "Drill down"]
     table = _table(at)
     assert set(table["tuning"]) == {"no"} and set(table["metric"]) == {"AUC"}
     assert set(table["model"]) == {"DT", "LGBM", "SVM", "kNN", "LogReg"}
@@ -94,3 +95,89 @@ def test_scores_table_shows_missing_values_as_a_dash_and_keeps_the_numbers_in_it
     assert changed == ["t"] and shown["t"].tolist() == ["12.50", MISSING, " 3.25", " 0.50"]
     assert sorted(shown["t"]) == [" 0.50", " 3.25", "12.50", MISSING]
     assert shown["n"].tolist() == [1, 2, 3, 4]                     # nothing missing: left as numbers
+
+
+def _query(**extra):
+    return {"model": "LogReg", "tuning": "no", "metric": "AUC", "section": "Drill down", **extra}
+
+
+def test_drill_down_from_an_encoder_to_its_scores_per_dataset(published_db):
+    """Picking an encoder lists its score on every dataset of the selection beside the best
+    there, as encbench.views.explorer.encoder_profile computes it, worst gap first, with the
+    datasets' names."""
+    from encbench.store import Reader, queries
+    from encbench.views import explorer
+
+    at = open_page("explorer", _query(drill_encoder="MT"))
+    assert at.selectbox(key="drill_encoder").value == "MT"
+    shown = at.dataframe[0].value
+    reader = Reader(published_db)
+    try:
+        rows = queries.one_score_per_experiment(queries.load_scores(
+            reader, models=["LogReg"], tunings=["no"], scorings=["AUC"], origins=["published"]))
+        names = queries.list_datasets(reader).set_index("dataset")["name"].astype(str).to_dict()
+    finally:
+        reader.close()
+    expected = explorer.encoder_profile(explorer.ranked_scores(rows), "MT", names)
+    assert shown["dataset"].tolist() == expected["dataset"].tolist()
+    assert shown["behind"].to_numpy() == pytest.approx(expected["behind"].to_numpy())
+    assert shown["name"].notna().all() and "credit-g" in set(shown["name"])
+    summary = next(m.value for m in at.markdown if m.value.startswith("**MT** is best on"))
+    assert f"of {len(expected):,} (dataset, setting) pairs" in summary
+
+
+def test_drill_down_two_encoders_head_to_head_with_dataset_names():
+    """Two encoders give a scatter over the datasets both have, named by dataset in its data and
+    tooltips, the wins of each counted; the heatmap's axis names its datasets too."""
+    at = open_page("explorer", _query(drill_a="OH", drill_b="MT"))
+    summary = next(m.value for m in at.markdown if m.value.startswith("Over the "))
+    assert "**OH** better on" in summary and "**MT** better on" in summary
+    scatter = next(c for c in charts(at) if "OH score" in json.dumps(c.proto.spec))
+    assert "credit-g" in json.dumps(scatter.proto.spec) or "credit-g" in str(scatter.proto)
+    heatmap = open_page("explorer", {"section": "Encoder x dataset"})
+    assert "credit-g" in json.dumps(charts(heatmap)[0].proto.spec)
+
+
+def test_drill_down_says_the_published_scores_have_no_folds():
+    at = open_page("explorer", _query(drill_dataset="credit-g (31)"))
+    assert "No per-fold scores of credit" in texts(at)
+
+
+@pytest.fixture()
+def local_run_db(private_db, tmp_path):
+    """A local run (OH and MT, LogReg, AUC, 5 folds) on a small binary CSV."""
+    import numpy as np
+
+    from encbench.engine import Grid, run_grid
+
+    rng = np.random.default_rng(3)
+    colour = rng.choice([f"c{i}" for i in range(6)], 150)
+    y = (pd.Series(colour).str[1:].astype(int) + rng.integers(0, 3, 150) > 4).astype(int)
+    path = tmp_path / "shop.csv"
+    pd.DataFrame({"colour": colour, "size": rng.normal(size=150), "bought": y}).to_csv(path, index=False)
+    run_grid(Grid(datasets=[f"{path}:bought"], encoders=["OH", "MT"], models=["LogReg"], scorings=["AUC"]),
+             db_path=private_db, workers=0)
+    return private_db
+
+
+def test_drill_down_from_a_dataset_to_its_per_fold_scores(local_run_db):
+    """The store keeps every fold of a local run and no page showed them: the drill-down lists
+    each experiment's five fold scores, their mean (the view's score) and spread."""
+    from encbench.store import Reader, queries
+
+    reader = Reader(local_run_db)
+    try:
+        rows = queries.load_scores(reader, origins=["local"])
+        folds = queries.fold_scores(reader, sorted(set(rows["run_id"])))
+    finally:
+        reader.close()
+    at = open_page("explorer", {**_query(), "origin": "local"})
+    assert not at.exception and "No per-fold scores" not in texts(at)
+    table = next(d.value for d in at.dataframe if "fold_0" in d.value.columns)
+    assert [c for c in table.columns if c.startswith("fold_")] == [f"fold_{k}" for k in range(5)]
+    assert sorted(table["encoder"]) == ["MT", "OH"]
+    for _, row in table.iterrows():
+        mine = folds[folds["encoder"] == row["encoder"]].sort_values("fold")["cv_score"].to_numpy()
+        assert [row[f"fold_{k}"] for k in range(5)] == pytest.approx(mine.tolist())
+        assert row["mean"] == pytest.approx(rows.loc[rows["encoder"] == row["encoder"], "cv_score"].item())
+        assert row["sd"] == pytest.approx(float(pd.Series(mine).std()))

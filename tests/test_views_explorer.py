@@ -62,3 +62,51 @@ def test_published_vs_local_notes_published_cells_of_an_earlier_run():
     pairs = explorer.published_vs_local(rows).set_index(["encoder", "scoring"])["note"]
     assert "earlier run" in pairs[("MT", "Acc")] and "earlier run" in pairs[("OH", "Acc")]
     assert pairs[("MT", "AUC")] == pairs[("ME_1", "Acc")] == ""
+
+
+def _voters():
+    """Hand-built: two datasets under AUC and one under RMSE (lower is better), three encoders."""
+    rows = [("1", "AUC", "A", 0.9), ("1", "AUC", "B", 0.8), ("1", "AUC", "C", 0.9),
+            ("2", "AUC", "A", 0.6), ("2", "AUC", "B", 0.7), ("2", "AUC", "C", 0.5),
+            ("3", "RMSE", "A", 2.0), ("3", "RMSE", "B", 1.0), ("3", "RMSE", "C", 3.0)]
+    frame = pd.DataFrame(rows, columns=["dataset", "scoring", "encoder", "cv_score"])
+    return explorer.ranked_scores(frame.assign(model="LogReg", tuning="no"))
+
+
+def test_encoder_profile_puts_each_score_beside_the_voter_s_best():
+    """By hand, encoder A: dataset 1 best (0.9, tied with C: 0 behind), dataset 2 second of three
+    (0.1 behind B's 0.7), dataset 3 (RMSE) second, 1.0 behind B's 1.0: worst first."""
+    profile = explorer.encoder_profile(_voters(), "A", {"1": "one", "2": "two"})
+    assert profile["dataset"].tolist() == ["3", "2", "1"]
+    assert profile["behind"].tolist() == pytest.approx([1.0, 0.1, 0.0])
+    assert profile["best_score"].tolist() == pytest.approx([1.0, 0.7, 0.9])
+    assert profile["best_encoders"].tolist() == ["B", "B", "A, C"]
+    assert profile["rank"].tolist() == [2, 2, 1] and profile["n_encoders"].tolist() == [3, 3, 3]
+    assert profile["name"].tolist()[1:] == ["two", "one"]
+    assert explorer.encoder_profile(_voters(), "Z").empty
+
+
+def test_head_to_head_counts_wins_by_each_metric_s_direction():
+    """A against B: A better on dataset 1 (0.9 > 0.8), B on 2 (0.7 > 0.6) and on 3 (RMSE 1.0 <
+    2.0): 1 win to 2; A against C: A on 2 and 3, tie on 1."""
+    ranked = _voters()
+    ab = explorer.head_to_head(ranked, "A", "B", {"1": "one"})
+    assert ab.wins == (1, 2, 0) and ab.points["winner"].tolist() == ["A", "B", "B"]
+    assert ab.points["name"].tolist()[0] == "one"
+    assert "**A** better on 1, **B** better on 2, equal on 0" in ab.summary
+    assert explorer.head_to_head(ranked, "A", "C").wins == (2, 0, 1)
+    with pytest.raises(ValueError, match="two different encoders"):
+        explorer.head_to_head(ranked, "A", "A")
+
+
+def test_dataset_folds_spreads_each_experiment_over_its_folds():
+    folds = pd.DataFrame([{"run_id": "r", "dataset": "d", "encoder": e, "model": "LogReg", "tuning": "no",
+                           "scoring": "AUC", "split": "cv", "task": "binary", "fold": f, "cv_score": v}
+                          for e, values in (("OH", (0.7, 0.8, 0.9)), ("MT", (0.9, 0.9, 0.9)))
+                          for f, v in enumerate(values)])
+    table = explorer.dataset_folds(folds, "d")
+    assert table["encoder"].tolist() == ["MT", "OH"]                 # best mean first
+    oh = table.set_index("encoder").loc["OH"]
+    assert [oh["fold_0"], oh["fold_1"], oh["fold_2"]] == [0.7, 0.8, 0.9]
+    assert oh["mean"] == pytest.approx(0.8) and oh["sd"] == pytest.approx(0.1)
+    assert explorer.dataset_folds(folds, "other").empty

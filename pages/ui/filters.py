@@ -54,7 +54,7 @@ TASK_HELP = ("binary: binary classification, the published study's task and its 
 #: so that the model and metric choices become the new task's
 TASK_BOUND_KEYS = ("model", "tuning", "metric", "models", "tunings", "metrics", "fix_model",
                    "fix_tuning", "fix_metric", "detail", "control", "wilcoxon", "bayes_a", "bayes_b",
-                   "elo_ref", "istrategy", "dataset")
+                   "elo_ref", "istrategy", "dataset", "drill_encoder", "drill_dataset", "drill_a", "drill_b")
 
 
 def task_options(factor: str, values: Sequence[str], task: str | None) -> list[str]:
@@ -151,8 +151,10 @@ def origin_filter(lv: dict[str, list[str]]) -> tuple[str, tuple[str, ...], str]:
         The choice (a key of :data:`encbench.origin_views.ORIGIN_CHOICES`), the ``scores.origin``
         values it includes, and which score counts where an experiment has both.
     """
+    if "published" not in lv.get("origin", []) and origin_views.SUITES_RUN_ID in lv.get("own_runs", []):
+        return _own_reference(lv)
     if "local" not in lv.get("origin", []):
-        return "published", _beyond(lv, ("published",)), "published"
+        return "published", _suites(lv, _beyond(lv, ("published",))), "published"
     if "published" not in lv["origin"]:  # a task without published results: local runs only
         st.caption("Local runs only: the published benchmark holds no results of this task.")
         return "local", origin_views.origins_of("local"), "published"
@@ -171,13 +173,42 @@ def origin_filter(lv: dict[str, list[str]]) -> tuple[str, tuple[str, ...], str]:
                               key="prefer", bind="query-params", horizontal=True,
                               help="A local run on a published dataset repeats published experiments: "
                                    "only one score per experiment enters rankings and counts.")
-    return choice, _beyond(lv, origin_views.origins_of(choice)), prefer
+    return choice, _suites(lv, _beyond(lv, origin_views.origins_of(choice))), prefer
+
+
+def _own_reference(lv: dict[str, list[str]]) -> tuple[str, tuple[str, ...], str]:
+    """The choice of a task the published study lacks: encbench's own benchmark (the default),
+    with local runs, or local runs only; where an experiment has both, the local score counts."""
+    task = (lv.get("task") or [DEFAULT_TASK])[0]
+    if "local" not in lv.get("origin", []):
+        st.caption(origin_views.OWN_CAPTION.format(task=task))
+        return "own", origin_views.OWN_CHOICES["own"], "local"
+    choices = list(origin_views.OWN_CHOICES)
+    _warn_unknown_url_values("origin", choices, None)
+    choice = st.radio("Results: encbench's own benchmark, both, or local runs only", choices, key="origin",
+                      bind="query-params", horizontal=True,
+                      help=(f"own: encbench's runs on the R datasets of its {task} suite, the default "
+                            f"(the published study has no {task} results). both: your local runs are "
+                            f"added; where you ran an experiment encbench ran too, your score counts. "
+                            f"local: just your runs."))
+    return choice or "own", origin_views.OWN_CHOICES[choice or "own"], "local"
+
+
+def _suites(lv: dict[str, list[str]], origins: tuple[str, ...]) -> tuple[str, ...]:
+    """``origins``, plus the binary R datasets of encbench's own benchmark when the (URL-bound)
+    choice to add them is on; off by default, offered beside the published benchmark when the
+    database holds them."""
+    if "published" not in origins or origin_views.SUITES_RUN_ID not in lv.get("own_runs", []):
+        return origins
+    add = st.checkbox("Add encbench's own binary datasets (R datasets beyond the study's 50)", key="suites",
+                      bind="query-params", help=origin_views.SUITES_HELP)
+    return (*origins, origin_views.SUITES_CHOICE) if add else origins
 
 
 def _beyond(lv: dict[str, list[str]], origins: tuple[str, ...]) -> tuple[str, ...]:
     """``origins``, plus encbench's own results when the (URL-bound) choice to add the encoders
     beyond the study is on; off by default, offered when the database holds them."""
-    if origin_views.BEYOND_ORIGIN not in lv.get("origin", []):
+    if origin_views.ENCBENCH_RUN_ID not in lv.get("own_runs", []):
         return origins
     beyond = st.checkbox("Add the encoders beyond the study (encbench's own results)", key="beyond",
                          bind="query-params", help=origin_views.BEYOND_HELP)
@@ -246,6 +277,11 @@ def origin_banner(choice: str, prefer: str, **filters) -> None:
     ``filters`` are the keyword filters of :func:`scores` (without ``origins``/``prefer``).
     """
     db, version = data_key()
+    if choice == "own":  # said by the origin control (encbench's own benchmark, no published rows)
+        return
+    if st.session_state.get("suites"):
+        st.info("encbench's own binary R datasets are added to the published ones: their scores are "
+                "encbench's runs of the published protocol, not the study's.")
     if st.session_state.get("beyond"):
         view = beyond_view(db, version, tuple(sorted((k, v) for k, v in filters.items())))
         if view.datasets:
