@@ -7,7 +7,7 @@ into a fresh temporary database:
 
 - ``local x1`` / ``local x2``: one / two local task processes (``run_grid(workers=...)``);
 - ``dask 2x1``: a ``LocalCluster(n_workers=2, threads_per_worker=1, processes=True)``;
-- ``cluster 2x1``: a real cluster as README "Run on a cluster" starts it: ``dask scheduler`` and
+- ``cluster 2x1``: a real cluster as docs/user-guide.md, "Running on a cluster", starts it: ``dask scheduler`` and
   two ``dask worker --nthreads 1`` processes of their own (no PYTHONPATH, another working
   directory: encbench is imported because it is installed), reached at ``tcp://127.0.0.1:PORT``.
 

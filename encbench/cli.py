@@ -505,8 +505,9 @@ def cmd_run(args) -> int:
                 print(f"... {len(table) - len(shown)} more rows (see the app or the scores view)")
         noted = pairs.matched["note"].ne("").sum()
         if noted:
-            print(f"{noted} of these published scores are no reference for a local one (README, "
-                  f"'Differences from the published study'); the Results explorer's note column says why")
+            print(f"{noted} of these published scores are no reference for a local one "
+                  f"(docs/protocol.md, 'Differences from the published study'); the Results "
+                  f"explorer's note column says why")
     if grid.custom_encoders:
         if pairs.n_cells:  # the controls first: do the local numbers reproduce the published ones?
             encoders = ", ".join(sorted(set(pairs.matched["encoder"])))

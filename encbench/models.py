@@ -11,7 +11,7 @@ lists, ``warm_up`` and the memory guard read the registry.
 The study's five models carry its defaults and seeds (Matteucci et al. 2023, repository
 ``DrCohomology/EncoderBenchmarking``, ``src/config.py``: ``RANDOM_STATE + {2, 4, 6, 3}`` with
 ``RANDOM_STATE = 1``). Models beyond the study (``in_study=False``) use their library's defaults
-with a fixed seed, written in the entry and in README.
+with a fixed seed, written in the entry and in docs/protocol.md.
 
 Adding a model: one entry in :data:`MODEL_REGISTRY` and a test in ``tests/test_models.py``.
 

@@ -155,7 +155,7 @@ def control_agreement(local: pd.DataFrame, published: pd.DataFrame, controls, *,
         warning = (f"only {share:.1%} of the control cells are within {tolerance:g} of the published "
                    f"value (threshold {threshold:.0%}; lowest: {worst_text}): the local protocol may "
                    f"not reproduce the study on these datasets, so the new encoder's ranks may be "
-                   f"biased. See README 'Differences from the published study'.")
+                   f"biased. See docs/protocol.md, 'Differences from the published study'.")
         if pairs.known_text():
             warning += f" {pairs.known_text()}."
     return ControlAgreement(cells, by, share, tolerance, threshold, warning)

@@ -348,7 +348,7 @@ if not pairs.empty:
         st.info(
             f"{earlier.sum():,} of these published scores were not produced the way encbench runs the "
             f"study's final code: " + "; ".join(f"{n:,} {kind}" for kind, n in kinds.items())
-            + ". No local run reproduces them (README, 'Differences from the published study'); their "
+            + ". No local run reproduces them (docs/protocol.md, 'Differences from the published study'); their "
             "*note* column says why. Leaving them out: "
             + (f"mean absolute difference **{kept.abs().mean():.4f}**, largest **{kept.abs().max():.4f}**."
                if len(kept) else "nothing is left."))

@@ -52,7 +52,7 @@ def _plugins_note() -> None:
                           for p in found], hide_index=True)
         st.caption("A package declares a plugin in its pyproject.toml: "
                    "`[project.entry-points.\"encbench.encoders\"]` then `MyEnc = \"mypkg.encoders:MyEncoder\"`. "
-                   "See README, 'Benchmark your own encoder'.")
+                   "See docs/user-guide.md, 'Bring your own encoder'.")
 
 
 @common.guarded
@@ -71,7 +71,7 @@ def main() -> None:
     if runs.empty:
         st.info("No run with a custom encoder yet. Start one with `python -m encbench run --encoders "
                 "OH,MT,mypkg.encoders:FancyEncoder --datasets suite:matteucci2023 --models DT,LogReg` "
-                "(README: 'Benchmark your own encoder').")
+                "(docs/user-guide.md: 'Bring your own encoder').")
         return
     labels = {r.run_id: f"{r.encoders} · {r.label or r.run_id} ({r.status})" for r in runs.itertuples()}
     run_ids = list(labels)

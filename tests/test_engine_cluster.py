@@ -1,4 +1,4 @@
-"""A real Dask cluster: `dask scheduler` and `dask worker` processes, as the README starts them.
+"""A real Dask cluster: `dask scheduler` and `dask worker` processes, as docs/user-guide.md starts them.
 
 Unlike tests/test_engine_dask.py (a LocalCluster inside the test process), the scheduler and the
 workers here are their own processes, started from another working directory without
@@ -178,7 +178,7 @@ def test_a_custom_encoder_the_workers_cannot_import_stops_the_run_with_one_messa
     with dask_cluster(tmp_path / "cluster", [BIN / "python"]) as address:
         with distributed.Client(address, set_as_default=False) as client:
             (worker,) = client.scheduler_info()["workers"]
-        # `python -m` puts the client's directory on its sys.path (the README's way to use a
+        # `python -m` puts the client's directory on its sys.path (the user guide's way to use a
         # module of one's own); the workers start elsewhere and cannot import it
         done = subprocess.run(
             [str(BIN / "python"), "-m", "encbench", "run", "--datasets", "bundled:tic-tac-toe",

@@ -81,7 +81,7 @@ def test_the_explorer_warns_in_published_vs_local_and_when_both_mixes_them_in(vo
     both = open_page("explorer", {"model": "DT", "origin": "both", "prefer": "local"})
     banner = [w.value for w in both.warning if w.value.startswith("Local scores on vote disagree")]
     assert banner == ["Local scores on vote disagree with its published scores (0 of 6 experiments within "
-                      "0.005; README, 'Differences from the published study'): 6 of this view's scores on "
+                      "0.005; docs/protocol.md, 'Differences from the published study'): 6 of this view's scores on "
                       "vote come from those local runs, each replacing the published score of the same "
                       "experiment."]
     kept = open_page("explorer", {"model": "DT", "origin": "both"})          # prefer published

@@ -660,7 +660,7 @@ def check_cluster(client, *, wait_for_workers: float = 10.0, extra_modules: Sequ
         raise ValueError(
             f"the Dask cluster cannot run encbench tasks ({len(errors)} problems):\n{listed}\n"
             f"{hint}{install_hint(local['python'])}; then restart the scheduler and the workers "
-            f"(README: 'Run on a cluster')")
+            f"(docs/user-guide.md: 'Running on a cluster')")
 
 
 def install_hint(python: str) -> str:

@@ -156,9 +156,10 @@ SPARSE_ENCODERS = frozenset({"OH", "Sum"})
 #: :func:`encbench.engine.budget.dense_bytes`, an upper bound of every training fold's) a task of
 #: a :data:`SPARSE_ENCODERS` encoder whose models all take sparse input
 #: (:attr:`encbench.models.ModelSpec.takes_sparse`) encodes sparse even where the scores are not
-#: bit-identical to dense (LogReg, SVM, kNN: see README for how far they move). Below it, data
-#: stays dense and scores as the study's code does. The decision is per (dataset, encoder,
-#: models), so every fold of an experiment gets the same representation.
+#: bit-identical to dense (LogReg, SVM, kNN: docs/user-guide.md, "Memory and sparse encodings",
+#: says how far they move). Below it, data stays dense and scores as the study's code does. The
+#: decision is per (dataset, encoder, models), so every fold of an experiment gets the same
+#: representation.
 SPARSE_ABOVE_BYTES = 256_000_000
 
 

@@ -372,8 +372,8 @@ class DatasetAgreement:
                 f"control encoders.")
         if self.pairs.known_text():
             text += f" {self.pairs.known_text()}."
-        return text + (" These local scores are not interchangeable with the published ones (README, "
-                       "'Differences from the published study').")
+        return text + (" These local scores are not interchangeable with the published ones "
+                       "(docs/protocol.md, 'Differences from the published study').")
 
 
 def published_agreement(local: pd.DataFrame, published: pd.DataFrame, *, tolerance: float = TOLERANCE,

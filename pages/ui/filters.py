@@ -208,7 +208,7 @@ def _suites(lv: dict[str, list[str]], origins: tuple[str, ...]) -> tuple[str, ..
 def _beyond(lv: dict[str, list[str]], origins: tuple[str, ...]) -> tuple[str, ...]:
     """``origins``, plus encbench's own results when the (URL-bound) choice to add the encoders
     beyond the study is on; off by default, offered when the database holds them."""
-    if origin_views.ENCBENCH_RUN_ID not in lv.get("own_runs", []):
+    if not set(origin_views.OWN_RUNS.values()) & set(lv.get("own_runs", [])):
         return origins
     beyond = st.checkbox("Add the encoders beyond the study (encbench's own results)", key="beyond",
                          bind="query-params", help=origin_views.BEYOND_HELP)
@@ -312,7 +312,7 @@ def origin_banner(choice: str, prefer: str, **filters) -> None:
             name = md_text(raw_name)
             with st.container(key=f"origin-disagreement-{raw_name}"):
                 st.warning(
-                    f"Local scores on {name} disagree with its published scores ({agreement}; README, "
+                    f"Local scores on {name} disagree with its published scores ({agreement}; docs/protocol.md, "
                     f"'Differences from the published study'): "
                     + (f"{counted:,} of this view's scores on {name} come from those local runs"
                        + (", each replacing the published score of the same experiment." if prefer == "local"
