@@ -11,8 +11,8 @@ always picking the global R-M winner (of the other reference datasets), OH, and 
 Prints the figures and how many datasets each task's validation rests on, writes the summary
 shipped with the package (``db/seed/advisor_validation.csv``, with a ``task`` column, read by the
 Run page and ``encbench recommend``) and the per-dataset rows
-(``benchmarks/out/advisor_validation_rows.csv``), and the Markdown table of README's section
-"Which encoder for my data?".
+(``benchmarks/out/advisor_validation_rows.csv``), and the Markdown table of the advisor's dated
+findings (``docs/findings/<date>-advisor-validation.md``).
 
 The suites' results grow between sessions (``benchmarks/run_suites.py``): re-run this script when
 they have (after ``benchmarks/suites_metafeatures.py`` when the manifest grew). A setting
@@ -54,7 +54,7 @@ def _policy_text(row: dict) -> str:
 
 
 def markdown(summary: pd.DataFrame) -> str:
-    """README's table: one row per setting, then the mean over settings."""
+    """The findings' table: one row per setting, then the mean over settings."""
     lines = ["| task | tuning | model | metric | datasets | k | advisor | global winner | OH | random | "
              "advisor vs global (W/T/L) | Wilcoxon p | recommends |",
              "|---|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|---|"]
