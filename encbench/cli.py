@@ -602,7 +602,8 @@ def build_parser() -> argparse.ArgumentParser:
     db = sub.add_parser("db", help="manage the results database")
     db_sub = db.add_subparsers(dest="db_command", required=True)
     for name, func, text in (
-        ("init", cmd_db_init, "create the database and import the published results if absent"),
+        ("init", cmd_db_init, "create the database and import the shipped results (the published "
+                              "study's and encbench's own) if absent"),
         ("import-published", cmd_db_import_published, "import the published results (idempotent)"),
         ("info", cmd_db_info, "print what the database holds"),
     ):
