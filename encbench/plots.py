@@ -291,7 +291,8 @@ def box_by_encoder(data: pd.DataFrame, *, value: str, value_title: str | None = 
 def encoder_dataset_heatmap(data: pd.DataFrame, *, value: str, value_title: str | None = None,
                             encoders: Sequence[str] | None = None,
                             datasets: Sequence[str] | None = None, lower_is_better: bool = False,
-                            title: str = "", dataset_names: dict[str, str] | None = None) -> alt.Chart:
+                            title: str = "", dataset_names: dict[str, str] | None = None,
+                            select: str | None = None) -> alt.Chart:
     """Encoder x dataset heatmap of ``value``; combinations without a result are grey "missing".
 
     Parameters
@@ -304,6 +305,9 @@ def encoder_dataset_heatmap(data: pd.DataFrame, *, value: str, value_title: str 
     dataset_names : dict, optional
         Dataset key -> name: the axis and the tooltips show names (a key without a name shows
         itself); the cells stay keyed by dataset.
+    select : str, optional
+        The name of a click selection of one cell with a result (its ``encoder`` and
+        ``dataset``), for an app that drills into it.
     """
     _require(data, ["encoder", "dataset", value], "encoder_dataset_heatmap")
     if data.duplicated(["encoder", "dataset"]).any():
@@ -328,6 +332,9 @@ def encoder_dataset_heatmap(data: pd.DataFrame, *, value: str, value_title: str 
                                           scale=alt.Scale(scheme="viridis", reverse=lower_is_better)),
                           [alt.Tooltip("encoder:N"), alt.Tooltip("name:N", title="dataset"),
                            alt.Tooltip("shown:N", title=value_title or value)])
+    if select:
+        cells.layer[1] = cells.layer[1].add_params(
+            alt.selection_point(name=select, fields=["encoder", "dataset"], on="click", toggle=False))
     # never narrower than its title: "fit-x" holds the chart to its width, title included, and a
     # PNG of a few datasets cut the title at both ends
     width = max(200, min(1100, 14 * len(datasets)), _title_width(title))

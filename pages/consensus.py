@@ -13,6 +13,7 @@ from encbench.views import consensus
 from encbench.views import rank_intervals as rank_iv
 from encbench.views.labels import combination_label
 from pages import common
+from pages.ui.navigation import drill_link
 
 common.ensure_routed()
 
@@ -445,8 +446,15 @@ def _control(encoders: list[str]) -> str | None:
 
 def _rankings_section() -> None:
     # every strategy column holds consensus ranks (1 = best): LaTeX sets each column's best in bold
-    common.show_table(view.wide, "rankings", prov, height=min(38 + 35 * len(view.wide), 700),
-                      best={c: "min" for c in view.wide.columns if pd.api.types.is_numeric_dtype(view.wide[c])})
+    picked = common.show_table(view.wide, "rankings", prov, height=min(38 + 35 * len(view.wide), 700), select=True,
+                               best={c: "min" for c in view.wide.columns
+                                     if pd.api.types.is_numeric_dtype(view.wide[c])})
+    if picked is None:
+        st.caption("Select a row to see that encoder's scores dataset by dataset.")
+    else:
+        drill_link(str(picked["encoder"]), task=task, models=selected["model"], tunings=selected["tuning"],
+                   metrics=selected["scoring"], origin=choice, prefer=prefer,
+                   beyond=bool(st.session_state.get("beyond")))
     drawn = view_charts(*view_key, RANKINGS)
     if drawn:
         common.show_chart(drawn["rank-matrix"], "rank-matrix", prov)

@@ -132,7 +132,7 @@ def heatmap_chart(db: str, version: tuple, key: tuple, field: str, encoders: tup
     order += [e for e in encoders if e not in order]
     return plots.encoder_dataset_heatmap(
         cells, value=field, value_title="mean rank" if field == "rank" else "mean score",
-        encoders=order, datasets=list(datasets), lower_is_better=lower, dataset_names=names,
+        encoders=order, datasets=list(datasets), lower_is_better=lower, dataset_names=names, select=CELL,
         title="Grey cells: no result for that encoder on that dataset").to_dict(validate=False)
 
 
@@ -159,6 +159,19 @@ def dataset_label(dataset: str) -> str:
     """How a dataset is offered in a select and named in the URL: ``"credit-g (31)"``."""
     name = names.get(dataset)
     return f"{name} ({dataset})" if name and name != dataset else str(dataset)
+
+
+#: the heatmap's click selection of one cell
+CELL = "cell"
+
+
+def open_drill(encoder: str, dataset: str) -> None:
+    """Open the drill-down tab on ``encoder`` and ``dataset`` (a label of the dataset select);
+    a callback, so it runs before the tabs and selects are drawn."""
+    st.session_state["section"] = DRILL
+    st.session_state["drill_encoder"] = encoder
+    st.session_state["drill_a"] = encoder
+    st.session_state["drill_dataset"] = dataset
 
 
 def drill_down() -> None:
@@ -317,8 +330,15 @@ if heatmap_tab.open:
         value = st.radio("Cell value", ["rank", "score"], horizontal=True, key="cell", bind="query-params",
                          help="Mean over the selected model/tuning/metric combinations.")
         field = "rank" if value == "rank" else "cv_score"
-        common.show_chart(heatmap_chart(db, version, load_key, field, tuple(encoders), tuple(chosen_datasets)),
-                          f"heatmap-{value}", prov)
+        clicked = common.show_chart(heatmap_chart(db, version, load_key, field, tuple(encoders),
+                                                  tuple(chosen_datasets)), f"heatmap-{value}", prov, select=CELL)
+        if clicked:
+            cell_encoder, cell_dataset = str(clicked[0]["encoder"]), str(clicked[0]["dataset"])
+            st.button(f"Drill down: {cell_encoder} dataset by dataset, and {dataset_label(cell_dataset)} fold by fold",
+                      key="drill-cell", icon=":material/zoom_in:", on_click=open_drill,
+                      args=(cell_encoder, dataset_label(cell_dataset)))
+        else:
+            st.caption("Click a cell to drill down into that encoder and that dataset.")
 if drill_tab.open:
     with drill_tab:
         drill_down()

@@ -5,6 +5,7 @@ import streamlit as st
 from encbench import plots, vocab
 from encbench.views import overview
 from pages import common
+from pages.ui.navigation import drill_link
 
 HEADLINE = overview.HEADLINE_STRATEGY
 #: The tabs below the headline (labels are URL values: ?section=Runs).
@@ -119,10 +120,16 @@ with left:
     common.show_chart(charts(db, version, origins, prefer, tasks)["headline-consensus"], "headline-consensus", prov)
 with right:
     # narrow number columns: the table fits its column without a horizontal scroll
-    common.show_table(table[["rank", "encoder", "family", "mean_rank", "n_voters"]],
-                      "headline-consensus", prov, height=420, best={"mean_rank": "min"},
-                      column_config={"mean_rank": st.column_config.NumberColumn("mean rank", format="%.3f"),
-                                     "n_voters": st.column_config.NumberColumn("voters")})
+    picked = common.show_table(table[["rank", "encoder", "family", "mean_rank", "n_voters"]],
+                               "headline-consensus", prov, height=420, best={"mean_rank": "min"}, select=True,
+                               column_config={"mean_rank": st.column_config.NumberColumn("mean rank", format="%.3f"),
+                                              "n_voters": st.column_config.NumberColumn("voters")})
+    if picked is None:
+        st.caption("Select a row to see that encoder's scores dataset by dataset.")
+    else:
+        # the headline pools every model, tuning and metric: the explorer opens on all of them
+        drill_link(str(picked["encoder"]), task=task, models=lv["model"], tunings=lv["tuning"],
+                   metrics=lv["scoring"], origin=choice, prefer=prefer, beyond=bool(st.session_state.get("beyond")))
 if len(head.left_out):
     st.caption("Not in the headline ranking, as their results cover too few of the voters: their mean rank "
                "over the voters they have, among the encoders each of those has, is not comparable with the "

@@ -566,3 +566,19 @@ def test_a_chart_and_its_numbers_share_one_labelled_download_menu(tab, item):
     open_exports(at, f"chart-{item}")
     keys = {b.key for b in at.download_button}
     assert {f"dl-chart-{item}-png", f"dl-chart-{item}-csv", f"dl-chart-{item}-provenance"} <= keys
+
+
+def test_a_ranking_row_leads_to_that_encoder_s_scores_under_the_same_filters():
+    """Selecting a row of the rankings links the drill-down on its encoder, with the view's
+    model, tuning and metric; the link's page opens on that encoder."""
+    at = open_page("consensus", {"model": "DT"})
+    at.session_state["select-rankings"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    at.run()
+    first = _wide(at)["encoder"].iloc[0]
+    link = next(p.proto for p in at.get("page_link") if p.proto.page == "explorer")
+    assert f"drill_encoder={first}" in link.query_string and "model=DT" in link.query_string
+    assert "metric=AUC" in link.query_string and "tuning=no" in link.query_string
+    query = dict(item.split("=") for item in link.query_string.split("&"))
+    drill = open_page("explorer", {**query, "section": "Drill down"})
+    assert drill.selectbox(key="drill_encoder").value == first
+    assert set(drill.dataframe[0].value["model"]) == {"DT"}

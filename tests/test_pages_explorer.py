@@ -181,3 +181,20 @@ def test_drill_down_from_a_dataset_to_its_per_fold_scores(local_run_db):
         assert [row[f"fold_{k}"] for k in range(5)] == pytest.approx(mine.tolist())
         assert row["mean"] == pytest.approx(rows.loc[rows["encoder"] == row["encoder"], "cv_score"].item())
         assert row["sd"] == pytest.approx(float(pd.Series(mine).std()))
+
+
+def test_a_heatmap_cell_opens_the_drill_down_on_its_encoder_and_dataset():
+    """A click on a heatmap cell (its selection) offers a button that opens the Drill down tab on
+    that encoder and that dataset; the heatmap's spec holds the click selection."""
+    at = open_page("explorer", {"section": "Encoder x dataset"})
+    assert "Click a cell to drill down" in texts(at)
+    spec = json.loads(charts(at)[0].proto.spec)
+    assert [param["name"] for param in spec.get("params", [])] == ["cell"]
+    at.session_state["select-heatmap-rank"] = {"selection": {"cell": [{"encoder": "MT", "dataset": "31"}]}}
+    at.run()
+    at.button(key="drill-cell").click().run()
+    assert not at.exception
+    assert at.session_state["section"] == "Drill down"
+    assert at.selectbox(key="drill_encoder").value == "MT"
+    assert at.selectbox(key="drill_dataset").value == "credit-g (31)"
+    assert any(m.value.startswith("**MT** is best on") for m in at.markdown)

@@ -103,9 +103,24 @@ def test_a_newcomer_gets_next_steps_and_plain_words(published_env):
     shown = texts(at)
     assert "binary targets" not in shown
     assert "Which encoder should turn your categorical columns into numbers?" in shown
-    assert "Shown: binary classification, the published study's task." in shown
+    assert "Shown: binary classification (a yes/no target), 50 dataset(s)" in shown
     links = {(p.proto.label, p.proto.page) for p in at.get("page_link")}
     labels = {label for label, _ in links}
     assert {"Run the encoders on your data", "Rankings per model and metric", "The paper (arXiv:2307.09191)"} <= labels
     assert any(page.endswith("arxiv.org/abs/2307.09191") for _, page in links)
     assert any("How to read this page" in e.label for e in at.expander)
+
+
+def test_a_headline_row_leads_to_that_encoder_s_scores_per_dataset(published_env):
+    """Selecting a row of the headline table offers a link to the Results explorer's drill-down
+    on that encoder, over every model, tuning and metric the headline pooled."""
+    at = open_page("overview")
+    assert "Select a row to see that encoder's scores" in texts(at)
+    at.session_state["select-headline-consensus"] = {"selection": {"rows": [1], "columns": [], "cells": []}}
+    at.run()
+    second = at.dataframe[0].value["encoder"].iloc[1]
+    link = next(p.proto for p in at.get("page_link") if p.proto.page == "explorer")
+    assert link.label.startswith(f"{second}: its scores dataset by dataset")
+    query = link.query_string
+    assert f"drill_encoder={second}" in query and "section=Drill+down" in query
+    assert "tuning=full" in query and "metric=Acc" in query and "model=LogReg" in query

@@ -92,9 +92,10 @@ def test_the_overview_says_what_each_task_holds():
     from encbench.views.overview import task_holds
 
     binary = task_holds("binary", {"origin": ["encbench", "local", "published"], "dataset": list("abc")})
-    assert binary.startswith("Shown: binary targets, 3 dataset(s) with results: the published study's")
+    assert binary.startswith("Shown: binary classification (a yes/no target), 3 dataset(s) with results: "
+                             "the published study's")
     assert binary.endswith("and your local runs.")
     multiclass = task_holds("multiclass", {"origin": ["encbench"], "dataset": ["x", "y"]})
-    assert multiclass == ("Shown: multiclass targets, 2 dataset(s) with results: encbench's own benchmark "
-                          "(R datasets, every encoder).")
+    assert multiclass == ("Shown: multiclass classification (a target of several classes), 2 dataset(s) with "
+                          "results: encbench's own benchmark (R datasets, every encoder).")
     assert task_holds("regression", {"origin": [], "dataset": []}).endswith("results: nothing yet.")

@@ -196,4 +196,10 @@ def task_holds(task: str, lv: dict) -> str:
     if "local" in origins:
         parts.append("your local runs")
     held = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1] if parts else "nothing yet"
-    return f"Shown: {task} targets, {datasets} dataset(s) with results: {held}."
+    return f"Shown: {TASK_WORDS.get(task, task)}, {datasets} dataset(s) with results: {held}."
+
+
+#: a task in words a newcomer reads ("binary targets" said little)
+TASK_WORDS = {"binary": "binary classification (a yes/no target)",
+              "multiclass": "multiclass classification (a target of several classes)",
+              "regression": "regression (a numeric target)"}

@@ -77,13 +77,21 @@ def chart_exports(chart, item: str, provenance: export.Provenance, *,
 
 def show_table(frame: pd.DataFrame, item: str, provenance: export.Provenance, *,
                best: dict[str, str] | None = None, latex: dict | None = None,
-               shown: pd.DataFrame | None = None, **kwargs) -> None:
+               shown: pd.DataFrame | None = None, select: bool = False, **kwargs) -> pd.Series | None:
     """A dataframe with its Download menu underneath (``best``, ``latex``: see :func:`table_exports`).
 
     ``shown`` is drawn instead of ``frame`` (e.g. :func:`dash_missing`'s copy); the exports are
-    always of ``frame``."""
-    st.dataframe(frame if shown is None else shown, hide_index=True, width="stretch", **kwargs)
+    always of ``frame``. ``select=True``: one row can be selected (widget ``select-{item}``) and
+    its row of ``frame`` is returned (None while none is)."""
+    if not select:
+        st.dataframe(frame if shown is None else shown, hide_index=True, width="stretch", **kwargs)
+        table_exports(frame, item, provenance, best=best, latex=latex)
+        return None
+    state = st.dataframe(frame if shown is None else shown, hide_index=True, width="stretch",
+                         key=f"select-{item}", on_select="rerun", selection_mode="single-row", **kwargs)
     table_exports(frame, item, provenance, best=best, latex=latex)
+    rows = list(getattr(getattr(state, "selection", None), "rows", None) or [])
+    return frame.iloc[rows[0]] if rows and rows[0] < len(frame) else None
 
 
 MISSING = "\u2014"  # an em dash: how a table shows a value that does not exist
@@ -128,14 +136,17 @@ def _spec_width(spec: dict) -> int:
 
 
 def show_chart(chart, item: str, provenance: export.Provenance, *, width: str = "stretch",
-               scroll: bool = False, table: tuple[pd.DataFrame, str] | None = None) -> None:
+               scroll: bool = False, table: tuple[pd.DataFrame, str] | None = None,
+               select: str | None = None) -> list[dict] | None:
     """An Altair chart, or its Vega-Lite spec (a dict, e.g. cached), with its Download menu underneath.
 
     ``scroll=True`` (for a chart of fixed width, ``width="content"``, such as the CD diagram):
     on a screen narrower than the chart, the chart scrolls sideways inside its own row instead of
     widening the page. ``table=(frame, table_item)``: the chart's numbers as a table, downloaded
     from the same menu (see :func:`chart_exports`): one menu instead of two under a chart, each
-    redrawn on every rerun."""
+    redrawn on every rerun. ``select``: the name of a selection the spec defines (a clicked
+    cell); the chart reruns the page when it changes (widget ``select-{item}``) and what it
+    selects is returned (a list of field values, empty while nothing is)."""
     # The spec without Altair's JSON-schema validation (st.altair_chart validates on every rerun,
     # about half of a chart's cost: 400 of 800 ms per Consensus rerun). Chart builders are
     # validated by tests/test_plots.py, and exports of a chart still validate when clicked.
@@ -149,9 +160,18 @@ def show_chart(chart, item: str, provenance: export.Provenance, *, width: str = 
             st.caption(":material/swipe: Wider than this screen: scroll the chart sideways.")
         with st.container(horizontal=True, wrap=False, key=f"scroll-{item}"):
             st.vega_lite_chart(spec, width=width)
+    elif select:
+        state = st.vega_lite_chart(spec, width=width, on_select="rerun", selection_mode=[select],
+                                   key=f"select-{item}")
+        chart_exports(chart, item, provenance, table=table)
+        chosen = getattr(getattr(state, "selection", None), select, None) if state is not None else None
+        if chosen is None and isinstance(state, dict):
+            chosen = state.get("selection", {}).get(select)
+        return list(chosen or [])
     else:
         st.vega_lite_chart(spec, width=width)
     chart_exports(chart, item, provenance, table=table)
+    return None
 
 
 def provenance(view: str, filters: dict, rows: pd.DataFrame | None, version: tuple, *,

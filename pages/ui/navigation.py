@@ -95,3 +95,27 @@ def ensure_routed() -> None:
         return
     navigation(position="hidden")
     st.rerun()
+
+
+def drill_link(encoder: str, *, task: str, models=None, tunings=None, metrics=None, origin: str | None = None,
+               prefer: str | None = None, beyond: bool = False, key: str | None = None) -> None:
+    """A link to the Results explorer's drill-down on ``encoder``, with the view's filters: its
+    scores per dataset, where a ranking row or a heatmap cell was chosen.
+
+    ``models``, ``tunings``, ``metrics`` (None: every value) are the filters the row was ranked
+    under; ``origin``, ``prefer`` and ``beyond`` the results it was ranked on."""
+    query: dict[str, object] = {"section": "Drill down", "drill_encoder": encoder, "drill_a": encoder}
+    if task != "binary":
+        query["task"] = task
+    for name, values in (("model", models), ("tuning", tunings), ("metric", metrics)):
+        if values is not None:
+            query[name] = list(values)
+    if origin and origin != "published":
+        query["origin"] = origin
+        if prefer and origin == "both":
+            query["prefer"] = prefer
+    if beyond:
+        query["beyond"] = "true"
+    with st.container(key=key or f"drill-link-{encoder}"):
+        st.page_link("pages/explorer.py", label=f"{encoder}: its scores dataset by dataset, in the Results explorer",
+                     icon=":material/zoom_in:", query_params=query)
