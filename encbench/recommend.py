@@ -687,8 +687,28 @@ def recommend(features: MetaFeatures, scores: pd.DataFrame, *, model: str, scori
         recommended = tuple((local if use == "neighbours" else overall)["encoder"].head(n_top))
     n_reference = int(setting["dataset"].nunique())
     message = _message(checked, use, recommended, model, tuning, scoring, len(neighbours), n_reference, task)
+    outside = outside_reference(features, reference)
+    if outside:
+        message += (" Your data lies outside every reference dataset on " + "; ".join(outside)
+                    + ": the advice extrapolates from datasets unlike yours there.")
     return Recommendation(model, tuning, scoring, features, neighbours, local, overall, checked, use,
                           recommended, message, n_reference)
+
+
+def outside_reference(features: MetaFeatures, reference: pd.DataFrame) -> list[str]:
+    """The meta-features of ``features`` outside the range of the reference datasets
+    (``"max_cardinality 10,000 (reference 2 to 7,518)"``), in the task's distance-feature order."""
+    out = []
+    for name, value in features.vector().items():
+        if name not in reference.columns:
+            continue
+        known = pd.to_numeric(reference[name], errors="coerce").dropna()
+        if not len(known) or known.min() <= value <= known.max():
+            continue
+        integral = name in metafeatures.COUNT_FEATURES
+        shown = (lambda v: f"{v:,.0f}") if integral else (lambda v: f"{v:.3g}")
+        out.append(f"{name} {shown(value)} (reference {shown(known.min())} to {shown(known.max())})")
+    return out
 
 
 #: the policies :func:`recommend` chooses between, as ``use`` names them, and their regret column

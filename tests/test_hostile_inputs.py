@@ -739,3 +739,22 @@ def test_a_queued_run_never_imports_a_custom_encoder_that_is_no_installed_plugin
     assert request.outcome == "failed" and request.error.startswith(f"ValueError: {refusal}"), request.error
     assert not list(tmp_path.glob("*.marker"))
     assert not db.exists()
+
+
+def test_advice_on_more_levels_than_any_reference_dataset_says_it_extrapolates(tmp_path, capsys):
+    """`encbench recommend` on a file whose widest column has 10,000 levels (the reference
+    datasets have at most 7,518) advises and says that the advice extrapolates, naming the
+    meta-feature and the reference range."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"code": [f"c{i}" for i in range(10_000)] + [f"c{i}" for i in range(2_000)],
+                          "colour": rng.choice(["red", "green", "blue"], 12_000),
+                          "y": rng.choice(["no", "yes"], 12_000)})
+    path = tmp_path / "wide.csv"
+    frame.to_csv(path, index=False)
+    assert main(["recommend", f"{path}:y", "--model", "LogReg", "--metric", "AUC"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "outside every reference dataset on max_cardinality 10,000 (reference" in out
+    assert "the advice extrapolates" in out

@@ -498,3 +498,22 @@ def test_validation_rows_name_their_task():
     result = validate_advisor(scores.assign(task="regression"), reference, task="regression", k_grid=(2, None))
     assert set(result.summary["task"]) == set(result.per_dataset["task"]) == {"regression"}
     assert result.summary["n_datasets"].iloc[0] == 6
+
+
+def test_advice_on_data_beyond_every_reference_dataset_says_it_extrapolates():
+    """A dataset whose widest column has more levels than any reference dataset (10,000 against
+    at most 4,999 here) is advised on with a sentence naming the meta-feature, its value and the
+    reference range; one inside every range gets no such sentence."""
+    reference = _reference(10, seed=7)
+    scores = _scores(reference["dataset"], seed=7)
+    row = reference.iloc[2]
+    inside = MetaFeatures(task="binary", **{f: row[f] for f in FEATURES})
+    wide = MetaFeatures(task="binary", **{**{f: row[f] for f in FEATURES}, "max_cardinality": 10_000})
+    low, high = reference["max_cardinality"].min(), reference["max_cardinality"].max()
+    advice = recommend(wide, scores, model="LogReg", scoring="AUC", reference=reference,
+                       validation=_validation_row(True, True), B=50)
+    assert (f"outside every reference dataset on max_cardinality 10,000 (reference {low:,} to {high:,}): "
+            "the advice extrapolates") in advice.message
+    plain = recommend(inside, scores, model="LogReg", scoring="AUC", reference=reference,
+                      validation=_validation_row(True, True), B=50)
+    assert "extrapolates" not in plain.message
