@@ -128,6 +128,18 @@ def workspace(published_db, tmp_path_factory) -> tuple[Path, dict[str, str]]:
     return root, env
 
 
+def test_only_marked_blocks_run(tmp_path):
+    """A block runs when the line before it (blank lines aside) is the marker; other blocks,
+    and markers before prose, do not make a block runnable."""
+    doc = tmp_path / "doc.md"
+    doc.write_text("<!-- runnable -->\n```sh\necho one\n```\n\n```sh\necho two\n```\n\n"
+                   "<!-- runnable -->\ntext\n```python\nprint(3)\n```\n<!-- recompute: x -->\n\n"
+                   "```python\nprint(4)\n```\n", encoding="utf-8")
+    assert [(language, code, runnable) for _, language, code, runnable in fenced_blocks(doc)] == [
+        ("sh", "echo one\n", True), ("sh", "echo two\n", False), ("python", "print(3)\n", False),
+        ("python", "print(4)\n", True)]
+
+
 def test_blocks_are_found():
     """The documents mark runnable blocks in README, the user guide and protocol.md, and every
     command of the command line appears in a runnable block of README or the guide."""
@@ -191,10 +203,8 @@ def test_github_anchor_matches_hand_computed_ids():
     assert github_anchor("Where do today's encoders rank? (2026-12-03)") == "where-do-todays-encoders-rank-2026-12-03"
 
 
-@pytest.mark.parametrize("doc", LINKED_DOCS, ids=[str(p.relative_to(REPO)) for p in LINKED_DOCS])
-def test_links_resolve(doc):
-    """Every relative link of the document names an existing file, and its #anchor a heading."""
-    assert doc.exists()
+def broken_links(doc: Path) -> list[str]:
+    """The relative links of ``doc`` whose file does not exist or whose #anchor is no heading."""
     broken = []
     for target in LINK.findall(_prose(doc.read_text(encoding="utf-8"))):
         if re.match(r"^[a-z]+:", target):  # http:, https:, mailto:
@@ -205,6 +215,27 @@ def test_links_resolve(doc):
             broken.append(f"{target}: no such file")
         elif anchor and linked.suffix == ".md" and anchor not in anchors(linked):
             broken.append(f"{target}: no heading #{anchor} in {linked.name}")
+    return broken
+
+
+def test_link_check_finds_what_is_broken(tmp_path):
+    """The checker reports a missing file and a missing anchor, in this document or another, and
+    leaves alone external links, links inside code and a repeated heading's second id."""
+    (tmp_path / "other.md").write_text("# Other\n\n## Part\n\n## Part\n", encoding="utf-8")
+    doc = tmp_path / "doc.md"
+    doc.write_text("# Doc\n\n## Here it is\n\n[ok](other.md) [ok](other.md#part-1) [ok](#here-it-is) "
+                   "[web](https://example.org/x) `[code](nowhere.md)`\n\n```sh\n[x](nowhere.md)\n```\n"
+                   "[file](missing.md) [anchor](other.md#nothing) [self](#not-here) ![img](pic.png)\n",
+                   encoding="utf-8")
+    assert broken_links(doc) == ["missing.md: no such file", "other.md#nothing: no heading #nothing in other.md",
+                                 "#not-here: no heading #not-here in doc.md", "pic.png: no such file"]
+
+
+@pytest.mark.parametrize("doc", LINKED_DOCS, ids=[str(p.relative_to(REPO)) for p in LINKED_DOCS])
+def test_links_resolve(doc):
+    """Every relative link of the document names an existing file, and its #anchor a heading."""
+    assert doc.exists()
+    broken = broken_links(doc)
     assert not broken, f"{doc.relative_to(REPO)}: " + "; ".join(broken)
 
 
@@ -214,6 +245,16 @@ def test_protocol_tables_are_current():
     done = subprocess.run([sys.executable, str(REPO / "docs" / "gen_tables.py"), "--check"], cwd=REPO,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_stale_protocol_tables_are_caught(tmp_path):
+    """--check fails on a protocol.md whose generated table differs from the registries."""
+    stale = tmp_path / "protocol.md"
+    stale.write_text((REPO / "docs" / "protocol.md").read_text(encoding="utf-8").replace(
+        "max_depth {2, 5, None}", "max_depth {2, 5}"), encoding="utf-8")
+    done = subprocess.run([sys.executable, str(REPO / "docs" / "gen_tables.py"), "--check", "--path", str(stale)],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "not current" in done.stderr
 
 
 def test_readme_is_a_front_page():
