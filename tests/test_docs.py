@@ -149,6 +149,23 @@ def test_blocks_are_found():
         assert f"-m encbench {command}" in shell, command
 
 
+#: what an unmarked ``sh`` block of README and the guide may hold: the set-up, a server, a cluster or
+#: another environment (the checkout's own commands are all marked and run above)
+UNRUN_PREFIXES = ("make ", "python3.11 -m venv ", "~/encbench-env/bin/", ".venv/bin/python -m streamlit ")
+
+
+def test_unmarked_commands_are_set_up_servers_or_clusters():
+    """Every command line of an unmarked sh block is one that starts a server, a cluster or an
+    installation, so no encbench command of the checkout escapes the runnable-block test."""
+    unrun = []
+    for path in RUNNABLE_DOCS:
+        for line, language, code, runnable in fenced_blocks(path):
+            if language == "sh" and not runnable:
+                unrun += [f"{path.name}:{line}: {text}" for text in code.splitlines()
+                          if text.strip() and not text.startswith((" ", "#", *UNRUN_PREFIXES))]
+    assert not unrun, unrun
+
+
 @pytest.mark.parametrize("block", BLOCKS, ids=[b.name for b in BLOCKS])
 def test_runnable_block_runs(block, workspace):
     """The block runs as written, without an error, in a reader's checkout (scratch copy)."""
