@@ -127,7 +127,7 @@ def test_package_exports_load_on_first_use():
 def test_registry_imports_no_encoder_library():
     """Names, families and descriptions come without scikit-learn (the app's first visit reads them)."""
     code = ("import sys; from encbench.encoders import FAMILIES, REGISTRY, make_encoder; "
-            "import encbench.dashboard; "
+            "import encbench.views.consensus; "
             "assert len(REGISTRY) == 32 and REGISTRY['WoE'].family == 'simple target' and FAMILIES; "
             "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'sklearn', 'scipy', 'category_encoders', "
             "'skrub', 'lightgbm', 'skopt'}); "

@@ -23,7 +23,7 @@ from streamlit.testing.v1 import AppTest
 
 from encbench.engine.grid import Grid
 from encbench.engine.queue import MAX_ATTEMPTS, RunQueue
-from encbench.engine.worker import STAGE_RUN
+from encbench.engine.queue_worker import STAGE_RUN
 from encbench.store import Writer
 
 REPO = Path(__file__).resolve().parents[1]
@@ -449,7 +449,7 @@ def test_the_app_server_checks_a_plugin_in_a_bounded_process(hostile_dir, monkey
     import sys as _sys
 
     from encbench.custom import CustomEncoder
-    from encbench.engine.requests import RunRequest
+    from encbench.engine.queue_requests import RunRequest
 
     # installed (a dist-info on sys.path): a queued run builds installed plugins only
     info = hostile_dir / "site" / "hostile-1.dist-info"

@@ -335,7 +335,7 @@ def result_row(task: Task, model: str, scoring: str, *, cv_score=None, seconds=N
         "dataset": task.dataset, "encoder": task.encoder, "model": model, "tuning": task.tuning,
         "scoring": scoring, "fold": task.fold, "n_folds": task.n_folds, "cv_score": cv_score,
         "time": seconds, "status": status, "error": error, "encode_time": encode_seconds,
-        "task": getattr(task, "task", "binary"),
+        "task": task.task,
     }
 
 
@@ -352,7 +352,7 @@ class _Fold:
     def __init__(self, task: Task, data: Payload):
         self.task, self.data = task, data
         X, categorical = data.X, list(data.categorical)
-        split, times, time_column = getattr(task, "split", "cv"), None, getattr(task, "time_column", None)
+        split, times, time_column = task.split, None, task.time_column
         if split == "time":  # the time column orders the rows
             from encbench.engine.splits import check_time_column
 
@@ -360,9 +360,9 @@ class _Fold:
         if time_column is not None and time_column in X.columns:  # and is never a feature
             X = X.drop(columns=[time_column])
             categorical = [c for c in categorical if c != time_column]
-        self.kind = getattr(task, "task", "binary")  # binary, multiclass or regression
+        self.kind = task.task  # binary, multiclass or regression
         train, test = fold_indices(data.y, task.n_folds, task.fold, split=split, times=times,
-                                   gap=getattr(task, "gap", 0), task=self.kind)
+                                   gap=task.gap, task=self.kind)
         self.X_train = X.iloc[train].reset_index(drop=True)
         self.X_test = X.iloc[test].reset_index(drop=True)
         self.y_train, self.y_test = data.y[train], data.y[test]
@@ -372,7 +372,7 @@ class _Fold:
         self._encoded = None
 
     def preprocessor(self):
-        custom = getattr(self.task, "custom", None)
+        custom = self.task.custom
         return make_preprocessor(self.task.encoder, self.categorical, self.numerical, custom,
                                  sparse=self.sparse, task=self.kind)
 
@@ -382,7 +382,7 @@ class _Fold:
         over every row of the dataset, so that every fold of an experiment decides alike."""
         from encbench.engine.budget import dense_bytes
 
-        task, custom = self.task, getattr(self.task, "custom", None)
+        task, custom = self.task, self.task.custom
         size = 0
         if task.encoder in SPARSE_ENCODERS and custom is None:  # nothing to count otherwise
             encoded = set(self.categorical)
@@ -600,7 +600,7 @@ def run_task(task: Task, data: Payload) -> list[dict]:
         for model in task.models:
             start = time.perf_counter()
             try:
-                results = _strategy(model, task.tuning, None if getattr(task, "custom", None)
+                results = _strategy(model, task.tuning, None if task.custom
                                     else task.encoder, fold.kind)(fold, model, task.scorings)
             except _StageError as exc:
                 seconds = time.perf_counter() - start

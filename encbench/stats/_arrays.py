@@ -182,12 +182,6 @@ def nanquantile_last(x: np.ndarray, q: float) -> np.ndarray:
     return _quantile_of_sorted(*_sorted_with_counts(x), q)
 
 
-def nanquantiles_last(x: np.ndarray, qs) -> list[np.ndarray]:
-    """:func:`nanquantile_last` at each of ``qs``, from one sort of ``x``."""
-    s, n = _sorted_with_counts(x)
-    return [_quantile_of_sorted(s, n, q) for q in qs]
-
-
 def quantile_of_descending(s: np.ndarray, n: np.ndarray, q: float) -> np.ndarray:
     """:func:`nanquantile_last` of rows already sorted largest first, NaN last (``n`` numbers
     each), as :class:`RowRanks` keeps them with ``descending=True``: the same numbers."""

@@ -247,10 +247,6 @@ class Writer:
                     values[column] = None
         self._exec(_UPSERT_DATASET_SQL, [values[c] for c in DATASET_COLUMNS])
 
-    def dataset_sha256(self, dataset: str) -> str | None:
-        rows = self._exec("SELECT sha256 FROM datasets WHERE dataset = ?", [dataset])
-        return rows[0][0] if rows else None
-
     # -- runs --------------------------------------------------------------------------------
     def ensure_run(self, run_id: str, *, origin: str, config: Mapping | None = None,
                    label: str | None = None, n_expected: int | None = None,
