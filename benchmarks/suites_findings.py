@@ -195,12 +195,15 @@ def section(task: str, cells: pd.DataFrame, rows: pd.DataFrame, published: pd.Se
                   "per size; 95 % interval of the mean):", "", "| datasets per sample | mean rho | 95 % interval |",
                   "|---:|---:|---|"]
         for r in result.summary.itertuples():
-            lines.append(f"| {r.sample_size} | {r.rho_mean:.2f} | {r.rho_low:.2f}-{r.rho_high:.2f} |")
+            lines.append(f"| {r.sample_size} | {r.rho_mean:.2f} | {r.rho_low:.2f} to {r.rho_high:.2f} |")
         reached = result.summary[result.summary["rho_mean"] >= 0.9]
         lines += ["", (f"A ranking whose halves agree at rho >= 0.9 needs {int(reached['sample_size'].iloc[0])} "
                        f"datasets per half." if len(reached) else
                        f"Agreement stays below rho 0.9 up to {sizes[-1]} datasets per half: a stable "
-                       f"ranking needs more datasets than this suite holds.")]
+                       f"ranking needs more datasets than this suite holds."),
+                  "", "Halves drawn without replacement from few datasets can agree less than chance (a "
+                  "negative rho): each half holds what the other left out, so a split of datasets that "
+                  "favour different encoders lands on opposite sides."]
     else:
         lines.append("Too few datasets for two disjoint samples.")
     lines.append("")
