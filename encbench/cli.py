@@ -81,9 +81,8 @@ def _snapshot_up_to_date(db_path: Path) -> bool:
     shipped = _shipped_runs()
     try:
         with Reader(db_path) as reader:
-            runs = reader.query("SELECT run_id FROM runs WHERE list_contains(?::VARCHAR[], run_id) "
-                                "AND status = 'done'", [shipped])
-            version = reader.query("SELECT max(version) AS v FROM schema_migrations")["v"].iloc[0]
+            runs = queries.runs_done(reader, shipped)
+            version = queries.schema_version(reader)
             current = all(encbench_import_current(reader, run.results_file, run_id=run.run_id)
                           for run in shipped_runs())
     except (SnapshotMissing, duckdb.Error):
@@ -135,8 +134,7 @@ def cmd_db_info(args) -> int:
         info = queries.summary(source)
         print(f"database: {db_path}")
         print("  " + ", ".join(f"{k}: {v}" for k, v in info.items()))
-        origins = source.query("SELECT DISTINCT origin FROM runs ORDER BY origin")["origin"]
-        for origin in origins:  # the published benchmark, encbench's own results, local runs
+        for origin in queries.run_origins(source):  # the published benchmark, encbench's own results, local runs
             part = queries.summary(source, origins=[origin])
             print(f"  {origin}: " + ", ".join(f"{k}: {v}" for k, v in part.items()))
         for column in ("tuning", "model"):
@@ -150,7 +148,7 @@ def cmd_db_info(args) -> int:
         datasets = queries.list_datasets(source)
         more = ", ..." if len(datasets) > 8 else ""
         print(f"\ndatasets: {len(datasets)} ({', '.join(datasets['name'].head(8))}{more})")
-        encoders = source.query("SELECT DISTINCT encoder FROM scores ORDER BY encoder")["encoder"]
+        encoders = queries.encoders_with_scores(source)
         print(f"encoders: {len(encoders)} ({', '.join(encoders)})")
     return 0
 

@@ -25,6 +25,7 @@ from encbench import vocab
 from encbench.custom import CustomEncoder
 from encbench.experiment import sort_experiments
 from encbench.reproduction import TOLERANCE, WARN_SHARE, compare_to_published
+from encbench.store import queries
 from encbench.vocab import FACTORS
 
 log = logging.getLogger(__name__)
@@ -58,9 +59,9 @@ class RunInfo:
 
 def run_info(source, run_id: str) -> RunInfo:
     """Read a run's configuration; ValueError if unknown or not a run with a custom encoder."""
-    runs = source.query("SELECT run_id, status, label, config FROM runs WHERE run_id = ?", [run_id])
+    runs = queries.run_config(source, run_id)
     if runs.empty:
-        known = source.query("SELECT run_id FROM runs WHERE origin = 'local' ORDER BY created_at")["run_id"]
+        known = queries.runs_of_origin(source, "local")["run_id"]
         raise ValueError(f"unknown run: got {run_id!r}; local runs: {', '.join(known) or 'none'}")
     row = runs.iloc[0]
     config = json.loads(row["config"]) if isinstance(row["config"], str) else {}
@@ -82,8 +83,7 @@ def run_info(source, run_id: str) -> RunInfo:
 
 def comparison_runs(source) -> pd.DataFrame:
     """Local runs that hold a custom encoder: ``run_id, label, status, encoders`` (newest first)."""
-    runs = source.query("SELECT run_id, label, status, config, created_at FROM runs "
-                        "WHERE origin = 'local' ORDER BY created_at DESC")
+    runs = queries.runs_of_origin(source, "local", newest_first=True)
     rows = []
     for run in runs.itertuples(index=False):
         try:
@@ -298,7 +298,6 @@ def place(source, run_id: str, *, strategies=None, tolerance: float = AGREEMENT_
         Strategy parameters (``alpha``, ``theta``, ...).
     """
     from encbench.stats import STRATEGIES, consensus_table
-    from encbench.store import queries
 
     info = run_info(source, run_id)
     strategies = tuple(strategies or STRATEGIES)

@@ -73,3 +73,31 @@ def test_fold_spread_is_the_sample_sd_over_complete_experiments(mem_writer):
     assert spread["encoder"].tolist() == ["OH"] and spread["n_folds"].tolist() == [3]
     assert spread["cv_std"].iloc[0] == pytest.approx(np.std([0.6, 0.7, 0.95], ddof=1))
     assert queries.fold_spread(mem_writer, []).empty
+
+
+def test_run_and_schema_queries_of_the_cli_and_the_placement(mem_writer):
+    """The queries the command line and `encbench place` read: finished runs among a list, the
+    schema's latest migration, origins and encoders present, one run's configuration, and the runs
+    of an origin in creation order (oldest or newest first)."""
+    from encbench.store.db import migration_files
+
+    mem_writer.ensure_run("a", origin="local", config={"tuning": "no"}, label="first")
+    mem_writer.ensure_run("b", origin="local")
+    mem_writer.ensure_run("p", origin="published")
+    mem_writer.set_run_status("a", "done")
+    mem_writer.set_run_status("p", "done")
+    mem_writer.write_results([dict(run_id="b", dataset="d", encoder="OH", model="DT", tuning="no",
+                                   scoring="AUC", fold=0, n_folds=1, cv_score=0.5, time=0.1,
+                                   status="ok", error=None)])
+    assert queries.runs_done(mem_writer, ["a", "b", "nope"]) == ["a"]
+    assert queries.runs_done(mem_writer, []) == []
+    assert queries.schema_version(mem_writer) == max(v for v, _ in migration_files())
+    assert queries.run_origins(mem_writer) == ["local", "published"]
+    assert queries.encoders_with_scores(mem_writer) == ["OH"]
+    (one,) = queries.run_config(mem_writer, "a").itertuples(index=False)
+    assert (one.run_id, one.status, one.label, one.config) == ("a", "done", "first", '{"tuning": "no"}')
+    assert queries.run_config(mem_writer, "x' OR 1=1 --").empty          # a value, never SQL
+    assert queries.runs_of_origin(mem_writer, "local")["run_id"].tolist() == ["a", "b"]
+    assert queries.runs_of_origin(mem_writer, "local", newest_first=True)["run_id"].tolist() == ["b", "a"]
+    with pytest.raises(ValueError, match="'remote'"):
+        queries.runs_of_origin(mem_writer, "remote")

@@ -274,3 +274,38 @@ def run_errors(source: Source, run_id: str) -> pd.DataFrame:
         f"WHERE run_id = ? AND status <> 'ok' ORDER BY dataset, encoder, model, fold",
         [run_id],
     )
+
+
+def runs_done(source: Source, run_ids: Sequence[str]) -> list[str]:
+    """Those of ``run_ids`` whose run finished (status ``done``)."""
+    return source.query("SELECT run_id FROM runs WHERE list_contains(?::VARCHAR[], run_id) AND status = ? "
+                        "ORDER BY run_id", [_as_list(run_ids), "done"])["run_id"].tolist()
+
+
+def schema_version(source: Source) -> int | None:
+    """The latest migration applied to the database (None before any)."""
+    version = source.query("SELECT max(version) AS v FROM schema_migrations")["v"].iloc[0]
+    return None if pd.isna(version) else int(version)
+
+
+def run_origins(source: Source) -> list[str]:
+    """The origins that have runs, sorted."""
+    return source.query("SELECT DISTINCT origin FROM runs ORDER BY origin")["origin"].tolist()
+
+
+def encoders_with_scores(source: Source) -> list[str]:
+    """Encoders with ``scores`` rows, sorted as text."""
+    return source.query("SELECT DISTINCT encoder FROM scores ORDER BY encoder")["encoder"].tolist()
+
+
+def run_config(source: Source, run_id: str) -> pd.DataFrame:
+    """One run's ``run_id, status, label, config`` (no row when it is unknown)."""
+    return source.query("SELECT run_id, status, label, config FROM runs WHERE run_id = ?", [run_id])
+
+
+def runs_of_origin(source: Source, origin: str, *, newest_first: bool = False) -> pd.DataFrame:
+    """``run_id, label, status, config, created_at`` of the runs of one origin, by creation time."""
+    _check_vocabulary("origins", [origin])
+    order = "DESC" if newest_first else "ASC"  # one of two fixed words, never the caller's text
+    return source.query("SELECT run_id, label, status, config, created_at FROM runs WHERE origin = ? "
+                        f"ORDER BY created_at {order}", [origin])
