@@ -14,7 +14,7 @@ with columns of 300, 40 and 4 levels, missing values and numerical columns.
 tests/test_hostile_inputs.py builds it), one no-tuning task (fold 0) of OH with the given model
 in a fresh interpreter, dense (the published path, forced) and sparse (what the engine does for
 DT and LGBM at any size, and for every model that takes sparse input above
-``protocol.SPARSE_ABOVE_BYTES``); prints peak RSS, wall time and the memory guard's estimate of
+``encbench.engine.sparse.SPARSE_ABOVE_BYTES``); prints peak RSS, wall time and the memory guard's estimate of
 each.
 
 ``differences``: every bundled dataset (seeded row samples of ``--max-rows``), OH and Sum, 5
@@ -24,7 +24,7 @@ metric) the cells, how many are bit-identical and the largest difference.
 
 Measured (2-core machine at load 3-9, scikit-learn 1.9.1, LightGBM 4.7.0): ``identity`` with
 ``--models DT,LGBM --max-rows 3000``: 150 of 150 fits bit-identical per (encoder, model);
-kNN, LogReg and SVM differ (see ``SPARSE_MODELS`` in encbench/engine/protocol.py). ``memory``:
+kNN, LogReg and SVM differ (see ``SPARSE_MODELS`` in encbench/engine/sparse.py). ``memory``:
 OH + DT dense 8,866 MB and 132 s, sparse 240 MB and 3-5 s; OH + LGBM dense 11,217 MB and 276 s,
 sparse 256 MB and 5 s (same scores). OH + LogReg, sparse since the size threshold (load 19):
 246 MB and 4.4 s. ``differences`` (17 datasets, 3,000 rows at most, load 13-24): SVM identical
@@ -54,9 +54,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from encbench.engine import protocol  # noqa: E402
+from encbench.engine import sparse as sparse_policy  # noqa: E402
 from encbench.engine.protocol import run_task  # noqa: E402
 
-DEFAULT_THRESHOLD = protocol.SPARSE_ABOVE_BYTES
+DEFAULT_THRESHOLD = sparse_policy.SPARSE_ABOVE_BYTES
 
 ENCODERS = ("OH", "Sum", "Bin")
 BUNDLED = ("tic-tac-toe", "credit-g", "kr-vs-kp", "nursery", "adult")
@@ -226,8 +227,8 @@ from encbench.engine.protocol import Payload, run_task
 path, model, mode = sys.argv[1:4]
 data = Payload.from_dataset(load_dataset(path + ":label"))
 if mode == "dense":  # the published path, whatever the table of sparse pairs and the size say
-    protocol.SPARSE_MODELS = {}
-    protocol.SPARSE_ABOVE_BYTES = float("inf")
+    sparse_policy.SPARSE_MODELS = {}
+    sparse_policy.SPARSE_ABOVE_BYTES = float("inf")
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 start = time.perf_counter()
 task = Task(data.key, "OH", 0, 5, (model,), ("AUC", "Acc"), "no")
@@ -290,7 +291,7 @@ def differences(models, encoders, max_rows: int, folds, datasets) -> None:
                 task = protocol.Task(data.key, encoder, fold, 5, tuple(models), SCORINGS, "no")
                 runs = {}
                 for mode, threshold in (("dense", float("inf")), ("sparse", 0)):
-                    protocol.SPARSE_ABOVE_BYTES = threshold
+                    sparse_policy.SPARSE_ABOVE_BYTES = threshold
                     start = time.perf_counter()
                     runs[mode] = {(r["model"], r["scoring"]): r["cv_score"] for r in run_task(task, data)}
                     seconds[mode] += time.perf_counter() - start
@@ -303,7 +304,7 @@ def differences(models, encoders, max_rows: int, folds, datasets) -> None:
                     if abs(dense - sparse) > cell["max"]:
                         cell["max"], cell["where"] = abs(dense - sparse), f"{name}/{encoder}/fold {fold}"
         print(f"done {name} ({len(X)} rows), load {_load()}", file=sys.stderr, flush=True)
-    protocol.SPARSE_ABOVE_BYTES = DEFAULT_THRESHOLD
+    sparse_policy.SPARSE_ABOVE_BYTES = DEFAULT_THRESHOLD
     print(f"{len(names)} bundled datasets (at most {max_rows:,} rows each), encoders "
           f"{', '.join(encoders)}, folds {', '.join(map(str, folds))}, no tuning; dense "
           f"{seconds['dense']:.0f} s, sparse {seconds['sparse']:.0f} s; load {_load()}")

@@ -118,7 +118,7 @@ def encoders_table() -> str:
 def constants_table() -> str:
     from encbench.data import validation
     from encbench.encoders.registry import STUDY_SEED, STUDY_UNKNOWN
-    from encbench.engine import grid, protocol
+    from encbench.engine import grid, protocol, sparse
 
     rows = [
         ["outer folds", grid.Grid.n_folds, "`encbench.engine.grid.Grid.n_folds`"],
@@ -132,8 +132,8 @@ def constants_table() -> str:
         ["CV and BlowUp wrappers' fold seed", STUDY_SEED, "`encoders.registry.STUDY_SEED`"],
         ["unseen level, the study's own target encoders", f"{STUDY_UNKNOWN:g}",
          "`encoders.registry.STUDY_UNKNOWN`"],
-        ["dense encoding above which OH and Sum go sparse (bytes)", f"{protocol.SPARSE_ABOVE_BYTES:,}",
-         "`protocol.SPARSE_ABOVE_BYTES`"],
+        ["dense encoding above which OH and Sum go sparse (bytes)", f"{sparse.SPARSE_ABOVE_BYTES:,}",
+         "`sparse.SPARSE_ABOVE_BYTES`"],
         ["a numeric target with more distinct values reads as regression",
          validation.REGRESSION_MIN_VALUES, "`validation.REGRESSION_MIN_VALUES`"],
     ]

@@ -157,7 +157,7 @@ class ModelSpec:
         at any size when every model of its task lists the encoder.
     takes_sparse : bool
         Accepts a scipy.sparse CSR matrix as input. A fold whose dense encoding would exceed
-        :data:`encbench.engine.protocol.SPARSE_ABOVE_BYTES` is encoded sparse when every model
+        :data:`encbench.engine.sparse.SPARSE_ABOVE_BYTES` is encoded sparse when every model
         of its task takes sparse input, whether or not its scores stay bit-identical.
     auc_scores : str
         The estimator method AUC is computed on (its column of the positive class).
@@ -284,7 +284,11 @@ def _real(low: float, high: float, prior: str = "uniform"):
     return Real(low, high, prior=prior)
 
 
-_ONE_HOT_LIKE = frozenset({"OH", "Sum"})
+#: Encoders whose sparse output stores about one value per row and categorical column, so that
+#: it saves memory whatever the number of levels (Bin's is about half ones: nothing saved); the
+#: models whose predictions are unchanged on sparse input list them in ``sparse_identical``, and
+#: :mod:`encbench.engine.sparse` encodes them sparse above its size threshold.
+SPARSE_ENCODERS = frozenset({"OH", "Sum"})
 _CLASSIFICATION = ("binary", "multiclass")
 _ALL_TASKS = ("binary", "multiclass", "regression")
 
@@ -296,11 +300,11 @@ _ALL_TASKS = ("binary", "multiclass", "regression")
 MODEL_REGISTRY = MappingProxyType({m.name: m for m in (
     ModelSpec("DT", "decision tree, max_depth=5", _ALL_TASKS, _decision_tree, _SEEDS["DT"],
               grid={"max_depth": [2, 5, None]}, space=lambda: {"max_depth": _integer(2, 5)},
-              sparse_identical=_ONE_HOT_LIKE, takes_sparse=True, in_study=True),
+              sparse_identical=SPARSE_ENCODERS, takes_sparse=True, in_study=True),
     ModelSpec("LGBM", "LightGBM, early stopping on a 10 % validation split", _ALL_TASKS, _lgbm,
               _SEEDS["LGBM"], grid=None,
               space=lambda: {"n_estimators": _integer(1, 1000, "log-uniform")},
-              early_stopping=LGBM_EARLY_STOPPING, sparse_identical=_ONE_HOT_LIKE,
+              early_stopping=LGBM_EARLY_STOPPING, sparse_identical=SPARSE_ENCODERS,
               takes_sparse=True, native_categories=True, in_study=True),
     ModelSpec("SVM", "support vector machine, RBF kernel, C=1, gamma='scale'", _ALL_TASKS, _svm,
               _SEEDS["SVM"], grid={"C": [0.1, 1], "gamma": [0.1, 1, 10]},

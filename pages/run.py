@@ -18,7 +18,8 @@ from encbench.models import models_for
 from encbench.encoders import ALL_REGISTRY, BEYOND_FAMILY, FAMILIES, applies_to_task
 from encbench.encoders.registry import BEYOND_REGISTRY
 from encbench.engine.grid import Grid
-from encbench.engine.queue_requests import SPLIT_MODES, RunForm, default_workers, positive_class_choice
+from encbench.engine.queue_requests import SPLIT_MODES, default_workers
+from encbench.run_form import RunForm, positive_class_choice
 from encbench.engine.splits import late_level_warnings, time_column_candidates
 from encbench.uploads import previous_upload, stage_upload
 from encbench.views.run_result import cv_folds

@@ -12,7 +12,9 @@ import pandas as pd
 import pytest
 
 from encbench import custom, suites
-from encbench.custom import CustomEncoder, check_encoder, load_params, parse_encoders
+from encbench.custom import CustomEncoder, load_params, parse_encoders
+from encbench.encoders import checked as checked_encoder
+from encbench.engine.custom_check import check_encoder
 from encbench.engine.grid import Grid
 
 REPO = Path(__file__).resolve().parents[1]
@@ -354,7 +356,7 @@ def _dense_reference(values: np.ndarray) -> int:
 def test_non_finite_counts_every_value_of_arrays_frames_and_sparse_matrices(chunk, monkeypatch):
     import scipy.sparse
 
-    monkeypatch.setattr(custom, "_CHECK_CHUNK", chunk)
+    monkeypatch.setattr(checked_encoder, "_CHECK_CHUNK", chunk)
     rng = np.random.default_rng(28)
     values = rng.normal(size=(50, 6))
     values[rng.random((50, 6)) < 0.05] = np.nan
@@ -365,11 +367,11 @@ def test_non_finite_counts_every_value_of_arrays_frames_and_sparse_matrices(chun
     sparse = scipy.sparse.csr_matrix(np.where(rng.random((50, 6)) < 0.5, 0.0, values))
     for output, reference in ((values, expected), (frame, expected), (values.astype(np.float32), expected),
                               (sparse, _dense_reference(sparse.toarray()))):
-        count, column = custom.non_finite(output)
+        count, column = checked_encoder.non_finite(output)
         dense = np.asarray(output.toarray() if hasattr(output, "toarray") else output, dtype=object)
         assert count == reference
         assert not all(np.isfinite(float(v)) for v in dense[:, column])   # the named column holds one
-    assert custom.non_finite(np.ones((5, 2), dtype=int)) == (0, None)
+    assert checked_encoder.non_finite(np.ones((5, 2), dtype=int)) == (0, None)
 
 
 def test_the_checked_encoder_passes_outputs_through_and_names_bad_ones():
@@ -387,7 +389,7 @@ def test_the_checked_encoder_passes_outputs_through_and_names_bad_ones():
     assert np.array_equal(checked.fit_transform(X, y), plain)
     assert np.array_equal(pickle.loads(pickle.dumps(checked)).transform(X), plain)
     assert np.array_equal(clone(checked).fit(X, y).transform(X), plain)
-    bad = custom.build_from_json(json.dumps({"import": "tests.byo_encoders:NaNEncoder", "params": {}}))
+    bad = checked_encoder.build_from_json(json.dumps({"import": "tests.byo_encoders:NaNEncoder", "params": {}}))
     bad.fit(X, y)
     unseen = X.assign(a=["zzz"] * 60 + list(X["a"][60:]))                # NaN for the unseen level
     with pytest.raises(ValueError, match=r"^transform of encoder 'tests.byo_encoders:NaNEncoder' "

@@ -88,16 +88,16 @@ def test_above_the_size_threshold_every_model_that_takes_sparse_is_estimated_spa
     """4.8 GB dense (30,000 x 20,000 x 8 B) is over the 256 MB threshold: OH with LogReg, SVM and
     kNN encodes sparse and the guard counts its stored values; raising the threshold above the
     dense size makes the same plan dense and refused."""
-    from encbench.engine import protocol
+    from encbench.engine import sparse
     from encbench.engine.budget import dense_bytes
 
-    assert dense_bytes("OH", 30_000, {"lvl": 20_000}, 0) == 4_800_000_000 > protocol.SPARSE_ABOVE_BYTES
+    assert dense_bytes("OH", 30_000, {"lvl": 20_000}, 0) == 4_800_000_000 > sparse.SPARSE_ABOVE_BYTES
     accepted = plan(_grid(hicard, ("OH", "Sum"), ("LogReg", "SVM", "kNN")))
     assert guard_memory(accepted, "100MB") == {}
     skipped = guard_memory(accepted, "500kB", on_oversize="skip")
     key = next(iter(accepted.datasets.values())).key
     assert "about 720.0 kB (sparse output)" in skipped[(key, "OH")]
-    monkeypatch.setattr(protocol, "SPARSE_ABOVE_BYTES", 4_800_000_000)
+    monkeypatch.setattr(sparse, "SPARSE_ABOVE_BYTES", 4_800_000_000)
     with pytest.raises(ValueError, match=r"about 9\.6 GB \(dense output\)"):
         guard_memory(plan(_grid(hicard, ("OH",), ("LogReg",))), "100MB")
 

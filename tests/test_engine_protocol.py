@@ -13,7 +13,7 @@ from sklearn.preprocessing import OneHotEncoder, RobustScaler
 
 from encbench.data import load_dataset
 from encbench.engine import Task
-from encbench.engine import protocol
+from encbench.engine import protocol, sparse
 from encbench.engine.protocol import Payload, bayes_n_iter, bayes_space, fold_indices, run_task
 
 
@@ -94,7 +94,7 @@ def test_encoder_failure_fails_every_row_with_its_error(tictactoe, monkeypatch):
     def broken(name, random_state=0, task="binary"):
         raise RuntimeError(f"no such thing as {name}")
 
-    monkeypatch.setattr("encbench.encoders.make_encoder", broken)
+    monkeypatch.setattr("encbench.engine.protocol.make_encoder", broken)
     rows = run_task(Task("50", "MT", 0, 5, ("DT", "LGBM"), ("AUC", "F1"), "no"), tictactoe)
     assert {r["status"] for r in rows} == {"failed"} and len(rows) == 4
     assert all("encoder MT" in r["error"] and "no such thing as MT" in r["error"] for r in rows)
@@ -169,7 +169,7 @@ def _many_levels_payload(n=600, seed=3):
 
 
 def test_sparse_output_only_where_every_model_of_the_task_accepts_it():
-    from encbench.engine.protocol import SPARSE_MODELS, uses_sparse
+    from encbench.engine.sparse import SPARSE_MODELS, uses_sparse
 
     assert SPARSE_MODELS == {"OH": {"DT", "LGBM"}, "Sum": {"DT", "LGBM"}}
     assert uses_sparse("OH", ("DT",)) and uses_sparse("Sum", ("LGBM", "DT"))
@@ -198,7 +198,7 @@ def test_sparse_pairs_score_exactly_as_dense(encoder, model, tuning, folds, monk
         assert sp.issparse(train) and train.nnz < train.shape[0] * train.shape[1] / 10
         sparse_rows = run_task(task, data)
         with monkeypatch.context() as patch:
-            patch.setattr(protocol, "SPARSE_MODELS", {})
+            patch.setattr(sparse, "SPARSE_MODELS", {})
             assert not sp.issparse(protocol._Fold(task, data).encoded()[0])
             dense_rows = run_task(task, data)
         assert [r["status"] for r in sparse_rows] == ["ok"] * len(scorings)
@@ -214,7 +214,7 @@ def _dense_size(data):
 
 
 def test_sparse_above_the_size_threshold_for_every_model_that_takes_it():
-    from encbench.engine.protocol import SPARSE_ABOVE_BYTES, uses_sparse
+    from encbench.engine.sparse import SPARSE_ABOVE_BYTES, uses_sparse
 
     above = SPARSE_ABOVE_BYTES + 1
     for model in ("LogReg", "SVM", "kNN"):
@@ -235,12 +235,12 @@ def test_a_fold_switches_to_sparse_when_the_dense_encoding_exceeds_the_threshold
     size = _dense_size(data)
     assert size == 600 * (data.X["hi"].nunique() + 30 + 4 + 2) * 8
     task = lambda fold: Task(data.key, "OH", fold, 5, ("LogReg", "kNN"), ("AUC",), "no")  # noqa: E731
-    monkeypatch.setattr(protocol, "SPARSE_ABOVE_BYTES", size)
+    monkeypatch.setattr(sparse, "SPARSE_ABOVE_BYTES", size)
     assert not any(sp.issparse(protocol._Fold(task(f), data).encoded()[0]) for f in range(5))
-    monkeypatch.setattr(protocol, "SPARSE_ABOVE_BYTES", size - 1)
+    monkeypatch.setattr(sparse, "SPARSE_ABOVE_BYTES", size - 1)
     assert all(sp.issparse(protocol._Fold(task(f), data).encoded()[0]) for f in range(5))
     # with HGB in the task, the fold stays dense whatever its size
-    monkeypatch.setattr(protocol, "SPARSE_ABOVE_BYTES", 0)
+    monkeypatch.setattr(sparse, "SPARSE_ABOVE_BYTES", 0)
     hgb = Task(data.key, "OH", 0, 5, ("LogReg", "HGB"), ("AUC",), "no")
     assert not sp.issparse(protocol._Fold(hgb, data).encoded()[0])
 
@@ -251,12 +251,12 @@ def test_small_data_stays_dense_and_scores_as_before(credit):
     import scipy.sparse as sp
 
     task = Task(credit.key, "OH", 1, 5, ("LogReg", "kNN", "SVM"), ("AUC", "Acc"), "no")
-    assert _dense_size(credit) < protocol.SPARSE_ABOVE_BYTES
+    assert _dense_size(credit) < sparse.SPARSE_ABOVE_BYTES
     assert not sp.issparse(protocol._Fold(task, credit).encoded()[0])
     rows = run_task(task, credit)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(protocol, "SPARSE_ABOVE_BYTES", float("inf"))
-        patch.setattr(protocol, "SPARSE_MODELS", {})
+        patch.setattr(sparse, "SPARSE_ABOVE_BYTES", float("inf"))
+        patch.setattr(sparse, "SPARSE_MODELS", {})
         reference = run_task(task, credit)
     assert [r["cv_score"] for r in rows] == [r["cv_score"] for r in reference]
 
@@ -269,10 +269,10 @@ def test_sparse_scores_repeat_bit_for_bit_and_stay_near_dense(model, monkeypatch
     data = _many_levels_payload()
     tasks = [Task(data.key, encoder, fold, 5, (model,), ("AUC", "Acc"), "no")
              for encoder in ("OH", "Sum") for fold in (0, 3)]
-    monkeypatch.setattr(protocol, "SPARSE_ABOVE_BYTES", 0)
+    monkeypatch.setattr(sparse, "SPARSE_ABOVE_BYTES", 0)
     first = [r["cv_score"] for t in tasks for r in run_task(t, data)]
     second = [r["cv_score"] for t in tasks for r in run_task(t, data)]
     assert first == second and None not in first
-    monkeypatch.setattr(protocol, "SPARSE_ABOVE_BYTES", float("inf"))
+    monkeypatch.setattr(sparse, "SPARSE_ABOVE_BYTES", float("inf"))
     dense = [r["cv_score"] for t in tasks for r in run_task(t, data)]
     assert np.max(np.abs(np.subtract(first, dense))) < 0.05, (first, dense)

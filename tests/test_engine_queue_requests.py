@@ -1,20 +1,17 @@
-"""Typed queue requests: payload format, evaluation splits, resume and delete; the Run page's form."""
+"""Typed queue requests: payload format, evaluation splits, resume and delete."""
 from __future__ import annotations
 
 import json
 import os
 import re
 
-import numpy as np
-import pandas as pd
 import pytest
 
 from encbench.engine import queue_requests as requests
 from encbench.engine.grid import Grid
 from encbench.engine.queue import RunQueue, upload_dir
 from encbench.engine.queue_requests import (
-    DEFAULT_WORKERS, DeleteRequest, RunForm, RunRequest, default_workers, evaluation_splits, grid_from_config,
-    positive_class_choice,
+    DEFAULT_WORKERS, DeleteRequest, RunRequest, default_workers, evaluation_splits, grid_from_config,
 )
 
 
@@ -174,22 +171,6 @@ def test_submit_refuses_a_custom_encoder_before_queueing_or_importing(queue, tmp
     assert queue.pending() == [] and not (tmp_path / "imported.marker").exists()
 
 
-def test_the_form_refuses_a_custom_encoder_before_storing_the_upload(tmp_path):
-    """An upload's form with a custom encoder that is no plugin stores no file and queues nothing."""
-    from encbench.custom import CustomEncoder
-    from encbench.uploads import stage_upload
-
-    frame = pd.DataFrame({"colour": ["red", "green", "blue", "red"] * 10, "label": ["no", "yes"] * 20})
-    db = tmp_path / "e.duckdb"
-    staged = stage_upload(frame.to_csv(index=False).encode(), "colours.csv", db_path=db)
-    queue = RunQueue(db)
-    form = _form(upload=staged, target="label", custom_encoders=[CustomEncoder("Shell", "os:system")])
-    with pytest.raises(ValueError, match="custom encoder 'Shell' \\('os:system'\\) is not an installed"):
-        form.submit(queue)
-    assert queue.pending() == []
-    assert not upload_dir(db).exists() or not any(upload_dir(db).iterdir())
-
-
 @pytest.mark.parametrize("mode, expected", [
     ("cv", [("cv", 0)]),
     ("time", [("time:day", 3)]),
@@ -269,83 +250,6 @@ def test_owner_tokens_are_random_and_checked(grid):
     for bad in ("", "x" * 32, "ABCDEF" + "0" * 26, 123, "0" * 31):
         with pytest.raises(ValueError, match="owner must be a session token of 32 hex digits"):
             RunRequest(grid, owner=bad)
-
-
-# -- the Run page's form -----------------------------------------------------------------------------
-
-def test_the_positive_class_is_offered_for_a_binary_target_only():
-    assert positive_class_choice(pd.Series(["yes", "no", "yes", None])) == (["no", "yes"], 1)
-    assert positive_class_choice(pd.Series([1, 0, 1])) == (["0", "1"], 1)   # label-encoding order
-    assert positive_class_choice(pd.Series(["a", "b", "c"])) is None
-    assert positive_class_choice(pd.Series(["a", "a"])) is None
-
-
-def _form(**kwargs):
-    choices = dict(encoders=["OH", "MT"], models=["LogReg", "DT"], scorings=["AUC"], tuning="no", timeout=60.0,
-                   workers=1)
-    return RunForm(**{**choices, **kwargs})
-
-
-def test_the_form_counts_what_it_queues():
-    form = _form(bundled="tic-tac-toe")
-    assert (form.n_encoders, form.n_experiments, form.n_runs) == (2, 4, 1)
-    assert (form.fold_tasks, form.result_rows) == (2 * Grid.n_folds, 4 * Grid.n_folds)
-    assert form.splits == [("cv", 0)] and form.missing() == []
-    assert _form(bundled="tic-tac-toe", encoders=[], scorings=[]).missing() == ["encoders", "metrics"]
-    both = _form(upload=object(), target="label", evaluation="both", time_column="day", gap=2)
-    assert both.n_runs == 2 and both.splits == [("cv:day", 0), ("time:day", 2)]
-    # WoE is not applicable beyond binary targets: a regression run computes it for no row
-    regression = _form(upload=object(), target="y", task="regression", encoders=["OH", "WoE", "MT"],
-                       models=["Ridge"], scorings=["RMSE", "MAE"])
-    assert (regression.n_encoders, regression.n_experiments, regression.result_rows) == (2, 4, 4 * Grid.n_folds)
-    assert _form(upload=object(), target="y", encoders=["OH", "WoE"]).n_encoders == 2   # binary
-
-
-@pytest.mark.parametrize("kwargs, message", [
-    ({}, "one of the two"),
-    ({"bundled": "tic-tac-toe", "upload": object()}, "one of the two"),
-    ({"upload": object()}, "target"),
-    ({"bundled": "tic-tac-toe", "evaluation": "time", "time_column": "day"}, "stratified folds"),
-    ({"upload": object(), "target": "y", "evaluation": "weekly"}, "'weekly'"),
-    ({"upload": object(), "target": "y", "evaluation": "time"}, "time column"),
-    ({"bundled": "tic-tac-toe", "workers": -1}, "workers"),
-])
-def test_the_form_names_a_bad_choice(kwargs, message):
-    with pytest.raises(ValueError, match=message):
-        _form(**kwargs)
-
-
-def test_a_bundled_form_queues_the_bundled_request(queue):
-    grids = _form(bundled="tic-tac-toe").submit(queue)
-    expected = RunRequest.bundled("tic-tac-toe", encoders=["OH", "MT"], models=["LogReg", "DT"], scorings=["AUC"],
-                                  tuning="no", timeout=60.0, workers=1)
-    assert [g.run_id for g in grids] == [expected.run_id]
-    (pending,) = queue.pending()
-    assert RunRequest.from_payload(pending.payload) == expected
-    with pytest.raises(ValueError, match="choose at least one of: models"):
-        _form(bundled="tic-tac-toe", models=[]).submit(queue)
-
-
-def test_an_upload_form_queues_one_run_per_split(tmp_path):
-    from encbench.uploads import queue_upload_run, stage_upload
-
-    rng = np.random.default_rng(0)
-    n = 200
-    frame = pd.DataFrame({"day": np.arange(n), "colour": rng.choice(["red", "green", "blue"], n),
-                          "label": np.tile(["no", "yes"], n // 2)})
-    db = tmp_path / "e.duckdb"
-    staged = stage_upload(frame.to_csv(index=False).encode(), "days.csv", db_path=db)
-    queue = RunQueue(db)
-    form = _form(upload=staged, target="label", positive_class="yes", evaluation="both", time_column="day",
-                 encoders=["OH"], models=["LogReg"])
-    grids = form.submit(queue)
-    assert [g.split for g in grids] == ["cv:day", "time:day"]
-    assert [r.run_id for r in queue.pending()] == [g.run_id for g in grids]
-    # the same runs as the upload's own path queues for each split (resubmitting resumes them)
-    direct = [queue_upload_run(staged, target="label", positive_class="yes", encoders=["OH"], models=["LogReg"],
-                               scorings=["AUC"], tuning="no", timeout=60.0, db_path=db, workers=1,
-                               split=split, gap=gap) for split, gap in form.splits]
-    assert [g.run_id for g in direct] == [g.run_id for g in grids]
 
 
 # -- where a queued run's datasets may come from ----------------------------------------------------

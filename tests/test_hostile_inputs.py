@@ -713,7 +713,8 @@ def test_a_queued_run_never_imports_a_custom_encoder_that_is_no_installed_plugin
     database. (The command line still builds what its user names: test_hostile_faults.py.)"""
     from encbench.custom import CustomEncoder
     from encbench.engine.grid import Grid
-    from encbench.engine.queue_requests import RunForm, new_owner_token
+    from encbench.engine.queue_requests import new_owner_token
+    from encbench.run_form import RunForm
     from encbench.engine.queue_worker import serve
 
     (tmp_path / "hostile_probe.py").write_text(PROBE_MODULE)

@@ -7,7 +7,8 @@ import pytest
 
 from encbench import vocab
 from encbench.engine.grid import Task
-from encbench.engine.protocol import Payload, bayes_n_iter, make_model, run_task, uses_sparse
+from encbench.engine.protocol import Payload, bayes_n_iter, make_model, run_task
+from encbench.engine.sparse import uses_sparse
 from encbench.models import MODEL_REGISTRY, get_model, models_for, sparse_models
 
 

@@ -5,11 +5,14 @@ scikit-learn, which only the task processes do.
 """
 from __future__ import annotations
 
+import json
+
 import numpy as np
+import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.metaestimators import available_if
 
-from encbench.custom import non_finite
+from encbench.custom import build
 
 
 class CheckedEncoder(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
@@ -37,7 +40,10 @@ class CheckedEncoder(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None
 
     Examples
     --------
-    >>> import numpy as np
+    >>> import json
+
+import numpy as np
+import pandas as pd
     >>> from sklearn.preprocessing import FunctionTransformer
     >>> positive = FunctionTransformer(lambda X: np.where(X > 0, X, np.nan))
     >>> enc = CheckedEncoder(encoder=positive, name="mypkg:positive")
@@ -81,3 +87,59 @@ class CheckedEncoder(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None
                 f"{output.shape[0]} rows (e.g. in output column {column}); the pre-run check fits a "
                 f"sample only: encode missing, unseen and rare levels as finite numbers")
         return output
+
+
+def build_from_json(text: str):
+    """Build the encoder a task carries (:meth:`CustomEncoder.to_json`), wrapped in a
+    :class:`~encbench.encoders.checked.CheckedEncoder` that checks every output it gives."""
+    data = json.loads(text)
+    return CheckedEncoder(encoder=build(data["import"], data.get("params")), name=data["import"])
+
+
+#: rows of an encoder output checked for NaN and infinity at a time (bounds the check's memory).
+_CHECK_CHUNK = 1 << 16
+
+
+def non_finite(output) -> tuple[int, int | None]:
+    """NaN and infinite values in an encoder's output, and the first column holding one.
+
+    Sparse matrices, data frames (column by column) and arrays (by chunks of rows) are checked
+    without a full dense copy; columns that are not numeric are not counted (a model refuses
+    them with its own error).
+    """
+    if hasattr(output, "tocsc") and hasattr(output, "data"):  # scipy.sparse
+        csc = output.tocsc()
+        bad = ~np.isfinite(csc.data.astype(float, copy=False))
+        if not bad.any():
+            return 0, None
+        column = int(np.searchsorted(csc.indptr, np.flatnonzero(bad)[0], side="right") - 1)
+        return int(bad.sum()), column
+    if isinstance(output, pd.DataFrame):
+        total, first = 0, None
+        for j in range(output.shape[1]):
+            try:
+                values = np.asarray(output.iloc[:, j], dtype=float)
+            except (TypeError, ValueError):
+                continue
+            n = int((~np.isfinite(values)).sum())
+            if n and first is None:
+                first = j
+            total += n
+        return total, first
+    array = np.asarray(output)
+    if array.dtype.kind in "biu" or array.ndim == 0:
+        return 0, None
+    if array.ndim == 1:
+        array = array.reshape(-1, 1)
+    total, first = 0, None
+    for start in range(0, len(array), _CHECK_CHUNK):
+        try:
+            chunk = np.asarray(array[start:start + _CHECK_CHUNK], dtype=float)
+        except (TypeError, ValueError):
+            return total, first
+        bad = ~np.isfinite(chunk)
+        if bad.any():
+            if first is None:
+                first = int(np.argwhere(bad)[0][-1])
+            total += int(bad.sum())
+    return total, first

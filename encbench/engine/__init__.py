@@ -15,7 +15,8 @@ and the app's run queue: :mod:`~encbench.engine.queue` (request files),
 :mod:`~encbench.engine.queue_worker` (the one process that drains it). The ``run`` and ``runs``
 commands are in :mod:`encbench.cli` with the others.
 """
-from encbench.engine.grid import Grid, Plan, Task, plan
+from encbench.engine.grid import Grid, Plan, plan
+from encbench.engine.task import Task
 from encbench.engine.runner import run_grid
 
 __all__ = ["Grid", "Plan", "Task", "plan", "run_grid"]

@@ -24,10 +24,10 @@ interpreter and its libraries take, :data:`TASK_BASE_BYTES`), so a task whose re
 the estimate (the model's working memory is not counted) fails with "over the memory budget"
 (:func:`over_budget_error`) instead of taking the machine.
 
-A task that encodes to a CSR matrix (:func:`encbench.engine.protocol.uses_sparse`: OH and Sum
+A task that encodes to a CSR matrix (:func:`encbench.engine.sparse.uses_sparse`: OH and Sum
 with DT and LGBM, whose scores are bit-identical on it, at any size; OH and Sum with any models
 that take sparse input once the dense encoding of the dataset, :func:`dense_bytes`, exceeds
-:data:`encbench.engine.protocol.SPARSE_ABOVE_BYTES`) costs its stored values, ``nnz x 12 bytes x
+:data:`encbench.engine.sparse.SPARSE_ABOVE_BYTES`) costs its stored values, ``nnz x 12 bytes x
 COPIES`` (a float64 value and an int32 column index each), not rows x columns: about one value
 per row and categorical column (Sum: also the intercept, and L-1 for the rows of the level
 that comes last in order of first appearance, whose contrast row is all -1).
@@ -41,6 +41,9 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+
+from encbench.encoders import ALL_REGISTRY
+from encbench.engine.sparse import sparse_takers, uses_sparse
 
 log = logging.getLogger(__name__)
 
@@ -138,8 +141,6 @@ def output_columns(encoder: str, levels: int, n_classes: int = 2) -> int:
     ``n_classes``: the target's classes; above two (a multiclass task) a supervised encoder
     encodes each class against the rest, so its width is multiplied by the classes.
     """
-    from encbench.encoders import ALL_REGISTRY
-
     spec = ALL_REGISTRY.get(encoder)
     if spec is None:  # a custom encoder: its width is unknown before it runs (counted as one)
         return 1
@@ -223,7 +224,7 @@ def dense_bytes(encoder: str, n_rows: int, levels: dict[str, int], n_numerical: 
     ``levels``: the number of levels of each categorical column; ``n_numerical``: the numerical
     columns (one output column each); ``n_classes``: the target's classes (see
     :func:`output_columns`). One copy, without :data:`COPIES`: the size the engine
-    compares with :data:`encbench.engine.protocol.SPARSE_ABOVE_BYTES`.
+    compares with :data:`encbench.engine.sparse.SPARSE_ABOVE_BYTES`.
     """
     widths = [output_columns(encoder, n, n_classes) for n in levels.values()]
     total = (max(widths, default=1) if encoder in _TOTAL_WIDTH else sum(widths)) + n_numerical
@@ -265,8 +266,6 @@ def _last_level_counts(X, columns) -> dict[str, int]:
 
 def check_plan(the_plan, budget: int) -> list[Oversize]:
     """Every (dataset, encoder) of a plan whose task estimate exceeds ``budget`` bytes."""
-    from encbench.engine.protocol import sparse_takers, uses_sparse
-
     found = []
     models = tuple(the_plan.grid.models)
     for spec, ds in the_plan.datasets.items():

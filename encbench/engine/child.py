@@ -21,6 +21,9 @@ import warnings
 from collections import OrderedDict
 from multiprocessing.connection import Connection
 
+from encbench.engine.budget import is_memory_error, over_budget_error
+from encbench.engine.protocol import MAX_ERROR_CHARS, run_task, unfinished_rows, warm_up
+
 #: datasets a task process keeps in memory (the parent's mirror uses the same number).
 CACHE_SIZE = 2
 #: this process's address-space limit in bytes (``MEMORY_LIMIT``; 0: none)
@@ -44,8 +47,6 @@ def _die_with_parent() -> None:
 def serve(conn_in: Connection, conn_out: Connection, parent_pid: int | None = None) -> None:
     """Answer task messages until ``None`` or end-of-file."""
     warnings.simplefilter("ignore")
-    from encbench.engine.protocol import run_task, unfinished_rows, warm_up
-
     warm_up()  # heavy imports before 'ready': the parent starts task clocks after it
 
     conn_out.send(("ready", os.getpid()))
@@ -89,9 +90,6 @@ def _over_budget(rows: list[dict]) -> list[dict]:
     with what it raised (:func:`encbench.engine.budget.over_budget_error`)."""
     if not _memory_limit:
         return rows
-    from encbench.engine.budget import is_memory_error, over_budget_error
-    from encbench.engine.protocol import MAX_ERROR_CHARS
-
     for row in rows:
         if row.get("status") == "failed" and is_memory_error(row.get("error")):
             text = over_budget_error(_memory_limit, row["error"])

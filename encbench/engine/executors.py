@@ -30,8 +30,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 
+from encbench import __version__
+from encbench.engine.budget import OVER_BUDGET, size_text
 from encbench.engine.child import CACHE_SIZE
-from encbench.engine.grid import Task
+from encbench.engine.task import Task
 from encbench.engine.protocol import Payload, describe, run_task, unfinished_rows
 from encbench.resources import checkout_root, subprocess_cwd, subprocess_env
 
@@ -336,8 +338,6 @@ class TaskProcess:
                 if code is not None and code > 0 else "")
         if self.memory_limit and code is not None and code < 0:
             # an allocation that fails in C or C++ code may abort instead of raising
-            from encbench.engine.budget import OVER_BUDGET, size_text
-
             hint = (f" under its memory limit of {size_text(self.memory_limit)}: probably {OVER_BUDGET} "
                     f"(raise --memory-budget, run fewer --workers, or leave the encoder out)")
         return unfinished_rows(task, "failed", f"task process {exit_reason(code)}{hint}{said}",
@@ -670,8 +670,6 @@ def install_hint(python: str) -> str:
         how = (f"`pip install -r {root / 'requirements.txt'}` and `pip install --no-deps -e {root}` "
                f"(or a wheel built by `pip wheel --no-deps {root}`)")
     else:
-        from encbench import __version__
-
         how = (f"`pip install encbench-{__version__}-py3-none-any.whl` (the wheel this process was "
                f"installed from, built by `make wheel` in a checkout)")
     return (f"Install the same encbench in every worker's and the scheduler's environment, with "

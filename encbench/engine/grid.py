@@ -15,8 +15,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from encbench import vocab
+from encbench.custom import CustomEncoder
+from encbench.data import DatasetError, find_bundled, load_dataset, parse_dataset_spec
+from encbench.encoders import ALL_REGISTRY, applies_to
+from encbench.engine.custom_check import check_memory_limit, check_on_datasets
 from encbench.engine.splits import check_forward_folds, check_time_column, parse_split
-from encbench.experiment import RESULT_KEY
+from encbench.engine.task import Task
+from encbench.metrics import metrics_for
+from encbench.models import models_for
 
 log = logging.getLogger(__name__)
 
@@ -94,8 +100,6 @@ def _custom_encoders(value) -> dict[str, dict]:
     """Custom encoders as name -> :meth:`encbench.custom.CustomEncoder.to_dict` (validated)."""
     if not value:
         return {}
-    from encbench.custom import CustomEncoder
-
     if isinstance(value, Mapping):
         items = [CustomEncoder.from_dict({"name": name, **dict(spec)}) if isinstance(spec, Mapping)
                  else spec for name, spec in value.items()]
@@ -115,8 +119,6 @@ def _custom_encoders(value) -> dict[str, dict]:
 
 def _dataset_identity(spec: str) -> str:
     """What a dataset reference resolves to, without loading it (for the run id)."""
-    from encbench.data import DatasetError, find_bundled, parse_dataset_spec
-
     try:
         parsed = parse_dataset_spec(spec)
     except DatasetError:
@@ -268,8 +270,6 @@ class Grid:
 
     def custom(self, name: str):
         """The :class:`encbench.custom.CustomEncoder` of a custom encoder of the grid."""
-        from encbench.custom import CustomEncoder
-
         return CustomEncoder.from_dict(self.custom_encoders[name])
 
     @property
@@ -303,64 +303,6 @@ class Grid:
         if "categorical" in opts:
             opts["categorical"] = list(opts["categorical"])
         return opts
-
-
-@dataclass(frozen=True)
-class Task:
-    """The unit of work: one fold of one encoder on one dataset, with all its models and scorings.
-
-    Attributes
-    ----------
-    dataset : str
-        Dataset key (``datasets.dataset``).
-    encoder : str
-    fold : int
-        0-based index of the outer fold.
-    n_folds : int
-    models, scorings : tuple of str
-    tuning : str
-    split : {'cv', 'time'}
-        Outer evaluation scheme (:mod:`encbench.engine.splits`).
-    time_column : str or None
-        The column that orders the rows of a time split; with either split it is not a feature.
-    gap : int
-        Time split: training rows left out before each test block.
-    custom : str or None
-        A custom encoder's JSON spec (import path and parameters) that the task process builds;
-        None for the canonical encoders (built by ``make_encoder``).
-    task : {'binary', 'multiclass', 'regression'}
-        The dataset's task type (:attr:`encbench.data.Dataset.task`): it sets the folds, the
-        models' estimators, the metrics' definitions and the supervised encoders' targets.
-    """
-
-    dataset: str
-    encoder: str
-    fold: int
-    n_folds: int
-    models: tuple[str, ...]
-    scorings: tuple[str, ...]
-    tuning: str
-    split: str = "cv"
-    time_column: str | None = None
-    gap: int = 0
-    custom: str | None = None
-    task: str = "binary"
-
-    def key(self, model: str, scoring: str) -> tuple:
-        """The result key (:data:`encbench.experiment.RESULT_KEY`) of the task's row for
-        ``model`` and ``scoring``."""
-        row = {"dataset": self.dataset, "encoder": self.encoder, "model": model, "tuning": self.tuning,
-               "scoring": scoring, "split": self.split, "fold": self.fold,
-               "task": getattr(self, "task", "binary")}
-        return tuple(row[column] for column in RESULT_KEY)
-
-    def keys(self) -> list[tuple]:
-        """Result keys (:meth:`key`) of every row the task writes."""
-        return [self.key(m, s) for m in self.models for s in self.scorings]
-
-    @property
-    def name(self) -> str:
-        return f"{self.dataset}/{self.encoder}/fold {self.fold + 1}/{self.n_folds}"
 
 
 @dataclass(frozen=True)
@@ -415,7 +357,7 @@ def plan(grid: Grid, *, check_custom: bool = True, memory_budget=None) -> Plan:
 
     Nothing is written anywhere; every problem is raised before a run starts. Custom encoders
     are fitted on a sample in a bounded task process (the grid's timeout and the memory budget,
-    :func:`encbench.custom.check_on_datasets`), unless ``check_custom`` is False (a dry run:
+    :func:`encbench.engine.custom_check.check_on_datasets`), unless ``check_custom`` is False (a dry run:
     nothing of theirs is imported or run). ``memory_budget``: the run's task memory budget
     (:func:`encbench.engine.budget.parse_budget`), which caps the check process too.
 
@@ -427,9 +369,6 @@ def plan(grid: Grid, *, check_custom: bool = True, memory_budget=None) -> Plan:
         Two references resolve to the same dataset key with different load options, or an
         encoder is not in the registry.
     """
-    from encbench.data import DatasetError, load_dataset
-    from encbench.encoders import ALL_REGISTRY, applies_to
-
     missing = [e for e in grid.encoders if e not in ALL_REGISTRY and e not in grid.custom_encoders]
     if missing:
         raise ValueError(f"encoders not in the registry: got {missing!r}")
@@ -466,8 +405,6 @@ def plan(grid: Grid, *, check_custom: bool = True, memory_budget=None) -> Plan:
         seen[ds.key] = spec
         datasets[spec] = ds
     if grid.custom_encoders and check_custom:  # fit/transform each on a sample before anything runs
-        from encbench.custom import check_memory_limit, check_on_datasets
-
         check_on_datasets([grid.custom(n) for n in grid.custom_encoders], datasets.values(),
                           timeout=grid.timeout, memory_limit=check_memory_limit(memory_budget))
 
@@ -523,9 +460,6 @@ def _task_settings(grid: Grid, datasets) -> dict[str, tuple[tuple[str, ...], tup
     ValueError
         If no chosen model or no chosen metric serves the task of a dataset.
     """
-    from encbench.metrics import metrics_for
-    from encbench.models import models_for
-
     out = {}
     for task in dict.fromkeys(ds.task for ds in datasets):
         models = task_names(grid.models, vocab.MODELS, models_for(task), task)

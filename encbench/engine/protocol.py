@@ -32,9 +32,13 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from encbench.engine.grid import Task
+from encbench.encoders import ALL_REGISTRY, applies_to, applies_to_task, make_encoder
+from encbench.engine.budget import dense_bytes
+from encbench.engine.sparse import SPARSE_ENCODERS, uses_sparse
+from encbench.engine.splits import check_time_column, forward_fold_indices
+from encbench.engine.task import Task
 from encbench.metrics import get_metric
-from encbench.models import MODEL_REGISTRY, get_model, sparse_models
+from encbench.models import MODEL_REGISTRY, get_model
 
 log = logging.getLogger(__name__)
 
@@ -103,8 +107,6 @@ def warm_up() -> None:
     import sklearn.model_selection
     import sklearn.pipeline  # noqa: F401
 
-    import encbench.encoders  # noqa: F401
-
     for spec in MODEL_REGISTRY.values():
         for task in spec.tasks:  # a classifier and a regressor may come from two modules
             spec.make(task=task)
@@ -141,51 +143,6 @@ def bayes_n_iter(space: dict) -> int:
     return min(BAYES_MAX_ITER, size)
 
 
-#: ``{encoder: models}`` whose predictions and probabilities are bit-identical on the encoder's
-#: sparse (CSR) output and on its dense output, from the model registry's ``sparse_identical``
-#: (measured by ``benchmarks/bench_wide.py identity``: tic-tac-toe, credit-g, kr-vs-kp, nursery,
-#: adult and a synthetic set with 300 levels, 5 outer folds, the no-tuning configuration and the
-#: values model and full tuning visit). A task encodes sparse only when every one of its models
-#: is listed (its folds are encoded once for all of them). Bin is identical with DT and LGBM too
-#: but left dense: it has log2(levels) + 1 columns (16 for 20,000 levels), nothing to save.
-SPARSE_MODELS = sparse_models()
-#: Encoders whose sparse output stores about one value per row and categorical column, so that
-#: it saves memory whatever the number of levels (Bin's is about half ones: nothing saved).
-SPARSE_ENCODERS = frozenset({"OH", "Sum"})
-#: Above this many bytes of dense encoding (float64, one copy, every row of the dataset:
-#: :func:`encbench.engine.budget.dense_bytes`, an upper bound of every training fold's) a task of
-#: a :data:`SPARSE_ENCODERS` encoder whose models all take sparse input
-#: (:attr:`encbench.models.ModelSpec.takes_sparse`) encodes sparse even where the scores are not
-#: bit-identical to dense (LogReg, SVM, kNN: docs/user-guide.md, "Memory and sparse encodings",
-#: says how far they move). Below it, data stays dense and scores as the study's code does. The
-#: decision is per (dataset, encoder, models), so every fold of an experiment gets the same
-#: representation.
-SPARSE_ABOVE_BYTES = 256_000_000
-
-
-def uses_sparse(encoder: str, models, custom: str | None = None, *, dense_bytes: int = 0) -> bool:
-    """Whether a task of ``encoder`` with ``models`` encodes to a sparse matrix.
-
-    Sparse at any size where every model's scores are unchanged (:data:`SPARSE_MODELS`), and
-    where the dense encoding would take more than :data:`SPARSE_ABOVE_BYTES` (``dense_bytes``)
-    for a :data:`SPARSE_ENCODERS` encoder whose models all take sparse input. A custom encoder
-    (``custom``) always stays dense.
-    """
-    models = set(models)
-    if custom is not None or not models:
-        return False
-    if models <= SPARSE_MODELS.get(encoder, frozenset()):
-        return True
-    return (encoder in SPARSE_ENCODERS and dense_bytes > SPARSE_ABOVE_BYTES
-            and all(getattr(MODEL_REGISTRY.get(m), "takes_sparse", False) for m in models))
-
-
-def sparse_takers(encoder: str, models, *, dense_bytes: int = 0) -> tuple[str, ...]:
-    """The models of ``models`` that would each, alone, get ``encoder``'s output sparse at
-    ``dense_bytes`` (see :func:`uses_sparse`), in the given order."""
-    return tuple(m for m in models if uses_sparse(encoder, (m,), dense_bytes=dense_bytes))
-
-
 def make_preprocessor(encoder: str, categorical, numerical, custom: str | None = None, *,
                       sparse: bool = False, task: str = "binary"):
     """Categorical: impute most frequent, then encode; numerical: impute median, RobustScaler.
@@ -199,8 +156,6 @@ def make_preprocessor(encoder: str, categorical, numerical, custom: str | None =
     from sklearn.impute import SimpleImputer
     from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import RobustScaler
-
-    from encbench.encoders import ALL_REGISTRY, make_encoder
 
     encode = (make_encoder(encoder, random_state=ENCODER_SEED, task=task) if custom is None
               else _custom_encoder(custom))
@@ -224,7 +179,8 @@ def make_preprocessor(encoder: str, categorical, numerical, custom: str | None =
 
 
 def _custom_encoder(spec: str):
-    from encbench.custom import build_from_json
+    # heavy: the wrapper is a scikit-learn estimator, imported where a custom encoder is built
+    from encbench.encoders.checked import build_from_json
 
     return build_from_json(spec)
 
@@ -244,8 +200,6 @@ def fold_indices(y: np.ndarray, n_folds: int, fold: int, *, split: str = "cv",
     from sklearn.model_selection import KFold, StratifiedKFold
 
     if split == "time":
-        from encbench.engine.splits import forward_fold_indices
-
         if times is None:
             raise ValueError("a time split needs the time of every row: got times=None")
         return forward_fold_indices(times, n_folds, fold, gap=gap)
@@ -354,8 +308,6 @@ class _Fold:
         X, categorical = data.X, list(data.categorical)
         split, times, time_column = task.split, None, task.time_column
         if split == "time":  # the time column orders the rows
-            from encbench.engine.splits import check_time_column
-
             times = check_time_column(X, time_column)
         if time_column is not None and time_column in X.columns:  # and is never a feature
             X = X.drop(columns=[time_column])
@@ -380,8 +332,6 @@ class _Fold:
     def sparse(self) -> bool:
         """Whether this task encodes sparse (:func:`uses_sparse`); the dense size is estimated
         over every row of the dataset, so that every fold of an experiment decides alike."""
-        from encbench.engine.budget import dense_bytes
-
         task, custom = self.task, self.task.custom
         size = 0
         if task.encoder in SPARSE_ENCODERS and custom is None:  # nothing to count otherwise
@@ -554,8 +504,6 @@ def _bayes_search(fold: _Fold, model: str, scorings) -> dict:
 
 
 def _strategy(model: str, tuning: str, encoder: str | None = None, task: str = "binary"):
-    from encbench.encoders import applies_to, applies_to_task
-
     if encoder is not None and not applies_to_task(encoder, task):
         raise _StageError(f"encoder {encoder}", ValueError(
             f"encoder {encoder!r} does not apply to a {task} target: got task={task!r}"))

@@ -105,7 +105,7 @@ def grid_from_config(config: Mapping) -> Grid:
     return Grid(**kwargs)
 
 
-def _check_workers(workers) -> int:
+def check_workers(workers) -> int:
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
         raise ValueError(f"workers must be 0 (in the worker's process) or a positive number of "
                          f"task processes: got {workers!r}")
@@ -140,8 +140,8 @@ class RunRequest:
     def __post_init__(self):
         if not isinstance(self.grid, Grid):
             raise ValueError(f"grid must be an encbench.engine.grid.Grid: got {self.grid!r}")
-        _check_workers(self.workers)
-        _check_owner(self.owner)
+        check_workers(self.workers)
+        check_owner(self.owner)
 
     @property
     def run_id(self) -> str:
@@ -284,7 +284,7 @@ class DeleteRequest:
             raise ValueError(f"run_id must be a run's id: got {self.run_id!r}")
         if self.owner is None:
             raise ValueError(f"a delete request names the session asking: got owner {self.owner!r}")
-        _check_owner(self.owner)
+        check_owner(self.owner)
 
     def payload(self) -> dict:
         return {"run_id": self.run_id, "owner": self.owner}
@@ -418,7 +418,7 @@ def new_owner_token() -> str:
     return secrets.token_hex(16)
 
 
-def _check_owner(owner) -> None:
+def check_owner(owner) -> None:
     if owner is not None and (not isinstance(owner, str) or not re.fullmatch(r"[0-9a-f]{32}", owner)):
         raise ValueError(f"owner must be a session token of 32 hex digits (new_owner_token()) or None: "
                          f"got {owner!r}")
@@ -440,200 +440,3 @@ def _last_run_options(queue: RunQueue, run_id: str) -> dict | None:
         except (TypeError, ValueError):  # a hand-edited request: look further back
             continue
     return None
-
-
-# -- the Run page's form ---------------------------------------------------------------------------
-
-#: A target of this many classes is a binary one: its positive class is the user's choice.
-BINARY_CLASSES = 2
-
-
-def positive_class_choice(target) -> tuple[list[str], int] | None:
-    """The classes a user may name positive, in label-encoding order, and the default's index.
-
-    The default is the second class in sorted order, as label encoding makes it (the published
-    protocol); it matters for F1 only. None when the target does not have exactly two classes:
-    there is no choice to offer, and the upload's validation refuses such a target, saying why.
-
-    Parameters
-    ----------
-    target : pandas.Series
-        The target column as read (missing values are not a class).
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> positive_class_choice(pd.Series(["yes", "no", "yes", None]))
-    (['no', 'yes'], 1)
-    >>> positive_class_choice(pd.Series(["a", "b", "c"])) is None
-    True
-    """
-    from encbench.data.validation import class_order
-
-    classes = [str(c) for c in class_order(target)]
-    return (classes, 1) if len(classes) == BINARY_CLASSES else None
-
-
-@dataclass(frozen=True)
-class RunForm:
-    """What the Run page asks for, and the runs it queues: one place for the page's rules.
-
-    Either ``bundled`` (a bundled copy of a published dataset, its published target and the
-    stratified folds) or ``upload`` (a staged file, with its target, positive class and column
-    roles, evaluated as ``evaluation`` says: one run per split).
-
-    Parameters
-    ----------
-    encoders, models, scorings : sequence of str
-        The grid's choices; ``custom_encoders`` are installed plugins run besides ``encoders``.
-    tuning : str
-        ``no``, ``model`` or ``full``.
-    timeout : float
-        Seconds one fold task may run.
-    workers : int
-        Task processes of each run.
-    owner : str, optional
-        The asking app session's token (:func:`new_owner_token`).
-    bundled : str, optional
-        A bundled dataset's name.
-    upload : encbench.uploads.StagedUpload, optional
-        A staged upload (:func:`encbench.uploads.stage_upload`).
-    target, positive_class, categorical, drop
-        The upload's target, positive class (None: the default of
-        :func:`positive_class_choice`), categorical columns (None: as inferred) and columns
-        left out.
-    evaluation : {'cv', 'time', 'both'}
-        The outer evaluation (:func:`evaluation_splits`); ``time_column`` and ``gap`` for a
-        time split. A bundled dataset is evaluated with the published stratified folds only.
-    task : {'binary', 'multiclass', 'regression'}
-        The upload's task type (the page infers it from the target and lets the user override
-        it): its folds, models and metrics; binary by default. A bundled dataset is binary.
-
-    Raises
-    ------
-    ValueError
-        If neither or both of ``bundled`` and ``upload`` are given, an upload has no target,
-        a bundled dataset asks for a time split or another task than binary, the task is not
-        one of :data:`encbench.vocab.TASKS`, or the evaluation is not one of
-        :data:`SPLIT_MODES` (or lacks its time column).
-    """
-
-    encoders: tuple[str, ...]
-    models: tuple[str, ...]
-    scorings: tuple[str, ...]
-    tuning: str
-    timeout: float
-    workers: int
-    custom_encoders: tuple = ()
-    owner: str | None = None
-    bundled: str | None = None
-    upload: object = None
-    target: str | None = None
-    positive_class: str | None = None
-    categorical: tuple[str, ...] | None = None
-    drop: tuple[str, ...] = ()
-    evaluation: str = "cv"
-    time_column: str | None = None
-    gap: int = 0
-    task: str = "binary"
-
-    def __post_init__(self):
-        for name in ("encoders", "models", "scorings", "custom_encoders", "drop"):
-            object.__setattr__(self, name, tuple(getattr(self, name) or ()))
-        if self.categorical is not None:
-            object.__setattr__(self, "categorical", tuple(self.categorical))
-        if (self.bundled is None) == (self.upload is None):
-            raise ValueError(f"a run is on a bundled dataset or on an upload, one of the two: got "
-                             f"bundled={self.bundled!r} and upload={getattr(self.upload, 'filename', self.upload)!r}")
-        if self.upload is not None and not self.target:
-            raise ValueError(f"an upload's run needs its target column: got target={self.target!r}")
-        if self.bundled is not None and self.evaluation != "cv":
-            raise ValueError(f"a bundled dataset runs the published stratified folds: got evaluation "
-                             f"{self.evaluation!r}")
-        evaluation_splits(self.evaluation, self.time_column, gap=self.gap)  # checks the choice
-        from encbench.vocab import TASKS
-
-        if self.task not in TASKS:
-            raise ValueError(f"task must be one of {', '.join(TASKS)}: got {self.task!r}")
-        if self.bundled is not None and self.task != "binary":
-            raise ValueError(f"a bundled dataset is a published one, a binary task: got task {self.task!r}")
-        _check_workers(self.workers)
-        _check_owner(self.owner)
-
-    # -- what it asks for ----------------------------------------------------------------------
-    @property
-    def splits(self) -> list[tuple[str, int]]:
-        """``(split, gap)`` of each run to queue, cv first (:func:`evaluation_splits`)."""
-        return evaluation_splits(self.evaluation, self.time_column, gap=self.gap)
-
-    def missing(self) -> list[str]:
-        """The choices left empty (each needs one value at least): ``encoders``, ``models``, ``metrics``."""
-        return [label for label, chosen in (("encoders", self.encoders + self.custom_encoders),
-                                            ("models", self.models), ("metrics", self.scorings))
-                if not chosen]
-
-    @property
-    def n_encoders(self) -> int:
-        """Encoders the run computes: the chosen ones defined for the task (WoE is binary only:
-        not applicable to the others, so it adds no task or row) and the custom ones."""
-        from encbench.encoders import applies_to_task
-
-        return sum(applies_to_task(e, self.task) for e in self.encoders) + len(self.custom_encoders)
-
-    @property
-    def n_experiments(self) -> int:
-        """Experiments of each run: encoders x models x metrics."""
-        return self.n_encoders * len(self.models) * len(self.scorings)
-
-    @property
-    def n_runs(self) -> int:
-        """Runs queued: one per split."""
-        return len(self.splits)
-
-    @property
-    def fold_tasks(self) -> int:
-        """Fold tasks of each run (one per encoder and outer fold)."""
-        return self.n_encoders * Grid.n_folds
-
-    @property
-    def result_rows(self) -> int:
-        """Result rows of each run (one per experiment and outer fold)."""
-        return self.n_experiments * Grid.n_folds
-
-    # -- queueing ------------------------------------------------------------------------------
-    def submit(self, queue: RunQueue) -> list[Grid]:
-        """Validate the choices, store the upload, queue one run per split; return their grids.
-
-        A bundled dataset's run is :meth:`RunRequest.bundled`; an upload's runs are
-        :func:`encbench.uploads.queue_upload_run` (validated for these choices, stored beside
-        the database only if valid), into ``queue``'s database. Start a worker afterwards
-        (``queue.ensure_worker()``).
-
-        Raises
-        ------
-        encbench.data.DatasetError, ValueError
-            If the upload does not validate for these choices or a plugin fails its pre-run
-            check; nothing of a refused run is stored or queued.
-        """
-        if self.missing():
-            raise ValueError(f"choose at least one of: {', '.join(self.missing())}")
-        # refused before an upload is stored or a plugin is checked (the check imports it)
-        problems = custom_encoder_problems(self.custom_encoders)
-        if problems:
-            raise ValueError("; ".join(problems))
-        if self.bundled is not None:
-            request = RunRequest.bundled(self.bundled, encoders=self.encoders, models=self.models,
-                                         scorings=self.scorings, tuning=self.tuning, timeout=float(self.timeout),
-                                         custom_encoders=self.custom_encoders, workers=self.workers,
-                                         owner=self.owner)
-            request.submit(queue)
-            return [request.grid]
-        from encbench.uploads import queue_upload_run  # uploads builds its requests here
-
-        return [queue_upload_run(self.upload, target=self.target, positive_class=self.positive_class,
-                                 categorical=list(self.categorical) if self.categorical is not None else None,
-                                 drop=list(self.drop), encoders=self.encoders, models=self.models,
-                                 scorings=self.scorings, tuning=self.tuning, timeout=float(self.timeout),
-                                 db_path=queue.db_path, workers=self.workers, split=split, gap=split_gap,
-                                 custom_encoders=self.custom_encoders, owner=self.owner, task=self.task)
-                for split, split_gap in self.splits]
