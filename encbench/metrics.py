@@ -21,6 +21,8 @@ from types import MappingProxyType
 
 import numpy as np
 
+from encbench.tasks import CLASSIFICATION
+
 
 def _balanced_accuracy(y_true, y_pred) -> float:
     from sklearn.metrics import balanced_accuracy_score
@@ -285,7 +287,6 @@ class MetricSpec:
         return function(y_true, probabilities if self.needs_scores else np.round(probabilities))
 
 
-_CLASSIFICATION = ("binary", "multiclass")
 
 
 # chance levels (MetricSpec.chance): module functions, so that a spec pickles
@@ -304,16 +305,16 @@ def _zero(n_classes: int | None) -> float:
 #: one), then those of the other task types.
 METRIC_REGISTRY = MappingProxyType({m.name: m for m in (
     MetricSpec("BAcc", "balanced accuracy: the mean of the recall of each class", _balanced_accuracy,
-               needs_scores=False, greater_is_better=True, tasks=_CLASSIFICATION, bounds=(0.0, 1.0),
+               needs_scores=False, greater_is_better=True, tasks=CLASSIFICATION, bounds=(0.0, 1.0),
                inner_scorer="balanced_accuracy", in_study=True, chance=_one_in_classes),
     MetricSpec("F1", "F1 score of the positive class", _f1, needs_scores=False,
-               greater_is_better=True, tasks=_CLASSIFICATION, bounds=(0.0, 1.0), inner_scorer="f1",
+               greater_is_better=True, tasks=CLASSIFICATION, bounds=(0.0, 1.0), inner_scorer="f1",
                in_study=True),
     MetricSpec("Acc", "accuracy: the share of correctly predicted rows", _accuracy,
-               needs_scores=False, greater_is_better=True, tasks=_CLASSIFICATION, bounds=(0.0, 1.0),
+               needs_scores=False, greater_is_better=True, tasks=CLASSIFICATION, bounds=(0.0, 1.0),
                inner_scorer="accuracy", in_study=True),
     MetricSpec("AUC", "area under the ROC curve, on the predicted probability of the positive class",
-               _roc_auc, needs_scores=True, greater_is_better=True, tasks=_CLASSIFICATION,
+               _roc_auc, needs_scores=True, greater_is_better=True, tasks=CLASSIFICATION,
                bounds=(0.0, 1.0), inner_scorer="roc_auc", in_study=True, chance=_half),
     MetricSpec("RMSE", "root mean squared error", _rmse, needs_scores=False,
                greater_is_better=False, tasks=("regression",), bounds=None,

@@ -23,6 +23,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from encbench.tasks import CLASSIFICATION, TASKS
+
 
 @dataclass(frozen=True)
 class EarlyStopping:
@@ -289,8 +291,6 @@ def _real(low: float, high: float, prior: str = "uniform"):
 #: models whose predictions are unchanged on sparse input list them in ``sparse_identical``, and
 #: :mod:`encbench.engine.sparse` encodes them sparse above its size threshold.
 SPARSE_ENCODERS = frozenset({"OH", "Sum"})
-_CLASSIFICATION = ("binary", "multiclass")
-_ALL_TASKS = ("binary", "multiclass", "regression")
 
 #: Every model, in display order: the study's five (its order), then the models beyond it.
 #: ``sparse_identical``: DT and LGBM give 150 of 150 fits identical per encoder on OH and Sum;
@@ -298,25 +298,25 @@ _ALL_TASKS = ("binary", "multiclass", "regression")
 #: (gamma='scale' is computed by another formula on sparse input) differ, so they stay dense;
 #: HGB does not take sparse input. ``takes_sparse``: every model but HGB accepts CSR input.
 MODEL_REGISTRY = MappingProxyType({m.name: m for m in (
-    ModelSpec("DT", "decision tree, max_depth=5", _ALL_TASKS, _decision_tree, _SEEDS["DT"],
+    ModelSpec("DT", "decision tree, max_depth=5", TASKS, _decision_tree, _SEEDS["DT"],
               grid={"max_depth": [2, 5, None]}, space=lambda: {"max_depth": _integer(2, 5)},
               sparse_identical=SPARSE_ENCODERS, takes_sparse=True, in_study=True),
-    ModelSpec("LGBM", "LightGBM, early stopping on a 10 % validation split", _ALL_TASKS, _lgbm,
+    ModelSpec("LGBM", "LightGBM, early stopping on a 10 % validation split", TASKS, _lgbm,
               _SEEDS["LGBM"], grid=None,
               space=lambda: {"n_estimators": _integer(1, 1000, "log-uniform")},
               early_stopping=LGBM_EARLY_STOPPING, sparse_identical=SPARSE_ENCODERS,
               takes_sparse=True, native_categories=True, in_study=True),
-    ModelSpec("SVM", "support vector machine, RBF kernel, C=1, gamma='scale'", _ALL_TASKS, _svm,
+    ModelSpec("SVM", "support vector machine, RBF kernel, C=1, gamma='scale'", TASKS, _svm,
               _SEEDS["SVM"], grid={"C": [0.1, 1], "gamma": [0.1, 1, 10]},
               space=lambda: {"C": _real(0.1, 2), "gamma": _real(0.1, 100, "log-uniform")},
               takes_sparse=True, in_study=True),
-    ModelSpec("kNN", "k nearest neighbours, k=5", _ALL_TASKS, _knn, None,
+    ModelSpec("kNN", "k nearest neighbours, k=5", TASKS, _knn, None,
               grid={"n_neighbors": [2, 5, 10]}, space=lambda: {"n_neighbors": _integer(2, 10)},
               takes_sparse=True, in_study=True),
-    ModelSpec("LogReg", "logistic regression, lbfgs, 100 iterations", _CLASSIFICATION, _logreg,
+    ModelSpec("LogReg", "logistic regression, lbfgs, 100 iterations", CLASSIFICATION, _logreg,
               _SEEDS["LogReg"], grid={"C": [0.1, 1, 10]}, space=lambda: {"C": _real(0.2, 5)},
               takes_sparse=True, in_study=True),
-    ModelSpec("HGB", "scikit-learn's HistGradientBoostingClassifier, defaults", _ALL_TASKS, _hgb,
+    ModelSpec("HGB", "scikit-learn's HistGradientBoostingClassifier, defaults", TASKS, _hgb,
               _SEEDS["HGB"], grid={"learning_rate": [0.05, 0.1, 0.2]},
               space=lambda: {"learning_rate": _real(0.01, 0.5, "log-uniform"),
                              "max_leaf_nodes": _integer(8, 64, "log-uniform")},

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from encbench import tasks
 from encbench.metrics import METRIC_REGISTRY, metrics_for
 from encbench.models import MODEL_REGISTRY, models_for
 
@@ -30,9 +31,9 @@ BEYOND_ENCODERS: tuple[str, ...] = (
 )
 #: every encoder name a grid accepts: the study's 32, then those beyond it
 ALL_ENCODERS: tuple[str, ...] = ENCODERS + BEYOND_ENCODERS
-#: task types: the study's binary classification, multiclass classification and regression;
-#: a consensus ranks within one task
-TASKS: tuple[str, ...] = ("binary", "multiclass", "regression")
+#: task types, read off the task registry (:mod:`encbench.tasks`): the study's binary
+#: classification, multiclass classification and regression; a consensus ranks within one task
+TASKS: tuple[str, ...] = tasks.TASKS
 #: every model of the registry (:mod:`encbench.models`) that serves binary targets, in display
 #: order: the study's five, then those beyond it (HGB)
 MODELS: tuple[str, ...] = models_for("binary")

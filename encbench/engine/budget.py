@@ -44,6 +44,7 @@ import numpy as np
 
 from encbench.encoders import ALL_REGISTRY
 from encbench.engine.sparse import sparse_takers, uses_sparse
+from encbench.tasks import get_task
 
 log = logging.getLogger(__name__)
 
@@ -270,12 +271,12 @@ def check_plan(the_plan, budget: int) -> list[Oversize]:
     models = tuple(the_plan.grid.models)
     for spec, ds in the_plan.datasets.items():
         # a time split's time column orders the rows and is never encoded
-        time_column = getattr(the_plan.grid, "time_column", None)
+        time_column = the_plan.grid.time_column
         levels = {c: int(ds.X[c].nunique(dropna=True)) for c in ds.categorical if c != time_column}
         n_numerical = ds.n_features - ds.n_categorical - int(
             time_column in ds.X.columns and time_column not in ds.categorical)
         last_counts = None
-        n_classes = len(np.unique(ds.y)) if ds.task == "multiclass" else 2
+        n_classes = len(np.unique(ds.y)) if get_task(ds.task).column_per_class else 2
         for encoder in the_plan.grid.encoders:
             dense = dense_bytes(encoder, ds.n_rows, levels, n_numerical, n_classes)
             accepting = sparse_takers(encoder, models, dense_bytes=dense)

@@ -39,6 +39,7 @@ from encbench.engine.splits import check_time_column, forward_fold_indices
 from encbench.engine.task import Task
 from encbench.metrics import get_metric
 from encbench.models import MODEL_REGISTRY, get_model
+from encbench.tasks import TASK_REGISTRY, get_task
 
 log = logging.getLogger(__name__)
 
@@ -49,8 +50,8 @@ BAYES_CV_SEED = 1444
 BAYES_SEED = 1445
 INNER_FOLDS = 5
 #: seed of the shuffled outer ``KFold`` of a regression target (the study's seed of its own
-#: shuffled folds, ``config.py``'s 1444)
-REGRESSION_FOLD_SEED = 1444
+#: shuffled folds, ``config.py``'s 1444), from the task registry
+REGRESSION_FOLD_SEED = TASK_REGISTRY["regression"].fold_seed
 BAYES_MAX_ITER = 20
 
 MAX_ERROR_CHARS = 2000
@@ -197,8 +198,6 @@ def fold_indices(y: np.ndarray, n_folds: int, fold: int, *, split: str = "cv",
     ``times`` (:func:`encbench.engine.splits.forward_fold_indices`; ``gap`` training rows left
     out), for every task.
     """
-    from sklearn.model_selection import KFold, StratifiedKFold
-
     if split == "time":
         if times is None:
             raise ValueError("a time split needs the time of every row: got times=None")
@@ -207,8 +206,7 @@ def fold_indices(y: np.ndarray, n_folds: int, fold: int, *, split: str = "cv",
         raise ValueError(f"split must be 'cv' or 'time': got {split!r}")
     if not 0 <= fold < n_folds:
         raise ValueError(f"fold must be in [0, {n_folds}): got {fold!r}")
-    splitter = (KFold(n_splits=n_folds, shuffle=True, random_state=REGRESSION_FOLD_SEED)
-                if task == "regression" else StratifiedKFold(n_splits=n_folds))
+    splitter = get_task(task).outer_folds(n_folds)  # the task registry's (encbench/tasks.py)
     for index, split in enumerate(splitter.split(np.zeros(len(y)), y)):
         if index == fold:
             return split
@@ -219,10 +217,7 @@ def inner_cv(task: str, seed: int):
     """The inner cross-validation of tuning: ``StratifiedKFold(5, shuffle=True, seed)`` for a
     classification task (the study's), ``KFold`` with the same folds count and seed for
     regression."""
-    from sklearn.model_selection import KFold, StratifiedKFold
-
-    splitter = KFold if task == "regression" else StratifiedKFold
-    return splitter(INNER_FOLDS, shuffle=True, random_state=seed)
+    return get_task(task).inner_folds(INNER_FOLDS, seed)
 
 
 class _Predictions:

@@ -19,6 +19,7 @@ import pandas as pd
 
 from encbench.experiment import DEFAULTS as KEY_DEFAULTS
 from encbench.experiment import RESULT_KEY
+from encbench.tasks import TASKS
 from encbench.store.db import (
     PRIVATE_FILE, DatabaseDamaged, StoreWriteFailed, apply_migrations, damaged_message, default_db_path,
     is_damage, is_write_failure, make_private_dirs, publish_snapshot, remove_stale_snapshot_tmp,
@@ -353,9 +354,9 @@ class Writer:
         bad = set(frame["split"].unique()) - {"cv", "time"}
         if bad:
             raise ValueError(f"result split must be cv or time: got {sorted(map(str, bad))!r}")
-        bad = set(frame["task"].unique()) - {"binary", "multiclass", "regression"}
+        bad = set(frame["task"].unique()) - set(TASKS)
         if bad:
-            raise ValueError(f"result task must be binary, multiclass or regression: got "
+            raise ValueError(f"result task must be one of {', '.join(TASKS)}: got "
                              f"{sorted(map(str, bad))!r}")
         with self._transaction():
             self.con.register("incoming_results", frame)
