@@ -27,7 +27,6 @@ Examples
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import logging
 import os
@@ -44,6 +43,7 @@ from encbench.data import DatasetError, parse_dataset_spec, read_table
 from encbench.engine import Grid, plan, run_grid
 from encbench.experiment import EXPERIMENT_KEY
 from encbench.reproduction import WARN_SHARE, Reproduction, compare_to_published
+from encbench.engine.executors import MAX_WORKERS_PER_CORE, check_workers
 from encbench.engine.runner import guard_memory, open_writer
 from encbench.engine.queue_worker import delete_run, serve
 from encbench.views.runs import effective_status
@@ -55,7 +55,7 @@ from encbench.store.db import migration_files, verify_database
 from encbench.store.importer import encbench_import_current, shipped_runs
 from encbench.store.writer import DatabaseBusy
 from encbench.suites import expand
-from encbench.uploads import stage_upload, store_upload
+from encbench.uploads import drop_columns, store_upload
 
 log = logging.getLogger("encbench")
 
@@ -275,20 +275,10 @@ def _without_columns(spec: str, drop: list[str], db_path: Path):
         raise ValueError(f"--drop-columns applies to files; {spec!r} is an OpenML or bundled "
                          f"dataset, which uses the published columns")
     path = Path(parsed.value)
-    frame = read_table(path)
-    unknown = [c for c in drop if c not in frame.columns]
-    if unknown:
-        columns = ", ".join(repr(str(c)) for c in list(frame.columns)[:50])
-        raise ValueError(f"--drop-columns names columns absent from file {path.name!r}: got "
-                         f"{', '.join(map(repr, unknown))}; its columns are {columns}")
-    buffer = io.BytesIO()
-    frame.drop(columns=drop).to_parquet(buffer, index=False)
-    stem = path.name[:-3] if path.name.lower().endswith(".gz") else path.name
-    stem = stem.rsplit(".", 1)[0] if "." in stem else stem
-    staged = stage_upload(buffer.getvalue(), f"{stem}.parquet", max_bytes=None, db_path=db_path)
+    staged = drop_columns(read_table(path), drop, path.name, db_path=db_path, option="--drop-columns")
     if not staged.ok:
         raise DatasetError(staged.errors)
-    options = {"name": stem, "label": f"{path.name} without {', '.join(drop)}"}
+    options = {"name": staged.filename.removesuffix(".parquet"), "label": f"{path.name} without {', '.join(drop)}"}
     if parsed.target:
         options["target"] = parsed.target
     if parsed.positive_class:
@@ -362,16 +352,6 @@ def _custom_import_path(customs) -> None:
         os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [cwd, *paths]))
 
 
-#: at most this many local task processes per core: tasks are CPU-bound, and each process costs
-#: about 225 MB before its task, which the memory budget does not count
-MAX_WORKERS_PER_CORE = 4
-
-
-def max_workers() -> int:
-    """The largest ``--workers``: :data:`MAX_WORKERS_PER_CORE` per core of this machine."""
-    return MAX_WORKERS_PER_CORE * (os.cpu_count() or 1)
-
-
 _TCP_SCHEMES = ("tcp", "tls", "ws", "wss")
 
 
@@ -430,12 +410,7 @@ def cmd_run(args) -> int:
         args.datasets, selections = expand(args.datasets)
         for selection in selections:
             print(selection.message(), file=sys.stderr)
-    if args.workers < 0:
-        raise ValueError(f"--workers must be 0 (in this process) or a positive number: got {args.workers}")
-    if args.workers > max_workers():
-        raise ValueError(f"--workers {args.workers} is more than {max_workers()} ({MAX_WORKERS_PER_CORE} per core "
-                         f"of this machine's {os.cpu_count() or 1}): each worker is a process of about 225 MB "
-                         f"before its task; use at most {max_workers()}, or a Dask cluster (--scheduler) for more")
+    check_workers(args.workers, option="--workers", process="this process")
     if args.scheduler:
         check_scheduler(args.scheduler)  # fails fast, before any database is created
     if args.workers == 0 and args.timeout != 6000.0:

@@ -76,7 +76,6 @@ BASELINE_ENCODER = "OH"
 #: a setting's validation is followed (OH or the advisor over the global winner) only when it
 #: held out at least this many datasets; below it the global consensus of the task is advised
 MIN_VALIDATED = 8
-_FACTORS = ("model", "tuning", "scoring")
 _ENCODER_POSITION = {name: i for i, name in enumerate(vocab.ALL_ENCODERS)}
 
 
@@ -379,7 +378,7 @@ def validate_advisor(scores: pd.DataFrame, reference: pd.DataFrame, *, settings:
     k_grid = tuple(k_grid)
     if not k_grid or any(k is not None and (not isinstance(k, (int, np.integer)) or k < 1) for k in k_grid):
         raise ValueError(f"k_grid holds positive integers or None: got {k_grid!r}")
-    missing = [c for c in ("dataset", *_FACTORS, "encoder", "cv_score") if c not in scores.columns]
+    missing = [c for c in ("dataset", *vocab.FACTORS, "encoder", "cv_score") if c not in scores.columns]
     if missing:
         raise ValueError(f"scores lack columns: got {missing!r}")
     if "task" in scores.columns:
@@ -387,8 +386,8 @@ def validate_advisor(scores: pd.DataFrame, reference: pd.DataFrame, *, settings:
     scores = scores.assign(dataset=scores["dataset"].astype(str))
     hood = _Neighbourhoods(feature_matrix(reference, task))
     if settings is None:
-        settings = scores[list(_FACTORS)].drop_duplicates().itertuples(index=False, name=None)
-        settings = sorted(settings, key=lambda s: tuple(vocab.order_key(f, v) for f, v in zip(_FACTORS, s)))
+        settings = scores[list(vocab.FACTORS)].drop_duplicates().itertuples(index=False, name=None)
+        settings = sorted(settings, key=lambda s: tuple(vocab.order_key(f, v) for f, v in zip(vocab.FACTORS, s)))
     settings = [tuple(s) for s in settings]
     rows, summary = [], []
     for done, (model, tuning, scoring) in enumerate(settings, start=1):

@@ -10,13 +10,14 @@ from dataclasses import dataclass
 
 from encbench.data.validation import class_order
 from encbench.encoders import applies_to_task
+from encbench.engine.executors import check_workers
 from encbench.engine.grid import Grid
 from encbench.engine.queue import RunQueue
 from encbench.engine.queue_requests import (
-    RunRequest, check_owner, check_workers, custom_encoder_problems, evaluation_splits,
+    RunRequest, check_owner, custom_encoder_problems, evaluation_splits,
 )
 from encbench.uploads import queue_upload_run
-from encbench.vocab import TASKS
+from encbench.tasks import TASKS
 
 __all__ = ["BINARY_CLASSES", "RunForm", "positive_class_choice"]
 

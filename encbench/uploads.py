@@ -216,12 +216,29 @@ def without_columns(staged: StagedUpload, drop: list[str], *,
         return staged
     if staged.frame is None:
         raise ValueError(f"upload {staged.filename!r} has errors: {staged.errors!r}")
-    unknown = [c for c in drop if c not in staged.frame.columns]
+    return drop_columns(staged.frame, drop, staged.filename, db_path=db_path)
+
+
+def drop_columns(frame: pd.DataFrame, drop, filename: str, *, db_path: Path | str | None = None,
+                 option: str | None = None) -> StagedUpload:
+    """``frame`` (read from ``filename``) minus the columns ``drop``, staged as a derived Parquet
+    upload named after the file: the one mechanism of the Run page's "Columns to leave out" and
+    the command line's ``--drop-columns`` (``option``, which the error names).
+
+    Raises
+    ------
+    ValueError
+        If ``drop`` names a column the file lacks (the error names them and the file's columns).
+    """
+    unknown = [c for c in drop if c not in frame.columns]
     if unknown:
-        raise ValueError(f"cannot drop columns absent from {staged.filename!r}: got {unknown!r}")
+        columns = ", ".join(repr(str(c)) for c in list(frame.columns)[:50])
+        asked = f"{option} names columns" if option else "cannot drop columns"
+        raise ValueError(f"{asked} absent from file {Path(filename).name!r}: got "
+                         f"{', '.join(map(repr, unknown))}; its columns are {columns}")
     buffer = io.BytesIO()
-    staged.frame.drop(columns=list(drop)).to_parquet(buffer, index=False)
-    stem = Path(staged.filename).name
+    frame.drop(columns=list(drop)).to_parquet(buffer, index=False)
+    stem = Path(filename).name
     stem = stem[: -len(_suffixes(stem))] if _suffixes(stem) else stem
     return stage_upload(buffer.getvalue(), f"{stem}.parquet", max_bytes=None, db_path=db_path)
 

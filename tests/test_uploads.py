@@ -138,6 +138,22 @@ def test_dropped_columns_are_left_out_of_the_stored_file(tmp_path):
                          scorings=["AUC"], tuning="no", db_path=db)
 
 
+def test_dropping_a_column_the_file_lacks_names_the_file_and_its_columns(tmp_path):
+    """The app's "Columns to leave out" and the command line's --drop-columns are one mechanism
+    (uploads.drop_columns): an absent column is named with the file and the columns it has, and
+    the derived copy is a Parquet file named after the upload."""
+    from encbench.uploads import drop_columns, without_columns
+
+    staged = stage_upload(_csv(_good()), "shapes.csv.gz", db_path=tmp_path / "e.duckdb")
+    with pytest.raises(ValueError, match=r"^cannot drop columns absent from file 'shapes\.csv\.gz': got 'nope'; "
+                                         r"its columns are 'colour', 'size', 'label'$"):
+        without_columns(staged, ["nope"])
+    with pytest.raises(ValueError, match=r"^--drop-columns names columns absent from file 'shapes\.csv\.gz'"):
+        drop_columns(staged.frame, ["nope"], "shapes.csv.gz", option="--drop-columns")
+    derived = drop_columns(staged.frame, ["size"], "shapes.csv.gz", db_path=tmp_path / "e.duckdb")
+    assert derived.filename == "shapes.parquet" and list(derived.frame.columns) == ["colour", "label"]
+
+
 def test_a_stored_upload_is_readable_by_this_user_only(tmp_path):
     """0600 in a 0700 directory; an older, looser directory and file are tightened."""
     import stat

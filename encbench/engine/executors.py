@@ -44,6 +44,29 @@ TICK = 0.5
 #: seconds a new task process may take to import its libraries.
 STARTUP_TIMEOUT = 300.0
 #: bytes of a task process's stderr kept per task (older output is dropped and counted).
+#: at most this many local task processes per core: tasks are CPU-bound, and each process costs
+#: about 225 MB before its task, which the memory budget does not count
+MAX_WORKERS_PER_CORE = 4
+
+
+def max_workers() -> int:
+    """The most local task processes a run may ask for: :data:`MAX_WORKERS_PER_CORE` per core."""
+    return MAX_WORKERS_PER_CORE * (os.cpu_count() or 1)
+
+
+def check_workers(workers, *, option: str = "workers", process: str = "the worker's process") -> int:
+    """``workers`` if it is a number of local task processes a run may use (0: tasks run in
+    ``process``, the caller's), the same rule for the command line's ``--workers`` (``option``)
+    and a queued run's; ValueError saying why otherwise."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+        raise ValueError(f"{option} must be 0 (in {process}) or a positive number: got {workers!r}")
+    if workers > max_workers():
+        raise ValueError(f"{option} {workers} is more than {max_workers()} ({MAX_WORKERS_PER_CORE} per core "
+                         f"of this machine's {os.cpu_count() or 1}): each worker is a process of about 225 MB "
+                         f"before its task; use at most {max_workers()}, or a Dask cluster (--scheduler) for more")
+    return workers
+
+
 STDERR_TAIL = 64 * 1024
 #: characters of that output quoted in the error of a task whose process died.
 QUOTED_TAIL = 300

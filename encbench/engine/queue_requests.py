@@ -45,6 +45,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import ClassVar
 
+from encbench.engine.executors import check_workers
 from encbench.engine.grid import Grid, plan
 from encbench.engine.queue import Request, RunQueue, upload_dir
 
@@ -103,13 +104,6 @@ def grid_from_config(config: Mapping) -> Grid:
     if not kwargs.get("datasets"):
         raise ValueError(f"run config does not describe a grid: got keys {sorted(config)!r}")
     return Grid(**kwargs)
-
-
-def check_workers(workers) -> int:
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
-        raise ValueError(f"workers must be 0 (in the worker's process) or a positive number of "
-                         f"task processes: got {workers!r}")
-    return workers
 
 
 @dataclass(frozen=True)
