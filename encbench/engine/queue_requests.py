@@ -45,6 +45,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import ClassVar
 
+from encbench import custom, suites
+from encbench.data import find_bundled
+from encbench.data.rdatasets_source import PREFIX as RDATASETS
 from encbench.engine.executors import check_workers
 from encbench.engine.grid import Grid, plan
 from encbench.engine.queue import Request, RunQueue, upload_dir
@@ -321,10 +324,6 @@ def dataset_source_problem(spec: str, db_path) -> str | None:
     >>> print(dataset_source_problem("/etc/passwd:root", "db/encbench.duckdb"))  # doctest: +ELLIPSIS
     dataset '/etc/passwd:root' is not a file uploaded through the app (...): ...
     """
-    from encbench import suites
-    from encbench.data import find_bundled
-    from encbench.data.rdatasets_source import PREFIX as RDATASETS
-
     text = str(spec).strip()
     lower = text.lower()
     if lower.startswith("bundled:") or lower.startswith(RDATASETS):
@@ -381,8 +380,6 @@ def custom_encoder_problems(custom_encoders) -> list[str]:
         One message per refused encoder, naming it, its import path and what may be named
         instead.
     """
-    from encbench import custom
-
     if not custom_encoders:
         return []
     if isinstance(custom_encoders, Mapping):

@@ -22,7 +22,11 @@ import time
 import traceback
 from pathlib import Path
 
+from encbench.engine.grid import plan
 from encbench.engine.queue import Request, RunQueue, upload_dir
+from encbench.engine.queue_requests import RunRequest
+from encbench.engine.runner import run_grid
+from encbench.store.writer import DatabaseBusy, Writer
 
 log = logging.getLogger(__name__)
 
@@ -40,8 +44,6 @@ def _until_database_free(queue: RunQueue, request: Request, attempt, *, run_id: 
     "waiting for the database" and retried with exponential backoff. Returns ``attempt()``'s
     value, or "cancelled" if the run is cancelled while waiting.
     """
-    from encbench.store.writer import DatabaseBusy
-
     first, cap = BUSY_BACKOFF
     tries = 0
     while True:
@@ -74,9 +76,6 @@ STAGE_RUN = "running its tasks"
 
 
 def _handle_run(queue: RunQueue, request: Request) -> str:
-    from encbench.engine import plan, run_grid  # the engine imports heavy ML libraries
-    from encbench.engine.queue_requests import RunRequest
-
     if not isinstance(request.payload.get("grid"), dict):
         raise ValueError(f"a run request's payload holds a 'grid' object: got keys "
                          f"{sorted(request.payload)!r} in {request.path.name!r}")
@@ -108,8 +107,6 @@ def _handle_run(queue: RunQueue, request: Request) -> str:
 
 def _mark_run_failed(db_path: Path, run_id: str | None, error: str) -> None:
     """Record ``error`` on a run the worker gave up on (left as it is if the database is busy)."""
-    from encbench.store.writer import DatabaseBusy, Writer
-
     if not run_id:
         return
     try:
@@ -137,8 +134,6 @@ def delete_run(db_path: Path | str, run_id: str, *, owner: str | None = None) ->
         If the run is unknown, or ``owner`` is given and is not the run's owner (nothing is
         deleted).
     """
-    from encbench.store import Writer
-
     with Writer(db_path) as writer:
         if writer.run_status(run_id) is None:
             raise ValueError(f"unknown run: got {run_id!r}")

@@ -14,7 +14,8 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from encbench.engine.budget import parse_budget, task_memory_limit
+from encbench.data import DatasetError
+from encbench.engine.budget import check_plan, parse_budget, task_memory_limit
 from encbench.engine.executors import WorkersLost, make_executor
 from encbench.engine.grid import PROTOCOL_VERSION, Grid, Plan, plan
 from encbench.engine.protocol import Payload, unfinished_rows
@@ -61,8 +62,6 @@ def check_datasets(writer: Writer, the_plan: Plan, run_id: str) -> None:
     encbench.data.DatasetError
         Listing every such dataset, with both hashes and what to do.
     """
-    from encbench.data import DatasetError
-
     registered = queries.list_datasets(writer).set_index("dataset")
     problems = []
     for spec, ds in the_plan.datasets.items():
@@ -176,8 +175,6 @@ def guard_memory(the_plan: Plan, memory_budget=None, *, workers: int = 1,
         Listing each encoder, dataset, column and its number of levels, with the estimate, the
         budget and what to do.
     """
-    from encbench.engine.budget import check_plan, parse_budget
-
     if on_oversize not in ON_OVERSIZE:
         raise ValueError(f"on_oversize must be one of {', '.join(ON_OVERSIZE)}: got {on_oversize!r}")
     budget = parse_budget(memory_budget, concurrent=max(1, workers))
