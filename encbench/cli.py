@@ -40,6 +40,7 @@ import pandas as pd
 from encbench import __version__, placement, vocab
 from encbench.custom import ENTRY_POINT_GROUP, load_params, parse_encoders, plugins
 from encbench.data import DatasetError, parse_dataset_spec, read_table
+from encbench.encoders import BEYOND_REGISTRY, REGISTRY
 from encbench.engine import Grid, plan, run_grid
 from encbench.experiment import EXPERIMENT_KEY
 from encbench.reproduction import WARN_SHARE, Reproduction, compare_to_published
@@ -168,8 +169,6 @@ def cmd_worker(args) -> int:
 
 
 def cmd_encoders(args) -> int:
-    from encbench.encoders import BEYOND_REGISTRY, REGISTRY
-
     print(f"the study's {len(REGISTRY)} encoders:")
     for spec in REGISTRY.values():
         print(f"  {spec.name:<11} {spec.family:<18} {spec.description}")

@@ -55,9 +55,12 @@ import pandas as pd
 
 from encbench import metafeatures, vocab
 from encbench.metafeatures import COUNT_FEATURES, DISTANCE_FEATURES, MetaFeatures
-from encbench.metrics import greater_is_better
+from encbench.metrics import greater_is_better, metrics_for
+from encbench.models import models_for
 from encbench.resources import resource_dir
 from encbench.stats import consensus, dataset_ranks, rank_intervals
+from encbench.store.importer import SUITES_RESULTS_FILE
+from encbench.store.published import load_published_results
 
 logger = logging.getLogger(__name__)
 
@@ -474,8 +477,6 @@ def validation_summary(path=None, *, task: str | None = None) -> pd.DataFrame:
 @functools.lru_cache(maxsize=8)
 def _reference_scores(task: str, published: str | None, suites: str, stamp: int | None) -> pd.DataFrame:
     """``stamp``: the suites file's modification time, so a file rewritten since is read again."""
-    from encbench.store.published import load_published_results
-
     columns = ["dataset", "model", "tuning", "scoring", "encoder", "cv_score"]
     parts = []
     encoders = None
@@ -525,8 +526,6 @@ def reference_scores(task: str = "binary", *, published=None, suites=None) -> pd
     """
     if task not in DISTANCE_FEATURES:
         raise ValueError(f"the advisor serves the tasks {', '.join(DISTANCE_FEATURES)}: got {task!r}")
-    from encbench.store.importer import SUITES_RESULTS_FILE
-
     path = Path(suites) if suites else SUITES_RESULTS_FILE
     stamp = path.stat().st_mtime_ns if path.exists() else None
     return _reference_scores(task, str(published) if published else None, str(path), stamp).copy()
@@ -630,9 +629,6 @@ def recommend(features: MetaFeatures, scores: pd.DataFrame, *, model: str, scori
         An unknown model, tuning or scoring, one that does not serve the task, or no reference
         scores for the setting.
     """
-    from encbench.metrics import metrics_for
-    from encbench.models import models_for
-
     task = features.task
     for factor, value in (("model", model), ("tuning", tuning), ("scoring", scoring)):
         if value not in vocab.ORDERS[factor]:

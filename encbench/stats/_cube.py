@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from encbench.metrics import greater_is_better
+
 SCORE_COLUMNS: tuple[str, ...] = ("dataset", "encoder", "cv_score")
 
 
@@ -421,8 +423,6 @@ def _orientation(frame: pd.DataFrame, row_group: Callable[[], np.ndarray], n_gro
     ValueError
         If one combination pools metrics of opposite directions (no ranking means anything then).
     """
-    from encbench.metrics import greater_is_better
-
     sign = np.ones(n_groups)
     if "scoring" not in frame.columns:
         return (), sign

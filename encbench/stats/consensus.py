@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from encbench import vocab
+from encbench.metrics import METRIC_REGISTRY
 from encbench.stats._arrays import RowRanks, dense_rank, nanmedian_last, quantile_of_descending
 from encbench.stats._checks import check_alpha, check_n_iter, check_theta, check_time_limit
 from encbench.stats._cube import Cube, build_cube, threads
@@ -512,8 +513,6 @@ def check_metrics(cube: Cube, strategies: Sequence[str]) -> None:
         If a strategy marked ``ratio_scale`` in the registry (Q-Th, Q-Imp) meets a metric that
         is unbounded or lower-is-better (RMSE, MAE, R2).
     """
-    from encbench.metrics import METRIC_REGISTRY
-
     needy = [name for name in strategies if _lookup(name).spec.ratio_scale]
     if not needy:
         return

@@ -7,6 +7,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+from encbench import vocab
 from encbench.store.published import (
     DATASETS_FILE, RESULTS_FILE, load_published_datasets, load_published_results,
 )
@@ -121,8 +122,6 @@ def import_encbench(writer: Writer, results_file: Path | str = ENCBENCH_RESULTS_
         encbench does not know.
     """
     import pandas as pd
-
-    from encbench import vocab
 
     path = Path(results_file)
     if not path.exists():

@@ -18,6 +18,7 @@ import duckdb
 import pandas as pd
 
 from encbench.store.db import database_problem, damaged_message, default_db_path, is_damage, snapshot_path
+from encbench.store.writer import DatabaseBusy, Writer
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +58,6 @@ def rebuild_snapshot(db_path: Path | str, *, wait: float | None = None) -> str |
     while another process writes it, that process's next snapshot is awaited up to ``wait``
     seconds (default :data:`REBUILD_WAIT`). A damaged database is not touched.
     """
-    from encbench.store.writer import DatabaseBusy, Writer
-
     wait = REBUILD_WAIT if wait is None else wait
     db_path = Path(db_path)
     snapshot = snapshot_path(db_path)

@@ -23,10 +23,10 @@ import pandas as pd
 
 from encbench import stats
 from encbench.experiment import settings_of
-from encbench.metrics import greater_is_better
+from encbench.metrics import METRIC_REGISTRY, greater_is_better
 from encbench.stats.similarity import agreement_matrices
 from encbench.views.labels import combination_label, encoder_families, strategy_label
-from encbench.vocab import FACTORS
+from encbench.vocab import FACTORS, STRATEGY_REGISTRY, ordered
 
 MODES: tuple[str, ...] = ("per-combination", "pooled")
 POOLED = "pooled"
@@ -64,8 +64,6 @@ def oriented(scores: pd.DataFrame) -> pd.DataFrame:
 def _scale(metric: str) -> tuple:
     """What a metric's scores can be averaged with: its direction and its bounds (AUC, accuracy
     and F1 share [0, 1], higher is better); an unbounded metric only with itself."""
-    from encbench.metrics import METRIC_REGISTRY
-
     spec = METRIC_REGISTRY.get(metric)
     if spec is None or spec.bounds is None:
         return (metric,)
@@ -77,8 +75,6 @@ def mixed_scales(scores: pd.DataFrame) -> list[str]:
     RMSE and MAE), else an empty list (one metric, or AUC with accuracy)."""
     if "scoring" not in scores.columns:
         return []
-    from encbench.vocab import ordered
-
     metrics = ordered("scoring", scores["scoring"].astype(str).unique())
     return metrics if len({_scale(m) for m in metrics}) > 1 else []
 
@@ -99,8 +95,6 @@ def refused_for_pooling(scores: pd.DataFrame, strategies: Sequence[str], mode: s
     if mode != POOLED:
         return [], ""
     metrics = mixed_scales(scores)
-    from encbench.vocab import STRATEGY_REGISTRY
-
     refused = [s for s in strategies if s in STRATEGY_REGISTRY and STRATEGY_REGISTRY[s].uses_scores
                and s not in SCALE_FREE]
     if not metrics or not refused:

@@ -11,7 +11,7 @@ import pandas as pd
 from encbench import stats
 from encbench.metrics import greater_is_better
 from encbench.reproduction import compare_to_published, split_origins
-from encbench.views.labels import encoder_families
+from encbench.views.labels import encoder_families, natural_key
 from encbench.vocab import FACTORS
 
 
@@ -138,8 +138,6 @@ def encoder_profile(ranked: pd.DataFrame, encoder: str, names: Mapping[str, str]
     mine["best_score"] = np.where(_higher_is_better(mine["scoring"]), mine["_best"], -mine["_best"])
     mine["behind"] = mine["_best"] - mine["_oriented"]
     mine["name"] = mine["dataset"].astype(str).map(dict(names or {}))
-    from encbench.views.labels import natural_key
-
     mine = mine.assign(_key=mine["dataset"].astype(str).map(natural_key))
     mine = mine.sort_values(["behind", "_key", *FACTORS], ascending=[False, True, True, True, True], kind="stable")
     return mine[columns].reset_index(drop=True)

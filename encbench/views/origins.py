@@ -6,7 +6,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from encbench import vocab
 from encbench.experiment import key_columns
+from encbench.reproduction import compare_to_published
 from encbench.store.importer import ENCBENCH_RUN_ID, SUITES_RUN_ID
 
 
@@ -132,8 +134,6 @@ def own_rows(frame: pd.DataFrame, origins: tuple[str, ...] | None) -> pd.DataFra
     runs = frame["run_id"].astype(str)
     drop = ours & ~runs.isin(chosen)
     if "published" in origins and BEYOND_ORIGIN not in origins:
-        from encbench import vocab
-
         drop |= ours & frame["encoder"].isin(vocab.BEYOND_ENCODERS)
     return frame[~drop] if drop.any() else frame
 
@@ -186,9 +186,6 @@ def beyond_view(raw: pd.DataFrame) -> BeyondView:
 
     Returns the rows unchanged (and no datasets) when there is no encbench row.
     """
-    from encbench import vocab
-    from encbench.reproduction import compare_to_published
-
     ours = raw[raw["origin"] == BEYOND_ORIGIN] if "origin" in raw.columns else raw.iloc[:0]
     if ours.empty:
         return BeyondView(raw, (), (), None)
