@@ -49,6 +49,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from encbench.data.validation import prepare
 from encbench.resources import resource_dir
 
 logger = logging.getLogger(__name__)
@@ -267,8 +268,6 @@ def from_frame(frame: pd.DataFrame, target: str, positive_class=None,
     ValueError
         If the table does not validate (the message lists the validation errors).
     """
-    from encbench.data.validation import prepare
-
     prepared = prepare(frame, target, positive_class, categorical, source=source, task=task)
     if prepared.report.errors:
         raise ValueError(f"meta-features need a valid table: got {'; '.join(prepared.report.errors)}")

