@@ -25,6 +25,8 @@ import pandas as pd
 
 from encbench import stats
 from encbench.experiment import settings_of
+from encbench.store import Reader, queries
+from encbench.views.consensus import cd_inputs, cd_subtitle, pooled_scores
 
 __all__ = ["Analysis", "analyse", "load_scores"]
 
@@ -60,8 +62,6 @@ def load_scores(db: str | Path | None = None, *, task: str = "binary",
     pandas.DataFrame
         Columns ``dataset, model, tuning, scoring, encoder, cv_score, ...`` (the ``scores`` view).
     """
-    from encbench.store import Reader, queries
-
     rows = queries.load_scores(Reader(db), tasks=[task], models=_listed(models), tunings=_listed(tunings),
                                scorings=_listed(scorings), origins=_listed(origins),
                                datasets=_listed(datasets), encoders=_listed(encoders), splits=[split])
@@ -116,8 +116,7 @@ class Analysis:
     def cd_diagram(self, title: str = ""):
         """The critical-difference diagram (an Altair chart), its subtitle naming the test,
         alpha, N, k and the block design; ``chart.save("cd.svg")`` writes it."""
-        from encbench import plots
-        from encbench.views.consensus import cd_inputs, cd_subtitle
+        from encbench import plots  # heavy: Altair, imported where a chart is drawn
 
         mean_ranks, cd, pairs = cd_inputs(self.nemenyi)
         return plots.cd_diagram(mean_ranks, cd, pairs, title=title or self._setting_text(),
@@ -172,8 +171,6 @@ def analyse(scores: pd.DataFrame, strategy: str = "R-M", *, alpha: float = 0.05,
     ValueError
         Scores of several tasks or splits, no scores, or an invalid strategy or parameter.
     """
-    from encbench.views.consensus import pooled_scores
-
     if scores is None or len(scores) == 0:
         raise ValueError("no scores to analyse: got an empty frame (check the filters of load_scores)")
     for column in ("task", "split"):

@@ -37,9 +37,9 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-from encbench import __version__, placement, vocab
+from encbench import __version__, metafeatures, placement, recommend, vocab
 from encbench.custom import ENTRY_POINT_GROUP, load_params, parse_encoders, plugins
-from encbench.data import DatasetError, parse_dataset_spec, read_table
+from encbench.data import DatasetError, load_dataset, parse_dataset_spec, read_table
 from encbench.encoders import BEYOND_REGISTRY, REGISTRY
 from encbench.engine import Grid, plan, run_grid
 from encbench.experiment import EXPERIMENT_KEY
@@ -697,9 +697,6 @@ def _add_engine_commands(sub) -> None:
 
 
 def cmd_recommend(args) -> int:
-    from encbench import metafeatures, recommend
-    from encbench.data import load_dataset
-
     spec = parse_dataset_spec(args.dataset)
     if spec.kind == "file" and spec.target is None and args.target is None:
         raise ValueError(f"name the target column: got {args.dataset!r}; use path.csv:target or --target")

@@ -24,7 +24,9 @@ import pandas as pd
 from encbench import vocab
 from encbench.custom import CustomEncoder
 from encbench.experiment import sort_experiments
+from encbench.export import Provenance, chart_bytes, table_bytes
 from encbench.reproduction import TOLERANCE, WARN_SHARE, compare_to_published
+from encbench.stats import STRATEGIES, block_design, consensus, consensus_table, nemenyi
 from encbench.store import queries
 from encbench.vocab import FACTORS
 
@@ -211,8 +213,6 @@ class Placement:
         return out
 
     def provenance(self, view: str = "compare"):
-        from encbench.export import Provenance
-
         return Provenance(view=view, filters=self.provenance_filters(),
                           origins=("published", "local"), run_ids=("published-matteucci2023", self.info.run_id))
 
@@ -297,8 +297,6 @@ def place(source, run_id: str, *, strategies=None, tolerance: float = AGREEMENT_
     **params
         Strategy parameters (``alpha``, ``theta``, ...).
     """
-    from encbench.stats import STRATEGIES, consensus_table
-
     info = run_info(source, run_id)
     strategies = tuple(strategies or STRATEGIES)
     local = queries.load_scores(source, run_ids=[run_id])
@@ -379,8 +377,6 @@ def _wilcoxon(scores: pd.DataFrame, names) -> pd.DataFrame:
     """Each custom encoder vs the best published encoder (R-M over the same voters)."""
     from scipy.stats import wilcoxon
 
-    from encbench.stats import consensus
-
     rows = []
     for values, combo in scores.groupby(list(FACTORS), sort=False):
         published = combo[~combo["encoder"].isin(names)]
@@ -410,8 +406,7 @@ def _wilcoxon(scores: pd.DataFrame, names) -> pd.DataFrame:
 def cd_diagram(placement: Placement, model: str, scoring: str, *, alpha: float = 0.05,
                design: str = "all"):
     """(chart, NemenyiResult, design description) of the custom encoders against the 32."""
-    from encbench import plots
-    from encbench.stats import block_design, nemenyi
+    from encbench import plots  # heavy: Altair, imported where a chart is drawn
 
     data = placement.combination(model, scoring)
     if data.empty:
@@ -444,8 +439,6 @@ def export_files(placement: Placement, *, alpha: float = 0.05, formats=("csv", "
     """File name -> bytes of every export, each carrying the provenance (run, import path,
     package version and parameters of each custom encoder): in the file, or for a CSV in the
     ``.provenance.json`` sidecar beside it."""
-    from encbench.export import chart_bytes, table_bytes
-
     provenance = placement.provenance()
     files = {}
     for item, frame in export_tables(placement).items():
