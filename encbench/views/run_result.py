@@ -18,6 +18,7 @@ from encbench.metrics import chance_level, greater_is_better
 from encbench.recommend import published_consensus
 from encbench.reproduction import TOLERANCE, WARN_SHARE, Reproduction, compare_to_published
 from encbench.stats import consensus, jaccard_best, spearman
+from encbench.tasks import get_task
 from encbench.vocab import FACTORS
 
 
@@ -293,9 +294,9 @@ def compare_splits(scores: pd.DataFrame) -> list[SplitComparison]:
 
 
 def cv_folds(task: str) -> str:
-    """The outer folds of the cv split for ``task`` (:func:`encbench.engine.protocol.fold_indices`):
+    """The outer folds of the cv split for ``task`` (the task registry's ``outer_folds``):
     stratified for classes, as published; shuffled KFold for a regression target."""
-    return "shuffled folds" if task == "regression" else "stratified folds"
+    return "stratified folds" if get_task(task).stratified else "shuffled folds"
 
 
 def split_headline(comparisons: list[SplitComparison]) -> str:
