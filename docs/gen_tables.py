@@ -60,6 +60,35 @@ def _estimator(spec, task: str, tuning: str = "no") -> str:
     return "`" + re.sub(r"\s+", " ", repr(spec.make(tuning, task))) + "`"
 
 
+def tasks_table() -> str:
+    from encbench.encoders.registry import ALL_REGISTRY, applies_to_task
+    from encbench.engine.protocol import BAYES_CV_SEED, GRID_CV_SEED, INNER_FOLDS
+    from encbench.metrics import metrics_for
+    from encbench.models import models_for
+    from encbench.tasks import TASK_REGISTRY
+
+    rows = []
+    for spec in TASK_REGISTRY.values():
+        if spec.positive_class:
+            target = "0/1: 1 for the positive class (by default the second in sorted order)"
+        elif spec.classes:
+            target = "class codes 0..K-1 in sorted class order"
+        else:
+            target = "the number, as a float"
+        inner = re.sub(r"random_state=\d+", "random_state=seed", repr(spec.inner_folds(INNER_FOLDS, 0)))
+        left_out = [name for name in ALL_REGISTRY if not applies_to_task(name, spec.name)]
+        rows.append([spec.name, spec.description,
+                     target, f"`{spec.outer_folds(5)!r}`",
+                     f"`{inner}`, seed {GRID_CV_SEED} (grid search) or {BAYES_CV_SEED} (Bayesian search)",
+                     "one column per class (one class against the rest)" if spec.column_per_class
+                     else "one encoding of the target",
+                     ", ".join(models_for(spec.name)), ", ".join(metrics_for(spec.name)),
+                     ", ".join(left_out) or "-"])
+    return _table(["task", "target", "y as the models see it", "outer folds (split cv, 5 folds)",
+                   "inner folds of tuning", "supervised encoders", "models", "metrics",
+                   "encoders not applicable"], rows)
+
+
 def models_table() -> str:
     from encbench.models import MODEL_REGISTRY
 
@@ -140,7 +169,7 @@ def constants_table() -> str:
     return _table(["constant", "value", "where"], rows)
 
 
-TABLES = {"models": models_table, "metrics": metrics_table, "encoders": encoders_table,
+TABLES = {"tasks": tasks_table, "models": models_table, "metrics": metrics_table, "encoders": encoders_table,
           "constants": constants_table}
 
 
