@@ -10,6 +10,7 @@ import logging
 import streamlit as st
 
 from pages import common
+from pages.ui.filters import carry_task
 
 st.set_page_config(page_title="encbench", page_icon=":bar_chart:", layout="wide")
 # .streamlit/config.toml turns the sidebar menu off so that a fresh server's first run, which
@@ -18,6 +19,7 @@ st.set_page_config(page_title="encbench", page_icon=":bar_chart:", layout="wide"
 st.set_option("client.showSidebarNavigation", True)
 
 page = common.navigation()
+carry_task()   # the task a link set follows the session from page to page
 try:
     page.run()
 except Exception as exc:  # last line of defence: no traceback reaches the user

@@ -12,6 +12,7 @@ from encbench.store import queries
 from encbench.experiment import EXPERIMENT_KEY
 from encbench.views import origins as origin_views
 from encbench.vocab import ordered
+from pages.ui.navigation import CURRENT_PAGE
 from pages.ui.store import beyond_view, data_key, datasets_table, levels, local_overview, raw_scores
 from pages.ui.text import md_text
 from pages.ui.widgets import _warn_unknown_url_values, multiselect
@@ -83,7 +84,8 @@ def _task_changed() -> None:
         st.session_state.pop(key, None)
 
 
-#: session state: the task the session's last view showed, which the next page keeps
+#: session state: the task the session's last view showed and that view's page; the next page
+#: opened keeps the task
 _TASK_KEPT = "_encbench_task"
 
 
@@ -96,19 +98,31 @@ def task_filter() -> str:
     page without the query (Streamlit drops it on a page change), and a widget's state does not
     cross pages either, so a task set by a link (``/?task=multiclass``) fell back to binary. A
     page opened without ``?task=`` puts the session's task back into its URL before the select
-    reads it."""
+    reads it (:func:`carry_task`, before the page runs)."""
     _warn_unknown_url_values("task", list(vocab.TASKS), None)
-    kept = st.session_state.get(_TASK_KEPT)
-    start = DEFAULT_TASK
-    if "task" not in st.query_params and kept in vocab.TASKS and kept != DEFAULT_TASK:
-        st.query_params["task"] = kept      # the URL says it too, for a link copied from this page
-        start = kept
     with st.sidebar:
         # no format_func: the URL holds the option itself (?task=regression)
-        task = st.selectbox("Task", list(vocab.TASKS), index=vocab.TASKS.index(start), key="task",
+        task = st.selectbox("Task", list(vocab.TASKS), index=vocab.TASKS.index(DEFAULT_TASK), key="task",
                             bind="query-params", on_change=_task_changed, help=TASK_HELP)
-    st.session_state[_TASK_KEPT] = task or DEFAULT_TASK
+    st.session_state[_TASK_KEPT] = (task or DEFAULT_TASK, st.session_state.get(CURRENT_PAGE))
     return task or DEFAULT_TASK
+
+
+def carry_task() -> None:
+    """Before a page runs (``app.py``): a page opened from another one without ``?task=`` starts
+    from the task the session showed last, in its select and its URL.
+
+    Through the session state, since the browser remembers the select of a page visited before and
+    sends its old value back when the page is opened again, which would win over a default; a
+    page that chooses the task itself (the Runs page, for the run a link names) sets it after this
+    and keeps its choice."""
+    kept, kept_on = st.session_state.get(_TASK_KEPT) or (None, None)  # (task, page it was shown on)
+    here = st.session_state.get(CURRENT_PAGE)
+    if kept not in vocab.TASKS or kept_on is None or kept_on == here or "task" in st.query_params:
+        return
+    st.session_state["task"] = kept
+    if kept != DEFAULT_TASK:
+        st.query_params["task"] = kept      # the URL says it too, for a link copied from the page
 
 
 def no_results_text(task: str) -> str:

@@ -48,6 +48,8 @@ PAGES = (
 
 
 _ROUTED = "_encbench_routed"  # session state: this session's runs go through app.py
+#: session state: the url path of the page this run shows (set by :func:`navigation`)
+CURRENT_PAGE = "_encbench_page"
 
 
 def navigation(*, position: Literal["sidebar", "hidden"] = "sidebar") -> st.Page:
@@ -72,6 +74,7 @@ def navigation(*, position: Literal["sidebar", "hidden"] = "sidebar") -> st.Page
     ], position=position)
     if page.url_path == home_url:
         st.switch_page(home_page, query_params={key: st.query_params.get_all(key) for key in st.query_params})
+    st.session_state[CURRENT_PAGE] = page.url_path
     return page
 
 
