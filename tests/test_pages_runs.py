@@ -203,7 +203,7 @@ def test_a_run_without_a_label_shows_a_dash_not_none(private_db):
 
 
 def test_an_encoder_without_a_published_rank_shows_a_dash_in_the_run_result(private_db):
-    """The run result's published rank of an encoder the study did not run used to read "None"."""
+    """The run result's reference rank of an encoder the reference never ran reads as a dash, not "None"."""
     from pages.common import MISSING
 
     run = "local-00000000000000dd"
@@ -219,9 +219,9 @@ def test_an_encoder_without_a_published_rank_shows_a_dash_in_the_run_result(priv
     at.switch_page("pages/runs.py")
     at.run()
     assert not at.exception, at.exception
-    result = next(f.value for f in at.dataframe if "published R-M rank" in f.value.columns).set_index("encoder")
-    assert result.loc["Mine", "published R-M rank"] == MISSING
-    assert result.loc[["OH", "MT"], "published R-M rank"].str.strip().isin(["1", "2"]).all()
+    result = next(f.value for f in at.dataframe if "reference R-M rank" in f.value.columns).set_index("encoder")
+    assert result.loc["Mine", "reference R-M rank"] == MISSING
+    assert result.loc[["OH", "MT"], "reference R-M rank"].str.strip().isin(["1", "2"]).all()
 
 
 def _regression_run(private_db, run="local-00000000000000ee"):
