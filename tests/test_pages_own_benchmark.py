@@ -63,3 +63,12 @@ def test_a_binary_view_adds_the_r_datasets_only_when_chosen(own_db):
     assert len(ranking) == 32 and "SkTE" not in set(ranking["encoder"])
     at = open_page("consensus", {**query, "suites": "true", "beyond": "true"})
     assert "SkTE" in set(at.dataframe[0].value["encoder"])
+
+
+def test_the_overview_of_a_multiclass_task_counts_encbench_s_own_results(own_db):
+    """The Overview of Task = multiclass counts the suite's datasets, encoders and its one run, and
+    its caption says whose results they are."""
+    at = open_page("overview", {"task": "multiclass"})
+    metrics = {m.label: m.value for m in at.metric}
+    assert (metrics["Datasets"], metrics["Encoders"], metrics["Runs"]) == ("2", "3", "1")
+    assert "encbench's own benchmark" in texts(at)

@@ -101,3 +101,17 @@ def test_run_and_schema_queries_of_the_cli_and_the_placement(mem_writer):
     assert queries.runs_of_origin(mem_writer, "local", newest_first=True)["run_id"].tolist() == ["b", "a"]
     with pytest.raises(ValueError, match="'remote'"):
         queries.runs_of_origin(mem_writer, "remote")
+
+
+def test_summary_counts_the_runs_its_results_come_from(mem_writer):
+    """The Overview's "Runs" counts runs with scores in the view's origins, as its banner's "from N
+    run(s)" does: a failed or empty run of the same origin adds nothing."""
+    mem_writer.upsert_dataset({"dataset": "3", "name": "kr", "source": "openml"})
+    for run in ("loc-1", "loc-empty", "loc-failed"):
+        mem_writer.ensure_run(run, origin="local")
+    mem_writer.write_results([dict(run_id="loc-1", dataset="3", encoder="OH", model="DT", tuning="no",
+                                   scoring="AUC", fold=-1, n_folds=1, cv_score=0.5, time=0.1, status="ok"),
+                              dict(run_id="loc-failed", dataset="3", encoder="MT", model="DT", tuning="no",
+                                   scoring="AUC", fold=-1, n_folds=1, status="failed", error="boom")])
+    assert queries.summary(mem_writer, origins=["local"])["runs"] == 1
+    assert queries.local_overview(mem_writer)["runs"] == 1

@@ -82,7 +82,7 @@ def test_counts_of_the_view(everything):
     assert counts["model"].iloc[0] == "DT" and counts["tuning"].iloc[0] == "no"      # vocabulary order
     summary = overview.score_counts(everything)
     assert summary == overview.ScoreCounts(datasets=50, encoders=32, models=5, scorings=4, tunings=3,
-                                           results=len(everything))
+                                           results=len(everything), runs=everything["run_id"].nunique())
     assert summary.as_dict()["results"] == len(everything)
 
 

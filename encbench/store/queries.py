@@ -134,7 +134,7 @@ def summary(source: Source, origins: Sequence[str] | None = None) -> dict[str, i
     """Headline counts of the ``scores`` rows of ``origins`` (None: every origin).
 
     Returns datasets, encoders, models, scorings, tunings with results; results (score rows);
-    runs (of those origins).
+    runs (of those origins, with scores: the runs the results come from).
     """
     values = _as_list(origins)
     _check_vocabulary("origins", values)
@@ -142,9 +142,9 @@ def summary(source: Source, origins: Sequence[str] | None = None) -> dict[str, i
         "SELECT count(DISTINCT dataset) AS datasets, count(DISTINCT encoder) AS encoders, "
         "count(DISTINCT model) AS models, count(DISTINCT scoring) AS scorings, "
         "count(DISTINCT tuning) AS tunings, count(*) AS results, "
-        "(SELECT count(*) FROM runs WHERE ?::VARCHAR[] IS NULL OR list_contains(?::VARCHAR[], origin)) AS runs "
+        "count(DISTINCT run_id) AS runs "
         "FROM scores WHERE ?::VARCHAR[] IS NULL OR list_contains(?::VARCHAR[], origin)",
-        [values, values, values, values],
+        [values, values],
     ).iloc[0]
     return {k: int(v) for k, v in row.items()}
 

@@ -14,7 +14,7 @@ from encbench.vocab import ordered
 @dataclass(frozen=True)
 class ScoreCounts:
     """What a view's collapsed scores hold: distinct datasets, encoders, models, scorings and
-    tunings, and ``results`` (score rows)."""
+    tunings, ``results`` (score rows) and ``runs`` (the runs its scores come from)."""
 
     datasets: int
     encoders: int
@@ -22,16 +22,25 @@ class ScoreCounts:
     scorings: int
     tunings: int
     results: int
+    runs: int = 0
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
 
 
 def score_counts(scores: pd.DataFrame) -> ScoreCounts:
-    """Datasets, encoders, models, scorings, tunings and results (rows) of collapsed scores."""
+    """Datasets, encoders, models, scorings, tunings, results (rows) and runs of collapsed scores."""
     return ScoreCounts(datasets=int(scores["dataset"].nunique()), encoders=int(scores["encoder"].nunique()),
                        models=int(scores["model"].nunique()), scorings=int(scores["scoring"].nunique()),
-                       tunings=int(scores["tuning"].nunique()), results=int(len(scores)))
+                       tunings=int(scores["tuning"].nunique()), results=int(len(scores)),
+                       runs=_runs(scores))
+
+
+def _runs(scores: pd.DataFrame) -> int:
+    """Runs behind collapsed scores (an experiment several runs hold names them joined by commas)."""
+    if "run_id" not in scores.columns or not len(scores):
+        return 0
+    return len({r for joined in scores["run_id"].astype(str).unique() for r in joined.split(",")})
 
 
 def datasets_in_view(datasets: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:

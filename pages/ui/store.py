@@ -136,4 +136,4 @@ def runs_table(db: str, version: tuple) -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def summary(db: str, version: tuple, origins: tuple | None = ("published",)) -> dict[str, int]:
-    return queries.summary(get_reader(db), origins=origins)
+    return queries.summary(get_reader(db), origins=origin_views.database_origins(origins))
