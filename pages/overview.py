@@ -28,9 +28,10 @@ GUIDE = (
 st.title("encbench")
 db, version = common.data_key()
 task, lv = common.task_levels(db, version)
-st.markdown("Which encoder should turn your categorical columns into numbers? encbench compares 32 "
-            "encoders on the published benchmark's datasets (Matteucci et al., NeurIPS 2023) and on "
-            "your own data.")
+st.markdown(f"Which encoder should turn your categorical columns into numbers? encbench compares "
+            f"{len(vocab.ALL_ENCODERS)} encoders (the published benchmark's {len(vocab.ENCODERS)}, Matteucci et al., "
+            f"NeurIPS 2023, and {len(vocab.BEYOND_ENCODERS)} practitioners use today) on binary, multiclass and "
+            f"regression targets: the published datasets, encbench's own R datasets and your own data.")
 st.caption(overview.task_holds(task, lv) + " What is in the database, and which encoders win overall.")
 with st.container(horizontal=True, key="next-steps"):
     st.page_link("pages/run.py", label="Run the encoders on your data", icon=":material/upload_file:")
