@@ -43,7 +43,7 @@ def test_a_regression_upload_runs_and_ranks_within_its_task(server, tmp_path):
         page.locator("input[type=file]").set_input_files(str(csv))
         expect(page.get_by_text("200 rows x 3 columns")).to_be_visible()
         # the target is chosen (none is guessed): numeric with many values, so regression
-        page.locator(".st-key-target").click()
+        page.locator(".st-key-target input").click()
         page.get_by_role("option", name="price", exact=True).click()
         expect(page.locator(".st-key-task-choice")).to_contain_text("regression")
         expect(page.get_by_text(re.compile("No published reference exists for regression")).first).to_be_visible()
