@@ -174,6 +174,11 @@ def export(rows, datasets, keep_rows, keep_datasets) -> None:
     if keep_datasets is not None:
         keep_datasets = keep_datasets[keep_datasets["dataset"] != dataset]
         datasets = pd.concat([keep_datasets, datasets[keep_datasets.columns]], ignore_index=True)
+    write_seed(rows, datasets)
+
+
+def write_seed(rows, datasets) -> None:
+    """Replace the seed files with ``rows`` and ``datasets`` (each file renamed into place)."""
     rows = rows.sort_values(["dataset", "encoder", "model", "scoring", "fold"], ignore_index=True)
     tmp = SEED_FILE.with_suffix(".tmp")
     rows.to_parquet(tmp, index=False)
@@ -230,6 +235,16 @@ def run(args, command: str) -> int:
         return stop_at is not None and dt.datetime.now(dt.UTC) >= stop_at
 
     keep_rows, keep_datasets = (None, None) if args.fresh else shipped()
+    if keep_rows is not None:
+        # a dataset taken out of the manifest leaves the shipped results with it
+        gone = sorted(set(keep_rows["dataset"]) - {e.ref for _, e in entries()})
+        if gone:
+            logging.warning("dropping the shipped rows of %d dataset(s) no longer in the manifest: %s",
+                            len(gone), ", ".join(gone))
+            keep_rows = keep_rows[~keep_rows["dataset"].isin(gone)]
+            if keep_datasets is not None:
+                keep_datasets = keep_datasets[~keep_datasets["dataset"].isin(gone)]
+            write_seed(keep_rows, keep_datasets)
     redo = {r.strip() for r in args.redo.split(",") if r.strip()}
     done = set() if keep_rows is None else set(keep_rows["dataset"]) - redo
     todo = [(t, e) for t, e in entries() if e.ref not in done]

@@ -208,3 +208,16 @@ def test_a_manifest_without_the_subsample_column_still_reads(tmp_path):
     old = rs.read_manifest(_write(tmp_path, [ROW[:-1]], header=rs.MANIFEST_COLUMNS[:-1]))
     new = rs.read_manifest(_write(tmp_path, [ROW]))
     assert old == new and old[0].subsample is None and old[0].task == "binary"
+
+
+def test_the_shipped_results_cover_only_datasets_of_the_manifest():
+    """encbench's own shipped benchmark holds no dataset the manifest dropped (the runner prunes
+    them), and its rows are of the task the manifest states."""
+    from encbench.store.importer import SUITES_RESULTS_FILE
+
+    if not SUITES_RESULTS_FILE.exists():
+        pytest.skip("no shipped results of the suites in this checkout")
+    rows = pd.read_parquet(SUITES_RESULTS_FILE, columns=["dataset", "task"]).drop_duplicates()
+    tasks = {e.ref: e.task for e in rs.manifest()}
+    assert set(rows["dataset"]) <= set(tasks)
+    assert all(tasks[d] == t for d, t in rows.itertuples(index=False))
