@@ -129,6 +129,14 @@ def build() -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(PUBLISHED_COLUMNS))
 
 
+def check_table(table: pd.DataFrame, out: Path) -> int:
+    """0 when ``out`` holds the text ``table`` would be written as (values to 6 significant
+    digits), else 1; says which."""
+    same = out.exists() and out.read_text() == table.to_csv(index=False, float_format=FLOAT_FORMAT)
+    print("unchanged" if same else f"{out} would change")
+    return 0 if same else 1
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=OUT, help="where to write the table")
@@ -138,10 +146,7 @@ def main(argv=None) -> int:
     warnings.simplefilter("ignore")
     table = build()
     if args.check:
-        # the text the file would hold: its values are written to 6 significant digits
-        same = args.out.exists() and args.out.read_text() == table.to_csv(index=False, float_format=FLOAT_FORMAT)
-        print("unchanged" if same else f"{args.out} would change")
-        return 0 if same else 1
+        return check_table(table, args.out)
     table.to_csv(args.out, index=False, float_format=FLOAT_FORMAT)
     complete = table.dropna(subset=["n_categorical", "minority_share"])
     partial = table[table["n_rows"].notna() & table["n_categorical"].isna()]

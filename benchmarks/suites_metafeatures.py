@@ -33,8 +33,10 @@ from encbench.data.rdatasets_source import manifest  # noqa: E402
 from encbench.metafeatures import PUBLISHED_COLUMNS, SUITES_FILE, from_dataset, published_record  # noqa: E402
 from encbench.resources import resource_dir  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from published_metafeatures import FLOAT_FORMAT, check_table  # noqa: E402
+
 OUT = resource_dir("seed") / SUITES_FILE
-FLOAT_FORMAT = "%.6g"
 
 
 def build() -> pd.DataFrame:
@@ -59,12 +61,9 @@ def main(argv=None) -> int:
     logging.basicConfig(level=logging.ERROR)
     warnings.simplefilter("ignore")
     table = build()
-    text = table.to_csv(index=False, float_format=FLOAT_FORMAT)
     if args.check:
-        same = args.out.exists() and args.out.read_text() == text
-        print("unchanged" if same else f"{args.out} would change")
-        return 0 if same else 1
-    args.out.write_text(text)
+        return check_table(table, args.out)
+    table.to_csv(args.out, index=False, float_format=FLOAT_FORMAT)
     with pd.option_context("display.width", 220, "display.max_columns", 20, "display.max_rows", 200):
         print(table.drop(columns=["source"]).to_string(index=False))
     counts = table["task"].value_counts().reindex(["binary", "multiclass", "regression"], fill_value=0)
