@@ -148,7 +148,6 @@ def test_one_lightgbm_fit_predicts_as_a_fit_stopped_by_each_metric(task):
     metrics = [get_metric(m) for m in metrics_for(task)]
     joint = make_model("LGBM", task=task)
     trees = stopping.fit_each(joint, X[fit_rows], y[fit_rows], X[val_rows], y[val_rows], metrics, task)
-    assert len({trees[m.name] for m in metrics}) >= 1
     predict = "predict" if task == "regression" else "predict_proba"
     for metric in metrics:
         alone = stopping.fit(make_model("LGBM", task=task), X[fit_rows], y[fit_rows], X[val_rows],
