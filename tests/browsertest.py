@@ -101,12 +101,25 @@ def browser_page(*, height: int = 1600, timeout_ms: int = 60_000, downloads: boo
             browser.close()
 
 
-def download_button(page, key: str):
+def download_button(page, key: str, *, attempts: int = 4, wait_ms: int = 20_000):
     """The download button ``key`` (``dl-table-rankings-csv``), its Download menu opened first
-    (``exports-table-rankings``: the buttons are built while the menu is open)."""
+    (``exports-table-rankings``: the buttons are built while the menu is open).
+
+    A click that lands while the page is still rerunning can be lost with the rerun: the menu is
+    clicked again (up to ``attempts`` times) while its buttons are not built after ``wait_ms``."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     button = page.locator(f".st-key-{key} button")
-    if not button.is_visible():
-        menu = "exports-" + key.removeprefix("dl-").rsplit("-", 1)[0]
-        page.locator(f".st-key-{menu} button").first.click()
-        button.wait_for()
+    if button.is_visible():
+        return button
+    menu = page.locator(f".st-key-exports-{key.removeprefix('dl-').rsplit('-', 1)[0]} button").first
+    for _ in range(attempts):
+        if button.count() == 0:
+            menu.click()
+        try:
+            button.wait_for(timeout=wait_ms)
+            return button
+        except PlaywrightTimeout:
+            continue
+    button.wait_for()                             # the page's own timeout, then its call log
     return button

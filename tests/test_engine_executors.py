@@ -3,6 +3,7 @@ bounded calls, and stderr kept to its last STDERR_TAIL bytes per task."""
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import threading
 import time
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from encbench.engine.executors import STDERR_TAIL, ChildFailed, TaskProcess, exit_reason
+from encbench.engine.executors import STDERR_TAIL, ChildFailed, TaskProcess, _StderrTail, exit_reason
 
 
 def test_exit_reasons_name_the_status_or_the_signal():
@@ -70,6 +71,25 @@ def test_stderr_keeps_the_last_bytes_of_each_call(proc, caplog):
     assert message.startswith(f"call os:system wrote {n} bytes to stderr, the first {n - STDERR_TAIL} bytes dropped:")
     body = message.split(":\n", 1)[1]
     assert body == "x" * (STDERR_TAIL - 4) + "end"                  # the tail, without the newline
+
+
+def test_what_is_in_the_pipe_when_taken_is_counted_then_in_order():
+    """take() returns every byte written to the pipe before it was called, even when the reader
+    thread has not run yet (a loaded machine), and the pieces come back in the order written."""
+    read_end, write_end = os.pipe()
+    tail = _StderrTail(read_end)
+    try:
+        for i in range(300):
+            piece = f"{i:04d}".encode() * 3
+            os.write(write_end, piece)
+            assert tail.take() == (piece.decode(), len(piece))
+        os.write(write_end, b"a" * (STDERR_TAIL + 5))
+        os.write(write_end, b"end")
+        text, total = tail.take()
+        assert total == STDERR_TAIL + 8 and text == "a" * (STDERR_TAIL - 3) + "end"
+    finally:
+        os.close(write_end)
+        assert tail.close() == ("", 0)
 
 
 def _as_limit(pid: int) -> str:

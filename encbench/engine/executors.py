@@ -19,6 +19,7 @@ import concurrent.futures
 import contextlib
 import logging
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -126,33 +127,56 @@ class ChildFailed(RuntimeError):
 
 
 class _StderrTail:
-    """Drain a child's stderr pipe in a thread, keeping only the last :data:`STDERR_TAIL` bytes."""
+    """Drain a child's stderr pipe in a thread, keeping only the last :data:`STDERR_TAIL` bytes.
+
+    Every read happens under the lock, from a non-blocking pipe: :meth:`take` first reads what
+    the pipe still holds, so output written before a task's reply is counted with that task
+    however late the thread is scheduled, and in order.
+    """
 
     def __init__(self, fd: int):
         self._fd = fd
+        os.set_blocking(fd, False)
         self._lock = threading.Lock()
         self._buffer = bytearray()
         self._total = 0
+        self._eof = False
         self._thread = threading.Thread(target=self._drain, name="task-process-stderr", daemon=True)
         self._thread.start()
+
+    def _read_available(self) -> None:
+        """Append what the pipe holds now (the lock is held); note its end."""
+        while not self._eof:
+            try:
+                chunk = os.read(self._fd, 1 << 16)
+            except BlockingIOError:
+                return
+            except OSError:
+                self._eof = True
+                return
+            if not chunk:
+                self._eof = True
+                return
+            self._buffer += chunk
+            self._total += len(chunk)
+            if len(self._buffer) > STDERR_TAIL:
+                del self._buffer[:-STDERR_TAIL]
 
     def _drain(self) -> None:
         while True:
             try:
-                chunk = os.read(self._fd, 1 << 16)
-            except OSError:
-                return
-            if not chunk:
+                select.select([self._fd], [], [])
+            except (OSError, ValueError):
                 return
             with self._lock:
-                self._buffer += chunk
-                self._total += len(chunk)
-                if len(self._buffer) > STDERR_TAIL:
-                    del self._buffer[:-STDERR_TAIL]
+                self._read_available()
+                if self._eof:
+                    return
 
     def take(self) -> tuple[str, int]:
         """What was kept since the last call, and how many bytes were written meanwhile."""
         with self._lock:
+            self._read_available()
             data, total = bytes(self._buffer), self._total
             self._buffer.clear()
             self._total = 0
@@ -162,8 +186,10 @@ class _StderrTail:
         """Wait briefly for the end of the pipe (the process is gone), close it; the last output."""
         self._thread.join(timeout=2.0)
         text = self.take()
-        with contextlib.suppress(OSError):
-            os.close(self._fd)
+        with self._lock:
+            self._eof = True
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
         return text
 
 
