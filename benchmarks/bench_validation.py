@@ -41,7 +41,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from encbench.data import DatasetError, prepare, read_table  # noqa: E402
-from encbench.data.validation import as_category_text, single_feature_aucs  # noqa: E402
+from encbench.data.columns import as_category_text  # noqa: E402
+from encbench.data.leakage import single_feature_aucs  # noqa: E402
 
 
 def wide_frame(n_rows: int, n_columns: int, seed: int = 0) -> pd.DataFrame:

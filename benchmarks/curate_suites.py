@@ -18,7 +18,7 @@ rules, applied by :func:`curate` and printed with the rule each one fails:
    ``AER::BankWages``, ``nycflights13::flights``) is kept out of every suite, and so is a copy of
    one (``openintro::nycflights`` is a sample of ``nycflights13::flights``).
 2. **Task**: the target's task as encbench's validation infers it
-   (``encbench.data.validation.prepare``, ``target_task``) is the suite's, and the table passes the
+   (``encbench.data.validation.prepare``, ``encbench.data.target.target_task``) is the suite's, and the table passes the
    validation with no error (classes, rows per fold, at least one categorical column).
 3. **Rows**: 200 to 20,000 rows once the rows with a missing target are dropped; an item with
    more is subsampled to 20,000 rows (``subsample`` in the manifest; the rows are drawn with the
@@ -112,6 +112,9 @@ sys.path.insert(0, str(REPO))
 
 from encbench.data import rdatasets_source as rs  # noqa: E402
 from encbench.data import validation  # noqa: E402
+from encbench.data.columns import infer_column_types, is_text_dtype  # noqa: E402
+from encbench.data.leakage import LEAK_AUC, single_feature_aucs  # noqa: E402
+from encbench.data.target import class_order, label_text  # noqa: E402
 from encbench.data.errors import DatasetError  # noqa: E402
 from encbench.resources import resource_dir  # noqa: E402
 
@@ -367,7 +370,7 @@ def _column_signature(column: pd.Series) -> str:
     its levels (a text column, or one of at most 10 values), else 11 quantiles to 3 significant
     digits; hashed."""
     values = column.dropna()
-    if validation.is_text_dtype(column.dtype) or values.nunique() <= 10:
+    if is_text_dtype(column.dtype) or values.nunique() <= 10:
         shares = np.sort(values.astype(str).value_counts(normalize=True).to_numpy())
         text = "levels:" + ",".join(f"{x:.2f}" for x in shares)
     else:
@@ -437,17 +440,17 @@ def leak_scores(frame: pd.DataFrame, target: str, task: str, categorical: list[s
     y = frame[target]
 
     def values(positive: np.ndarray) -> pd.Series:
-        return validation.single_feature_aucs(features, positive, categorical).fillna(0.5)
+        return single_feature_aucs(features, positive, categorical).fillna(0.5)
 
     def missing(positive: np.ndarray) -> pd.Series:
         scores = pd.Series(0.5, index=features.columns)
         if gaps.shape[1]:
-            scores[gaps.columns] = validation.single_feature_aucs(gaps, positive).fillna(0.5)
+            scores[gaps.columns] = single_feature_aucs(gaps, positive).fillna(0.5)
         return scores
 
     if task == "multiclass":
-        labels = y.map(validation.label_text).to_numpy(dtype=object)
-        masks = [labels == cls for cls in validation.class_order(y)]
+        labels = y.map(label_text).to_numpy(dtype=object)
+        masks = [labels == cls for cls in class_order(y)]
         by_values = sum(values(m) * m.mean() for m in masks)
         by_gaps = pd.concat([missing(m) for m in masks], axis=1).max(axis=1)
         return pd.DataFrame({"values": by_values, "missing": by_gaps})
@@ -455,7 +458,7 @@ def leak_scores(frame: pd.DataFrame, target: str, task: str, categorical: list[s
         numbers = pd.to_numeric(y, errors="coerce").to_numpy(float)
         positive = numbers > np.median(numbers)
     else:
-        positive = y.map(validation.label_text).to_numpy(dtype=object) == validation.class_order(y)[1]
+        positive = y.map(label_text).to_numpy(dtype=object) == class_order(y)[1]
     return pd.DataFrame({"values": values(positive), "missing": missing(positive)})
 
 
@@ -524,10 +527,10 @@ def judge(c: Candidate, frame: pd.DataFrame | None = None) -> Verdict:
         scores = leak_scores(table.drop(columns=list(found)), c.target, report.task,
                              [col for col in report.categorical if col not in found])
         for column, (by_values, by_gaps) in scores[["values", "missing"]].iterrows():
-            if max(by_values, by_gaps) >= validation.LEAK_AUC and column not in c.keep:
+            if max(by_values, by_gaps) >= LEAK_AUC and column not in c.keep:
                 how, auc = ("where it is missing", by_gaps) if by_gaps > by_values else ("", by_values)
                 found[column] = (f"alone predicts the target almost perfectly{' by ' + how if how else ''} "
-                                 f"(single-feature AUC {auc:.3f} >= {validation.LEAK_AUC}): it "
+                                 f"(single-feature AUC {auc:.3f} >= {LEAK_AUC}): it "
                                  f"leaks the target")
         if not found:
             break
@@ -644,7 +647,7 @@ def screen() -> None:
                 frame, _, _ = rs.read_item(package, item)
             except DatasetError:
                 continue
-            categorical, numerical, _ = validation.infer_column_types(frame)
+            categorical, numerical, _ = infer_column_types(frame)
             if len(frame) >= MIN_ROWS and categorical:
                 widest = max(int(frame[c].nunique()) for c in categorical)
                 print(f"  screen {package}/{item}: {len(frame)} rows, {frame.shape[1]} columns, "

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from encbench.data.validation import class_order
+from encbench.data.target import class_order
 from encbench.encoders import applies_to_task
 from encbench.engine.executors import check_workers
 from encbench.engine.grid import Grid

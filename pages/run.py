@@ -12,7 +12,7 @@ from encbench import custom, vocab
 from encbench.data import BUNDLED_DIR, DEFAULT_MAX_BYTES, DatasetError, list_bundled, prepare, read_table
 from encbench.data.bundled import find_bundled
 from encbench.data.fingerprint import match_published, recognise
-from encbench.data.validation import target_task
+from encbench.data.target import target_task
 from encbench.metrics import metrics_for
 from encbench.models import models_for
 from encbench.encoders import ALL_REGISTRY, BEYOND_FAMILY, FAMILIES, applies_to_task

@@ -78,17 +78,6 @@ def test_a_numeric_target_is_named_a_regression_target_not_a_count_of_classes():
     assert message.startswith("target column 'label' has 4 classes") and "multiclass target" in message
 
 
-def test_target_task_names_the_task_of_a_target():
-    from encbench.data.validation import target_task
-
-    assert target_task(pd.Series(["a", "b", None])) == "binary"
-    assert target_task(pd.Series(["1.5", "2", "3"])) == "regression"      # numbers stored as text
-    assert target_task(pd.Series(range(21))) == "regression"
-    assert target_task(pd.Series(range(20))) == "multiclass"
-    assert target_task(pd.Series([True, False, True])) == "binary"
-    assert target_task(pd.Series([None, "x"])) == "single"
-
-
 def test_class_with_fewer_rows_than_two_per_fold():
     frame = _frame(40)
     frame["label"] = ["yes"] * 7 + ["no"] * 33
@@ -257,111 +246,6 @@ def test_id_like_columns_are_judged_on_every_row_not_on_the_rows_a_target_leaves
     assert "Favorite_Name" in few.suspect_columns
 
 
-def test_class_order_is_the_label_encoding_order():
-    from encbench.data.validation import class_order
-
-    assert class_order(pd.Series([10, 2, 2, None])) == ["2", "10"]   # numbers in numeric order
-    assert class_order(pd.Series(["b", "a", "b"])) == ["a", "b"]
-    assert class_order(pd.Series([1.0, 0.0])) == ["0", "1"]          # integral floats as integers
-
-
-# -- single-feature AUCs, vectorised ---------------------------------------------------------------
-def _reference_auc(column: pd.Series, positive: np.ndarray, categorical: bool) -> float:
-    """The per-column computation with scikit-learn, as the check did before it was vectorised."""
-    from sklearn.metrics import roc_auc_score
-
-    from encbench.data.validation import as_category_text
-
-    if categorical:
-        text = as_category_text(column).fillna("<missing>").to_numpy(dtype=object)
-        half = np.random.default_rng(1).permutation(len(text)) % 2 == 0
-        aucs = []
-        for part in (half, ~half):
-            other = ~part
-            if not other.any() or positive[part].all() or not positive[part].any():
-                continue
-            rates = pd.Series(positive[other]).groupby(text[other]).mean()
-            score = pd.Series(text[part]).map(rates).fillna(positive[other].mean()).to_numpy(dtype=float)
-            aucs.append(float(roc_auc_score(positive[part], score)) if np.ptp(score) > 0 else 0.5)
-        if not aucs:
-            return np.nan
-        auc = float(np.mean(aucs))
-        return max(auc, 1 - auc)
-    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
-    if np.isnan(values).all():
-        return np.nan
-    score = np.where(np.isnan(values), np.nanmedian(values), values)
-    if np.all(score == score[0]):
-        return np.nan
-    auc = float(roc_auc_score(positive, score))
-    return max(auc, 1 - auc)
-
-
-def test_rank_auc_is_roc_auc_score_for_every_column():
-    from sklearn.metrics import roc_auc_score
-
-    from encbench.data.validation import rank_auc
-
-    rng = np.random.default_rng(7)
-    for n in (2, 5, 37, 400):
-        positive = rng.random(n) < 0.3
-        positive[:2] = [True, False]                        # both classes
-        scores = np.column_stack([rng.normal(size=n), rng.integers(0, 3, n), np.repeat(1.0, n),
-                                  np.where(positive, 1.0, 0.0), rng.integers(0, 2, n) * 1e9])
-        expected = [roc_auc_score(positive, scores[:, j]) for j in range(scores.shape[1])]
-        np.testing.assert_allclose(rank_auc(scores, positive), expected, rtol=0, atol=1e-12)
-    assert rank_auc(np.array([3.0, 1.0, 2.0]), np.array([True, False, False]))[0] == 1.0  # by hand
-    with pytest.raises(ValueError, match="both classes"):
-        rank_auc(np.ones(3), np.zeros(3, dtype=bool))
-
-
-def test_single_feature_aucs_equal_the_per_column_computation():
-    from encbench.data.validation import single_feature_auc, single_feature_aucs
-
-    rng = np.random.default_rng(11)
-    n = 301
-    positive = rng.random(n) < 0.4
-    noisy = np.where(positive, 1.0, 0.0) + rng.normal(0, 0.3, n)
-    noisy[rng.random(n) < 0.2] = np.nan
-    frame = pd.DataFrame({
-        "num": rng.normal(size=n), "noisy": noisy, "const": np.ones(n), "empty": np.full(n, np.nan),
-        "ints": rng.integers(0, 4, n),
-        "cat": pd.Series(rng.choice(["a", "b", "c"], n), dtype="str"),
-        "rare": pd.Series([f"l{i}" for i in rng.integers(0, 150, n)], dtype="str"),
-        "leaky": pd.Series(np.where(positive, "p", "q"), dtype="str").where(rng.random(n) > 0.1),
-        "one": pd.Series(["z"] * n, dtype="str"),
-        "codes": rng.integers(0, 5, n).astype(float),
-    })
-    categorical = ["cat", "rare", "leaky", "one", "codes"]
-    got = single_feature_aucs(frame, positive, categorical)
-    expected = [_reference_auc(frame[c], positive, c in categorical) for c in frame.columns]
-    np.testing.assert_allclose(got.to_numpy(), expected, rtol=0, atol=1e-12)
-    assert got.index.tolist() == frame.columns.tolist()
-    assert np.isnan(got["const"]) and np.isnan(got["empty"]) and got["leaky"] > 0.9
-    assert single_feature_auc(frame["noisy"], positive, categorical=False) == pytest.approx(got["noisy"])
-    assert single_feature_auc(frame["const"], positive, categorical=False) is None
-
-
-def test_a_wide_table_is_checked_on_a_bounded_seeded_sample(monkeypatch):
-    from encbench.data import validation
-
-    rng = np.random.default_rng(3)
-    n, k = 3000, 40
-    positive = rng.random(n) < 0.5
-    frame = pd.DataFrame(rng.normal(size=(n, k)), columns=[f"x{j}" for j in range(k)])
-    frame["x0"] = np.where(positive, 1.0, 0.0) + rng.normal(0, 0.01, n)
-    monkeypatch.setattr(validation, "LEAK_CELLS", 40 * 1000)        # 1,000 rows for 40 columns
-    monkeypatch.setattr(validation, "LEAK_MIN_ROWS", 100)
-    keep = np.sort(np.random.default_rng(0).choice(n, 1000, replace=False))
-    got = validation.single_feature_aucs(frame, positive)
-    expected = [_reference_auc(frame[c].iloc[keep], positive[keep], False) for c in frame.columns]
-    np.testing.assert_allclose(got.to_numpy(), expected, rtol=0, atol=1e-12)
-    assert got["x0"] == 1.0
-    monkeypatch.setattr(validation, "LEAK_CELLS", 40)               # never under LEAK_MIN_ROWS
-    assert len(validation._leak_rows(n, k)) == 100
-    assert validation._leak_rows(50, k) is None
-
-
 def test_leak_warnings_on_a_wide_table():
     rng = np.random.default_rng(5)
     n, k = 300, 400
@@ -386,35 +270,6 @@ def test_too_many_columns_are_refused_before_any_check(monkeypatch):
     assert report.categorical == [] and report.warnings == []
     monkeypatch.setattr(readers, "MAX_COLUMNS", 4)
     assert validate(frame, target="label").ok
-
-
-def test_distinct_counts_equal_nunique_for_every_dtype():
-    from encbench.data.validation import _distinct_counts, _level_codes, as_category_text
-
-    rng = np.random.default_rng(2)
-    n = 50
-    floats = rng.integers(0, 6, n).astype(float)
-    floats[[0, 5, 9]] = np.nan
-    floats[1], floats[2] = -0.0, 0.0
-    frame = pd.DataFrame({
-        "f": floats, "i": rng.integers(0, 7, n), "big": 2**60 + rng.integers(0, 3, n), "b": rng.random(n) < 0.5,
-        "s": pd.Series(rng.choice(["a", "b", None], n), dtype="str"),
-        "o": pd.Series([1, "1", None, 2.5, "x"] * 10, dtype=object),
-        "cat": pd.Categorical(rng.choice(["u", "v", None], n)),
-        "nullable": pd.array([1, None, 3, 3, 4] * 10, dtype="Int64"),
-        "when": pd.to_datetime(["2020-01-01", None, "2021-05-02", "2020-01-01", "2022-01-01"] * 10),
-        "const": np.ones(n),
-    })
-    for dropna in (True, False):
-        pd.testing.assert_series_equal(_distinct_counts(frame, dropna=dropna), frame.nunique(dropna=dropna),
-                                       check_dtype=False)
-    assert _distinct_counts(frame.iloc[:0], dropna=True).tolist() == [0] * frame.shape[1]
-    # level codes: one code per level as the text spells it, missing one more
-    codes = _level_codes(frame[["f", "s", "o"]])
-    for j, name in enumerate(["f", "s", "o"]):
-        text = as_category_text(frame[name]).fillna("<missing>")
-        assert pd.Series(codes[:, j]).groupby(text.to_numpy()).nunique().eq(1).all()
-        assert codes[:, j].max() + 1 == text.nunique()
 
 
 def test_target_classes_differing_only_in_spaces_are_refused_naming_both():

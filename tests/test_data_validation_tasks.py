@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from encbench.data import DatasetError, load_dataset
-from encbench.data.validation import MAX_CLASSES, prepare, validate
+from encbench.data.target import MAX_CLASSES
+from encbench.data.validation import prepare, validate
 
 
 def _frame(target, n=None, seed=0):

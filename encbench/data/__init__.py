@@ -26,12 +26,8 @@ from encbench.data.readers import (
     read_table_and_hash,
     sha256_file,
 )
-from encbench.data.validation import (
-    ValidationReport,
-    infer_column_types,
-    prepare,
-    validate,
-)
+from encbench.data.columns import infer_column_types
+from encbench.data.validation import ValidationReport, prepare, validate
 
 __all__ = [
     "BUNDLED_DIR", "BundledEntry", "DEFAULT_MAX_BYTES", "DEFAULT_MAX_CELLS", "Dataset", "DatasetError",

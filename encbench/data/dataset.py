@@ -19,7 +19,8 @@ from encbench.data.errors import DatasetError
 from encbench.data.fingerprint import column_key, match_published
 from encbench.data.openml_source import fetch_openml
 from encbench.data.readers import DEFAULT_MAX_BYTES, MISSING_MARKS_ATTR, read_table_and_hash
-from encbench.data.validation import ValidationReport, label_text, prepare
+from encbench.data.target import label_text
+from encbench.data.validation import ValidationReport, prepare
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +73,7 @@ class Dataset:
     report : ValidationReport
         The full validation report.
     task : {'binary', 'multiclass', 'regression'}
-        The task type: inferred from the target (:func:`encbench.data.validation.target_task`)
+        The task type: inferred from the target (:func:`encbench.data.target.target_task`)
         unless ``load_dataset(task=...)`` says.
     """
 

@@ -1,7 +1,19 @@
-"""The one exception type of the dataset layer."""
+"""The one exception type of the dataset layer, and how its messages list names."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+#: names a message lists before it says how many more there are
+MAX_LISTED = 10
+
+
+def listed_names(values: Sequence, limit: int = MAX_LISTED) -> str:
+    """``values`` quoted and comma separated, the first ``limit`` of them then a count of the rest."""
+    values = list(values)
+    text = ", ".join(repr(v) for v in values[:limit])
+    if len(values) > limit:
+        text += f", ... ({len(values) - limit} more)"
+    return text
 
 
 class DatasetError(ValueError):
