@@ -1,7 +1,7 @@
-"""Leave-one-dataset-out validation of the encoder advisor (:mod:`encbench.recommend`), per task.
+"""Leave-one-dataset-out validation of the encoder advisor (:mod:`encbench.advisor`), per task.
 
 For every task (binary, multiclass, regression) and every setting of its reference scores (model
-x metric, per tuning; :func:`encbench.recommend.reference_scores`: the published results and the
+x metric, per tuning; :func:`encbench.advisor.reference_scores`: the published results and the
 binary suite for binary targets, encbench's own benchmark on the R suite of the task otherwise):
 each reference dataset with complete meta-features
 (:func:`encbench.metafeatures.reference_metafeatures`) is held out in turn; the advisor, seeing
@@ -16,7 +16,7 @@ findings (``docs/findings/<date>-advisor-validation.md``).
 
 The suites' results grow between sessions (``benchmarks/run_suites.py``): re-run this script when
 they have (after ``benchmarks/suites_metafeatures.py`` when the manifest grew). A setting
-validated on fewer than ``recommend.MIN_VALIDATED`` held-out datasets is written all the same; the
+validated on fewer than ``advisor.MIN_VALIDATED`` held-out datasets is written all the same; the
 advisor does not follow it, and says so.
 
     .venv/bin/python benchmarks/bench_recommend.py                       # every task and tuning
@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from encbench import vocab  # noqa: E402
 from encbench.metafeatures import reference_metafeatures  # noqa: E402
-from encbench.recommend import (  # noqa: E402
+from encbench.advisor import (  # noqa: E402
     ALPHA, K_GRID, MIN_VALIDATED, VALIDATION_FILE, choose_policy, reference_scores, validate_advisor,
     validation_summary,
 )
@@ -49,7 +49,7 @@ REGRETS = ("regret_advisor", "regret_global", "regret_OH", "regret_random")
 
 
 def _policy_text(row: dict) -> str:
-    """What the advisor recommends for a setting (:func:`encbench.recommend.choose_policy`)."""
+    """What the advisor recommends for a setting (:func:`encbench.advisor.choose_policy`)."""
     return {"neighbours": "**advisor**", "global": "global winner", "OH": "OH"}[choose_policy(row)]
 
 

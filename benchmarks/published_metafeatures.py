@@ -12,7 +12,7 @@ For each of the study's datasets (``db/seed/datasets.csv``) the meta-features
 3. nothing: the published results table holds scores only, so every value is unknown and
    ``source`` says ``not available``.
 
-The advisor (:mod:`encbench.recommend`) uses the datasets whose every meta-feature is known.
+The advisor (:mod:`encbench.advisor`) uses the datasets whose every meta-feature is known.
 
 Run from the checkout root::
 

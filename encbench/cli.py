@@ -37,7 +37,7 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-from encbench import __version__, metafeatures, placement, recommend, vocab
+from encbench import __version__, advisor, metafeatures, placement, vocab
 from encbench.custom import ENTRY_POINT_GROUP, load_params, parse_encoders, plugins
 from encbench.data import DatasetError, load_dataset, parse_dataset_spec, read_table
 from encbench.encoders import BEYOND_REGISTRY, REGISTRY
@@ -201,6 +201,17 @@ def cmd_place(args) -> int:
     with Reader(db_path) as reader:
         result = placement.place(reader, args.run_id, strategies=strategies, alpha=args.alpha)
     return placement.print_report(result, out=args.out, alpha=args.alpha)
+
+
+def _strategy_parameter(param: vocab.StrategyParameter):
+    """An argparse ``type`` checking a strategy parameter by its constraint in the registry."""
+    def convert(text: str):
+        try:
+            return param.validate(float(text) if param.constraint.kind is float else int(text))
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"{param.name} must be {param.valid}: got {text!r}") from exc
+    convert.__name__ = param.name
+    return convert
 
 
 def _names(text: str | None):
@@ -605,7 +616,9 @@ def build_parser() -> argparse.ArgumentParser:
     place.add_argument("run_id", metavar="RUN_ID", help="a run made with a custom encoder")
     place.add_argument("--db", help=DB_HELP)
     place.add_argument("--strategies", help="comma-separated aggregation strategies (default: all)")
-    place.add_argument("--alpha", type=float, default=0.05, help="significance level of R-Nem and the CD diagram")
+    place.add_argument("--alpha", type=_strategy_parameter(vocab.ALPHA), default=vocab.ALPHA.default,
+                       help=f"{vocab.ALPHA.help} {vocab.ALPHA.valid[0].upper()}{vocab.ALPHA.valid[1:]}; "
+                            f"default {vocab.ALPHA.default:g}")
     place.add_argument("--out", metavar="DIR",
                        help="write the rank table, Wilcoxon tests and control cells (CSV, LaTeX) and the "
                             "pooled CD diagram (SVG) there, each with its provenance")
@@ -703,9 +716,9 @@ def cmd_recommend(args) -> int:
     dataset = load_dataset(args.dataset, target=args.target, positive_class=args.positive, task=args.task)
     task = dataset.task
     features = metafeatures.from_dataset(dataset)
-    scores = recommend.reference_scores(task)
+    scores = advisor.reference_scores(task)
     if scores.empty:
-        raise ValueError(f"no reference scores for a {task} target yet ({recommend.reference_label(task)}): "
+        raise ValueError(f"no reference scores for a {task} target yet ({advisor.reference_label(task)}): "
                          f"nothing to advise from")
     scores = scores[scores["tuning"] == args.tuning]
     known_models = vocab.ordered("model", scores["model"].unique())
@@ -727,12 +740,12 @@ def cmd_recommend(args) -> int:
               "regression": "regression target"}[task]
     print(f"{dataset.name}: {dataset.n_rows} rows, {dataset.n_categorical} categorical and "
           f"{dataset.n_features - dataset.n_categorical} numerical columns, {target}")
-    print(f"reference datasets: {recommend.reference_label(task)}")
+    print(f"reference datasets: {advisor.reference_label(task)}")
     with pd.option_context(*pd_options):
         print(f"\nmeta-features beside the reference {task} datasets':")
         print(metafeatures.comparison_table(features).to_string(index=False))
-    results = [recommend.recommend(features, scores, model=m, scoring=s, tuning=args.tuning, k=args.k,
-                                   B=args.bootstrap) for m, s in pairs]
+    results = [advisor.recommend(features, scores, model=m, scoring=s, tuning=args.tuning, k=args.k,
+                                 B=args.bootstrap) for m, s in pairs]
     if len(results) == 1:
         result = results[0]
         with pd.option_context(*pd_options):
@@ -760,7 +773,7 @@ def cmd_recommend(args) -> int:
         print(f"\nrecommendation per model and metric ({args.tuning} tuning; the policy of lowest mean regret in "
               f"leave-one-dataset-out validation among the global winner, always OH and the advisor, the advisor "
               f"only where it beats the global winner clearly; the global consensus where fewer than "
-              f"{recommend.MIN_VALIDATED} datasets were held out):")
+              f"{advisor.MIN_VALIDATED} datasets were held out):")
         print(table.to_string(index=False))
     closest = max(results, key=lambda r: r.k).neighbours.head(5)
     print("\nnearest reference datasets: "

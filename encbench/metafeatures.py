@@ -3,7 +3,7 @@
 They say what a table looks like to an encoder: how many rows, how many categorical and numerical
 columns, how many levels the categorical columns have (the largest, the median, and the share of
 levels seen only once, which a target encoder estimates from a single row), how much is missing,
-and how the target is distributed. :mod:`encbench.recommend` finds the reference datasets closest to a
+and how the target is distributed. :mod:`encbench.advisor` finds the reference datasets closest to a
 user's table by them.
 
 Definitions (on the validated table: rows without a target, empty rows and empty columns dropped,
@@ -73,7 +73,7 @@ DESCRIPTIONS: dict[str, str] = {
     "target_spread": "interquartile range of the target over its full range",
     "target_skew": "quartile skewness of the target",
 }
-#: the meta-features that are counts (compared on a log scale by :mod:`encbench.recommend`)
+#: the meta-features that are counts (compared on a log scale by :mod:`encbench.advisor`)
 COUNT_FEATURES: tuple[str, ...] = ("n_rows", "n_categorical", "n_numeric", "max_cardinality",
                                    "median_cardinality", "n_classes")
 #: the features of the table, whatever its task

@@ -1,6 +1,6 @@
 """The Run page's advice before running: which encoder for this dataset (not a page itself).
 
-:func:`show` draws one expander: the recommendation of :func:`encbench.recommend.recommend` for a
+:func:`show` draws one expander: the recommendation of :func:`encbench.advisor.recommend` for a
 model, metric and tuning, the similar reference datasets of the target's task (binary: the
 published datasets and encbench's binary R suite; multiclass, regression: encbench's own benchmark
 on its R suite of the task), the dataset's meta-features beside the reference range, the
@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from encbench import metafeatures, vocab
-from encbench import recommend as advisor
+from encbench import advisor
 from encbench.data import DatasetError
 from encbench.engine.queue_requests import RunRequest, default_workers
 from encbench.store import queries

@@ -113,7 +113,8 @@ def _recommend_table(path: Path) -> Path:
 
 
 def test_recommend_prints_the_advisors_verdict_for_one_setting(tmp_path, capsys):
-    from encbench import metafeatures, recommend
+    from encbench import advisor as recommend
+    from encbench import metafeatures
 
     path = _recommend_table(tmp_path / "mine.csv")
     assert main(["recommend", f"{path}:label", "--model", "SVM", "--metric", "F1", "--bootstrap", "50"]) == 0
@@ -131,9 +132,9 @@ def test_recommend_without_a_setting_lists_every_model_and_metric(tmp_path, caps
     path = _recommend_table(tmp_path / "mine.csv")
     assert main(["recommend", f"{path}:label", "--bootstrap", "20"]) == 0
     out = capsys.readouterr().out
-    from encbench.recommend import choose_policy, validation_summary
+    from encbench.advisor import choose_policy, validation_summary
 
-    from encbench.recommend import reference_scores
+    from encbench.advisor import reference_scores
 
     lines = out.split("recommendation per model and metric")[1].split("\n\n")[0].splitlines()[2:]
     scores = reference_scores("binary")
@@ -176,7 +177,8 @@ def test_recommend_advises_on_a_multiclass_and_a_regression_file(tmp_path, capsy
     advises it."""
     import pandas as pd
 
-    from encbench import metafeatures, recommend
+    from encbench import advisor as recommend
+    from encbench import metafeatures
 
     path = _task_table(tmp_path / f"{task}.csv", task)
     assert main(["recommend", f"{path}:{target}", "--bootstrap", "20"]) == 0

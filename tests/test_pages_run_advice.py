@@ -7,7 +7,7 @@ import pytest
 from pagetest import open_page, texts
 
 from encbench import metafeatures
-from encbench import recommend as advisor
+from encbench import advisor
 from encbench.data import read_table
 from encbench.data.bundled import find_bundled
 from encbench.engine.grid import Grid

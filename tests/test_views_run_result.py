@@ -118,7 +118,7 @@ def test_published_ranks_are_the_advice_global_order_read_off_for_the_encoders_r
     consensus ranks OH 1": R-M recomputed over the encoders run alone reorders them. By hand:
     global mean ranks A (1+4+1)/3 = 2, B (2+1+2)/3 = 1.67, so B before A; over {A, B} alone A
     wins two datasets of three. The card must say B, as the advice's ranking does."""
-    from encbench.recommend import published_consensus
+    from encbench.advisor import published_consensus
     from encbench.stats import rank_intervals
 
     scores = {"d1": {"A": .9, "B": .8, "C": .7, "D": .6}, "d2": {"B": .9, "C": .85, "D": .84, "A": .8},

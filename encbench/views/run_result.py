@@ -15,7 +15,7 @@ import pandas as pd
 from encbench import vocab
 from encbench.experiment import DEFAULT_SPLIT, DEFAULT_TASK, SETTING, group_settings, with_key
 from encbench.metrics import chance_level, greater_is_better
-from encbench.recommend import published_consensus
+from encbench.advisor import published_consensus
 from encbench.reproduction import TOLERANCE, WARN_SHARE, Reproduction, compare_to_published
 from encbench.stats import consensus, jaccard_best, spearman
 from encbench.tasks import get_task
@@ -57,7 +57,7 @@ class Comparison(_Setting):
     table
         One row per encoder run on the user's data: ``encoder, cv_score, rank`` (dense, 1 = best
         on the user's dataset) and ``published_rank`` (the consensus of the reference scores
-        passed, :func:`encbench.recommend.published_consensus`, restricted to the
+        passed, :func:`encbench.advisor.published_consensus`, restricted to the
         same encoders and re-ranked densely; NaN when the study has no result for it).
     rho, jaccard
         Spearman rho and Jaccard index of the rank-1 sets between the two rankings over the
@@ -135,7 +135,7 @@ def compare_with_published(local: pd.DataFrame, published: pd.DataFrame, *,
     published
         The reference ``scores`` rows (columns ``dataset, model, tuning, scoring, encoder,
         cv_score``): the published ones, or the advisor's reference
-        (:func:`encbench.recommend.reference_scores`: the published datasets and encbench's
+        (:func:`encbench.advisor.reference_scores`: the published datasets and encbench's
         binary suite), whose consensus the advice shows.
     strategy
         Consensus strategy for the published side (default: mean rank, R-M).

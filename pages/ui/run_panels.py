@@ -8,6 +8,7 @@ import streamlit as st
 
 from encbench.engine.queue import RunQueue
 from encbench import plots
+from encbench.advisor import reference_scores
 from encbench.experiment import SETTING
 from encbench.views.run_result import (
     ALPHA, DECIMALS, DROP, RunAnswer, compare_splits, compare_with_published, pool_run, published_agreement,
@@ -118,10 +119,8 @@ def show_result(run_id: str, *, strategy: str = "R-M", n_classes: int | None = N
 
 
 def _reference(models: tuple, tunings: tuple, scorings: tuple) -> pd.DataFrame:
-    """The binary reference scores the advice ranks by (:func:`encbench.recommend.reference_scores`:
+    """The binary reference scores the advice ranks by (:func:`encbench.advisor.reference_scores`:
     the published datasets and encbench's binary suite) for these settings."""
-    from encbench.recommend import reference_scores
-
     scores = reference_scores("binary")
     return scores[scores["model"].isin(models) & scores["tuning"].isin(tunings) & scores["scoring"].isin(scorings)]
 

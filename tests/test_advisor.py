@@ -10,9 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from encbench import recommend as rec
+from encbench import advisor as rec
+from encbench import vocab
+from encbench.advisor._validation import _Setting
 from encbench.metafeatures import DISTANCE_FEATURES, MetaFeatures, published_metafeatures
-from encbench.recommend import (
+from encbench.advisor import (
     distances, encoder_order, feature_matrix, recommend, validate_advisor, validation_summary,
 )
 from encbench.metrics import metrics_for
@@ -146,7 +148,7 @@ def test_constant_feature_counts_for_nothing():
 def test_subset_rankings_equal_the_stats_consensus(seed):
     datasets = [str(100 + i) for i in range(12)]
     scores = _scores(datasets, seed, holes=0.25)
-    setting = rec._Setting(scores, "AUC")
+    setting = _Setting(scores, "AUC")
     rng = np.random.default_rng(seed)
     subsets = {("s", i): list(rng.choice(datasets, int(rng.integers(1, 12)), replace=False)) for i in range(30)}
     got = setting.rank_subsets(subsets)
@@ -157,10 +159,10 @@ def test_subset_rankings_equal_the_stats_consensus(seed):
 def test_regret_falls_back_to_the_next_encoder_with_a_result():
     scores = pd.DataFrame({"dataset": ["1"] * 3, "encoder": ["OH", "MT", "CB"], "cv_score": [0.70, 0.80, 0.75],
                            "scoring": "AUC"})
-    setting = rec._Setting(scores, "AUC")
+    setting = _Setting(scores, "AUC")
     assert setting.regret("1", ["Count", "CB", "OH"]) == (pytest.approx(0.05), "CB")
     assert setting.random_regret("1") == pytest.approx((0.10 + 0.0 + 0.05) / 3)
-    lower = rec._Setting(scores.assign(scoring="RMSE"), "RMSE")  # lower is better: OH is best
+    lower = _Setting(scores.assign(scoring="RMSE"), "RMSE")  # lower is better: OH is best
     assert lower.regret("1", ["MT"]) == (pytest.approx(0.10 / 0.70), "MT")  # relative to the best error
 
 
@@ -172,11 +174,11 @@ def test_an_errors_regret_is_relative_to_the_best_error_so_scales_weigh_alike():
     scores = pd.DataFrame({"dataset": ["1"] * 3 + ["2"] * 3 + ["3"] * 2,
                            "encoder": ["OH", "MT", "CB"] * 2 + ["OH", "MT"],
                            "cv_score": [2000.0, 2200.0, 2100.0, 0.20, 0.22, 0.21, 0.0, 0.5]})
-    rmse = rec._Setting(scores.assign(scoring="RMSE"), "RMSE")
+    rmse = _Setting(scores.assign(scoring="RMSE"), "RMSE")
     assert rmse.regret("1", ["MT"])[0] == pytest.approx(0.10) == rmse.regret("2", ["MT"])[0]
     assert rmse.random_regret("1") == pytest.approx((0 + 200 + 100) / 3 / 2000) == rmse.random_regret("2")
     assert rmse.regret("3", ["MT"])[0] == pytest.approx(0.5)   # a perfect fit: the error itself
-    r2 = rec._Setting(scores.assign(scoring="R2"), "R2")   # higher is better: MT best, OH 200 below
+    r2 = _Setting(scores.assign(scoring="R2"), "R2")   # higher is better: MT best, OH 200 below
     assert r2.regret("1", ["OH"])[0] == pytest.approx(200.0)
 
 
@@ -336,9 +338,9 @@ def test_shipped_validation_covers_the_no_tuning_slice():
     """The binary no-tuning slice covers the study's five models x four metrics; every row names
     its task, held out at least one dataset, and each task's settings are those of its scores."""
     shipped = validation_summary()
-    assert set(shipped["task"]) <= set(rec.vocab.TASKS) and (shipped["n_datasets"] > 0).all()
+    assert set(shipped["task"]) <= set(vocab.TASKS) and (shipped["n_datasets"] > 0).all()
     binary = shipped[(shipped["task"] == "binary") & (shipped["tuning"] == "no")]
-    study = binary[binary["model"].isin(rec.vocab.STUDY_MODELS)]
+    study = binary[binary["model"].isin(vocab.STUDY_MODELS)]
     assert len(study) == 20 and set(study["model"]) == {"DT", "LGBM", "SVM", "kNN", "LogReg"}
     for task in set(shipped["task"]) - {"binary"}:
         rows = shipped[shipped["task"] == task]
