@@ -124,17 +124,34 @@ def test_every_task_process_of_a_run_has_the_hard_limit_the_budget_gives(tmp_pat
     assert len(seen) == 2 and set(seen.values()) == {str(budget + TASK_BASE_BYTES)}, seen
 
 
-def test_a_task_process_that_dies_under_its_limit_is_said_to_be_over_the_memory_budget():
+#: an encoder whose fit never returns: a task of it is still running whenever a signal comes
+SLEEPER = """
+import time
+
+from sklearn.preprocessing import OrdinalEncoder
+
+
+class Sleeper(OrdinalEncoder):
+    def fit(self, X, y=None):
+        time.sleep(600)
+"""
+
+
+def test_a_task_process_that_dies_under_its_limit_is_said_to_be_over_the_memory_budget(tmp_path, monkeypatch):
     """An allocation failing in C or C++ code may abort the process instead of raising: the task's
     rows name the limit and say "over the memory budget", as a MemoryError's do (the abort is
-    sent here, while the task runs)."""
+    sent here, while the task runs: its encoder sleeps, so the task cannot have finished and
+    answered before the signal, as a quick task could on a loaded machine)."""
     import os
 
     from encbench.engine.grid import Grid, plan
     from encbench.engine.protocol import Payload
 
-    the_plan = plan(Grid(datasets=["bundled:tic-tac-toe"], encoders=["OH"], models=["SVM"], scorings=["AUC"],
-                         n_folds=2))
+    (tmp_path / "sleeping_encoder.py").write_text(SLEEPER)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])))
+    the_plan = plan(Grid(datasets=["bundled:tic-tac-toe"], encoders=[], models=["SVM"], scorings=["AUC"],
+                         n_folds=2, custom_encoders={"Sleeper": {"import": "sleeping_encoder:Sleeper"}}),
+                    check_custom=False)
     task = the_plan.tasks[0]
     proc = TaskProcess(die_with_parent=True, memory_limit=3 * 2**30)
     proc.start()
