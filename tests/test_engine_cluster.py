@@ -1,11 +1,10 @@
 """A real Dask cluster: `dask scheduler` and `dask worker` processes, as docs/user-guide.md starts them.
 
-Unlike tests/test_engine_dask.py (a LocalCluster inside the test process), the scheduler and the
-workers here are their own processes, started from another working directory without
-PYTHONPATH: they import encbench only because it is installed (``make`` installs it editable
-into .venv). The dataset of the run is a CSV named by a path relative to the client's working
-directory, which the workers' directory does not have: its rows can only reach them through
-Dask (the executor scatters the payloads), as on nodes that share no filesystem.
+The scheduler and the workers are their own processes, started from another working directory
+without PYTHONPATH: they import encbench only because it is installed (``make`` installs it
+editable into .venv). The dataset of the run is a CSV named by a path relative to the client's
+working directory, which the workers' directory does not have: its rows can only reach them
+through Dask (the executor scatters the payloads), as on nodes that share no filesystem.
 """
 from __future__ import annotations
 
@@ -43,52 +42,75 @@ def _clean_env() -> dict:
     return {k: v for k, v in os.environ.items() if k != "PYTHONPATH" and not k.startswith("ENCBENCH_")}
 
 
+def _start(workdir: Path, name: str, argv: list[str], procs: list, logs: list) -> None:
+    log = open(workdir / f"{name}.log", "wb")  # noqa: SIM115 - open while the process runs, closed by _stop
+    logs.append(log)
+    procs.append(subprocess.Popen(argv, cwd=workdir, env=_clean_env(), stdout=log, stderr=subprocess.STDOUT,
+                                  stdin=subprocess.DEVNULL, start_new_session=True))
+
+
+def _worker_argv(workdir: Path, address: str, python: Path, name: str) -> list[str]:
+    return [str(python), "-m", "dask", "worker", address, "--nthreads", "1", "--no-dashboard", "--name", name,
+            "--local-directory", str(workdir / name)]
+
+
+def _wait_for_workers(workdir: Path, address: str, n: int, procs: list) -> None:
+    """Wait until the scheduler at ``address`` has ``n`` workers (90 s at most)."""
+    deadline = time.monotonic() + 90
+    while True:  # the scheduler needs a moment before it accepts clients
+        try:
+            with distributed.Client(address, timeout="5s", set_as_default=False) as client:
+                client.wait_for_workers(n, timeout=max(1.0, deadline - time.monotonic()))
+            return
+        except (OSError, TimeoutError) as exc:
+            if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
+                raise RuntimeError("the Dask cluster did not start: " + "\n".join(
+                    (workdir / f).read_text(errors="replace")[-2000:] for f in os.listdir(workdir)
+                    if f.endswith(".log"))) from exc
+            time.sleep(0.5)
+
+
+def _stop(procs: list, logs: list) -> None:
+    # nothing a test checks needs a graceful close, which took 2-3 s (client.shutdown) or
+    # 8 s (SIGTERM: the nanny waits): SIGKILL each process group, a nanny's worker child with it
+    for proc in procs:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    for proc in procs:
+        proc.wait()
+    for log in logs:
+        log.close()
+
+
 @contextlib.contextmanager
 def dask_cluster(workdir: Path, worker_pythons: list[Path]):
     """Start ``dask scheduler`` and one ``dask worker`` per given Python; yield the address."""
     workdir.mkdir(parents=True, exist_ok=True)
-    port = _free_port()
-    address = f"tcp://127.0.0.1:{port}"
-    env = _clean_env()
-    procs = []
-    logs = []
-
-    def start(name, argv):
-        log = open(workdir / f"{name}.log", "wb")  # noqa: SIM115 - open while the process runs, closed below
-        logs.append(log)
-        procs.append(subprocess.Popen(argv, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                      stdin=subprocess.DEVNULL, start_new_session=True))
-
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    procs: list = []
+    logs: list = []
     try:
-        start("scheduler", [str(BIN / "python"), "-m", "dask", "scheduler", "--host", "127.0.0.1",
-                            "--port", str(port), "--no-dashboard"])
+        _start(workdir, "scheduler", [str(BIN / "python"), "-m", "dask", "scheduler", "--host", "127.0.0.1",
+                                      "--port", address.rsplit(":", 1)[1], "--no-dashboard"], procs, logs)
         for index, python in enumerate(worker_pythons):
-            start(f"worker{index}", [str(python), "-m", "dask", "worker", address, "--nthreads", "1",
-                                     "--no-dashboard", "--name", f"worker{index}",
-                                     "--local-directory", str(workdir / f"worker{index}")])
-        deadline = time.monotonic() + 90
-        while True:  # the scheduler needs a moment before it accepts clients
-            try:
-                with distributed.Client(address, timeout="5s", set_as_default=False) as client:
-                    client.wait_for_workers(len(worker_pythons), timeout=max(1.0, deadline - time.monotonic()))
-                break
-            except (OSError, TimeoutError) as exc:
-                if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
-                    raise RuntimeError("the Dask cluster did not start: " + "\n".join(
-                        (workdir / f).read_text(errors="replace")[-2000:] for f in os.listdir(workdir)
-                        if f.endswith(".log"))) from exc
-                time.sleep(0.5)
+            _start(workdir, f"worker{index}", _worker_argv(workdir, address, python, f"worker{index}"), procs, logs)
+        _wait_for_workers(workdir, address, len(worker_pythons), procs)
         yield address
     finally:
-        # nothing a test checks needs a graceful close, which took 2-3 s (client.shutdown) or
-        # 8 s (SIGTERM: the nanny waits): SIGKILL each process group, a nanny's worker child with it
-        for proc in procs:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-        for proc in procs:
-            proc.wait()
-        for log in logs:
-            log.close()
+        _stop(procs, logs)
+
+
+@contextlib.contextmanager
+def dask_worker(workdir: Path, address: str, name: str):
+    """Start one more ``dask worker`` (this environment's) for the scheduler at ``address``."""
+    procs: list = []
+    logs: list = []
+    try:
+        _start(workdir, name, _worker_argv(workdir, address, BIN / "python", name), procs, logs)
+        _wait_for_workers(workdir, address, 1, procs)
+        yield
+    finally:
+        _stop(procs, logs)
 
 
 def _encbench(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -103,24 +125,35 @@ def _results(db: Path):
 
 
 @pytest.mark.slow
-def test_a_real_cluster_gives_the_local_scores_bit_for_bit(tmp_path):
+def test_a_real_cluster_gives_the_local_scores_bit_for_bit(tmp_path, monkeypatch):
+    """The same grid on a two-worker cluster and in a local task process: the same rows bit for
+    bit (same code, seeds, one thread); the results stream back from both workers, with one
+    progress call per task."""
+    from encbench.engine import Grid, run_grid
+
     client_dir = tmp_path / "client"
     client_dir.mkdir()
     # a user's file, known only to the client (relative path, own working directory)
     read_table(BUNDLED_DIR / "50_tic-tac-toe.arff").to_csv(client_dir / "tictactoe.csv", index=False)
-    grid = ["--datasets", "tictactoe.csv:Class,bundled:credit-g", "--encoders", "OH,CB,CVMT_2",
-            "--models", "LogReg,DT", "--metrics", "AUC,BAcc", "--folds", "2"]
+    monkeypatch.chdir(client_dir)
+    grid = Grid(datasets=["tictactoe.csv:Class", "bundled:credit-g"], encoders=["OH", "CB", "CVMT_2"],
+                models=["LogReg", "DT"], scorings=["AUC", "BAcc"], n_folds=2)
 
-    local = _encbench("run", *grid, "--workers", "2", "--db", str(tmp_path / "local.duckdb"), cwd=client_dir)
-    assert local.returncode == 0, local.stderr
+    run_grid(grid, db_path=tmp_path / "local.duckdb", workers=1)
+    seen = []
     with dask_cluster(tmp_path / "cluster", [BIN / "python", BIN / "python"]) as address:
-        remote = _encbench("run", *grid, "--scheduler", address, "--db", str(tmp_path / "cluster.duckdb"),
-                           cwd=client_dir)
-    assert remote.returncode == 0, remote.stderr
+        with distributed.Client(address, set_as_default=False) as client:   # where a task says it ran
+            workers = {f"{socket.gethostname()}:{pid}" for pid in client.run(os.getpid).values()}
+        run_grid(grid, db_path=tmp_path / "cluster.duckdb", scheduler=address,
+                 progress=lambda done, total, info: seen.append(info))
 
     ours, theirs = _results(tmp_path / "cluster.duckdb"), _results(tmp_path / "local.duckdb")
     assert len(ours) == 2 * 3 * 2 * 2 * 2 and set(ours["status"]) == {"ok"}
     assert ours.equals(theirs)                    # bit for bit
+    # one call before the first task, then one per task (2 datasets x 3 encoders x 2 folds),
+    # from both workers
+    assert len(seen) == 1 + 12 and all("task" in info for info in seen[1:])
+    assert {info["where"] for info in seen[1:]} == workers and len(workers) == 2
 
 
 def _env_without_encbench(where: Path) -> Path:
@@ -141,43 +174,24 @@ def _env_without_encbench(where: Path) -> Path:
 
 
 @pytest.mark.slow
-def test_a_worker_without_encbench_stops_the_run_with_one_message(tmp_path):
+def test_a_worker_without_encbench_or_a_custom_encoder_stops_the_run_with_one_message(tmp_path, published_db):
+    """A worker whose environment lacks encbench, and a custom encoder's module that exists only
+    beside the client (workers run elsewhere, with no PYTHONPATH), are named in one message
+    before any task is sent, each with how to make it importable there; the worker that has
+    encbench is named for the custom module only."""
+    import shutil
+
     bare = _env_without_encbench(tmp_path / "bare-env")
-    client_dir = tmp_path / "client"
-    client_dir.mkdir()
-    db = tmp_path / "cluster.duckdb"
-    with dask_cluster(tmp_path / "cluster", [BIN / "python", bare]) as address:
-        with distributed.Client(address, set_as_default=False) as client:
-            bad = [addr for addr, info in client.scheduler_info()["workers"].items() if info["name"] == "worker1"]
-        done = _encbench("run", "--datasets", "bundled:tic-tac-toe", "--encoders", "OH", "--models", "LogReg",
-                         "--metrics", "AUC", "--folds", "2", "--scheduler", address, "--db", str(db),
-                         cwd=client_dir)
-    _assert_stopped_before_any_task(done, db)
-    assert (f"worker {bad[0]}: cannot import encbench (ModuleNotFoundError: No module named 'encbench') "
-            f"in {bare}") in done.stderr
-    assert "Install the same encbench in every worker's and the scheduler's environment" in done.stderr
-
-
-def _assert_stopped_before_any_task(done: subprocess.CompletedProcess, db: Path) -> None:
-    """The run stopped at the cluster check with one problem, and wrote no result."""
-    assert done.returncode == 2, done.stderr
-    assert "the Dask cluster cannot run encbench tasks (1 problems)" in done.stderr, done.stderr
-    if db.exists():                               # nothing ran: no local result rows
-        assert len(_results(db)) == 0
-
-
-def test_a_custom_encoder_the_workers_cannot_import_stops_the_run_with_one_message(tmp_path):
-    """A custom encoder's module that exists only beside the client (workers run elsewhere, with
-    no PYTHONPATH) is named before any task is sent, with how to make it importable there."""
     client_dir = tmp_path / "client"
     client_dir.mkdir()
     (client_dir / "my_local_encoders.py").write_text(
         "from sklearn.preprocessing import OrdinalEncoder\n\n\n"
         "def make():\n    return OrdinalEncoder(handle_unknown='use_encoded_value', unknown_value=-1)\n")
     db = tmp_path / "cluster.duckdb"
-    with dask_cluster(tmp_path / "cluster", [BIN / "python"]) as address:
+    shutil.copyfile(published_db, db)             # not imported again: nothing here is about that
+    with dask_cluster(tmp_path / "cluster", [BIN / "python", bare]) as address:
         with distributed.Client(address, set_as_default=False) as client:
-            (worker,) = client.scheduler_info()["workers"]
+            names = {info["name"]: addr for addr, info in client.scheduler_info()["workers"].items()}
         # `python -m` puts the client's directory on its sys.path (the user guide's way to use a
         # module of one's own); the workers start elsewhere and cannot import it
         done = subprocess.run(
@@ -185,10 +199,19 @@ def test_a_custom_encoder_the_workers_cannot_import_stops_the_run_with_one_messa
              "--encoders", "Mine=my_local_encoders:make", "--models", "LogReg", "--metrics", "AUC",
              "--folds", "2", "--scheduler", address, "--db", str(db)],
             cwd=client_dir, env=_clean_env(), capture_output=True, text=True, timeout=600)
-    _assert_stopped_before_any_task(done, db)
-    assert (f"worker {worker}: cannot import my_local_encoders (ModuleNotFoundError: "
-            f"No module named 'my_local_encoders')") in done.stderr
+    assert done.returncode == 2, done.stderr
+    problems = re.findall(r"^- (.*)$", done.stderr, flags=re.MULTILINE)
+    assert "the Dask cluster cannot run encbench tasks (3 problems)" in done.stderr, done.stderr
+    assert sorted(problems) == sorted([
+        f"worker {names['worker0']}: cannot import my_local_encoders (ModuleNotFoundError: "
+        f"No module named 'my_local_encoders') in {BIN / 'python'}",
+        f"worker {names['worker1']}: cannot import encbench (ModuleNotFoundError: No module named 'encbench') "
+        f"in {bare}",
+        f"worker {names['worker1']}: cannot import my_local_encoders (ModuleNotFoundError: "
+        f"No module named 'my_local_encoders') in {bare}"]), done.stderr
     assert "Custom encoder module(s) my_local_encoders: install their package in every worker's" in done.stderr
+    assert "Install the same encbench in every worker's and the scheduler's environment" in done.stderr
+    assert len(_results(db)) == 0                 # nothing ran: no local result rows
 
 
 @pytest.mark.slow
@@ -221,21 +244,23 @@ def test_losing_every_dask_worker_stops_the_run_saying_how_to_resume_and_resume_
         with pytest.raises(RunIncomplete) as raised:
             run_grid(grid, db, scheduler=address, progress=kill_every_worker,
                      should_stop=lambda: time.monotonic() > deadline)
-    message = str(raised.value)
-    assert isinstance(raised.value, ValueError) and "Traceback" not in message
-    assert re.fullmatch(
-        rf"run {grid.run_id} is incomplete: every Dask worker of the scheduler {re.escape(address)} was lost "
-        rf"and none came back within 3 s: (\d) of the (\d) tasks sent finished and their results are kept, "
-        rf"the other \d were not run\. Start workers \(`dask worker {re.escape(address)}`\), then re-run the "
-        rf"same command to resume: finished tasks are not run again", message), message
-    with duckdb.connect(str(db), read_only=True) as con:
-        status, error = con.execute("SELECT status, error FROM runs WHERE run_id = ?", [grid.run_id]).fetchone()
-        kept = con.execute("SELECT count(*) FROM results WHERE run_id = ? AND status = 'ok'",
-                           [grid.run_id]).fetchone()[0]
-    assert status == "failed" and error == message and kept >= 1
+        message = str(raised.value)
+        assert isinstance(raised.value, ValueError) and "Traceback" not in message
+        assert re.fullmatch(
+            rf"run {grid.run_id} is incomplete: every Dask worker of the scheduler {re.escape(address)} was lost "
+            rf"and none came back within 3 s: (\d) of the (\d) tasks sent finished and their results are kept, "
+            rf"the other \d were not run\. Start workers \(`dask worker {re.escape(address)}`\), then re-run "
+            rf"the same command to resume: finished tasks are not run again", message), message
+        with duckdb.connect(str(db), read_only=True) as con:
+            status, error = con.execute("SELECT status, error FROM runs WHERE run_id = ?",
+                                        [grid.run_id]).fetchone()
+            kept = con.execute("SELECT count(*) FROM results WHERE run_id = ? AND status = 'ok'",
+                               [grid.run_id]).fetchone()[0]
+        assert status == "failed" and error == message and kept >= 1
 
-    with dask_cluster(tmp_path / "again", [BIN / "python"]) as address:
-        assert run_grid(grid, db, scheduler=address) == grid.run_id
+        # what the message says: a new worker for the same scheduler, the same run again
+        with dask_worker(tmp_path / "cluster", address, "again"):
+            assert run_grid(grid, db, scheduler=address) == grid.run_id
     run_grid(grid, tmp_path / "local.duckdb", workers=1)
     resumed, local = _results(db), _results(tmp_path / "local.duckdb")
     assert len(resumed) == 8 and (resumed["status"] == "ok").all()
