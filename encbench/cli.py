@@ -430,13 +430,13 @@ def cmd_run(args) -> int:
     grid = _build_grid(args, db_path, final=False)
     _custom_import_path(grid.custom_encoders)
     # a dry run runs no code of custom encoders; a run checks them within its memory budget
-    the_plan = plan(grid, check_custom=not args.dry_run, memory_budget=args.memory_budget)
+    grid_plan = plan(grid, check_custom=not args.dry_run, memory_budget=args.memory_budget)
     on_oversize = "skip" if args.skip_oversized else "refuse"
     workers = 1 if args.scheduler else max(1, args.workers)
-    skip = guard_memory(the_plan, args.memory_budget, workers=workers, on_oversize=on_oversize)
+    skip = guard_memory(grid_plan, args.memory_budget, workers=workers, on_oversize=on_oversize)
     if args.dry_run:
-        print(f"run {grid.run_id}: {len(the_plan.tasks)} tasks, {the_plan.n_expected} result rows")
-        for spec, ds in the_plan.datasets.items():
+        print(f"run {grid.run_id}: {len(grid_plan.tasks)} tasks, {grid_plan.n_expected} result rows")
+        for spec, ds in grid_plan.datasets.items():
             print(f"  {spec}: key {ds.key}, {ds.name}, {ds.n_rows} rows, {ds.n_categorical} categorical "
                   f"of {ds.n_features} features, "
                   + (f"positive class {ds.positive_class!r}" if ds.task == "binary" else f"task {ds.task}"))
@@ -448,12 +448,12 @@ def cmd_run(args) -> int:
         return 0
     if args.drop_columns:
         grid = _build_grid(args, db_path, final=True)  # the derived files, stored beside the database
-        the_plan = None
+        grid_plan = None
     _ensure_published(db_path)
     progress = _tqdm_progress() if sys.stderr.isatty() else None
     try:
         options = dict(db_path=db_path, workers=args.workers, scheduler=args.scheduler,
-                       memory_budget=args.memory_budget, on_oversize=on_oversize, prepared=the_plan)
+                       memory_budget=args.memory_budget, on_oversize=on_oversize, prepared=grid_plan)
         if progress is None:  # not a terminal: one log line per task
             run_id = run_grid(grid, **options)
         else:

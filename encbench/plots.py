@@ -640,7 +640,7 @@ def cd_diagram(mean_ranks: pd.Series, cd: float, significant: set[frozenset] | S
     for side in ("left", "right"):
         part = labels_df[labels_df["side"] == side]
         levels, texts = part["y"].tolist(), part["text"].tolist()
-        bold = [lv for lv, n in zip(levels, part["new"]) if n]
+        bold = [level for level, n in zip(levels, part["new"]) if n]
         weight = ({"condition": {"test": f"indexof({[float(b) for b in bold]!r}, datum.value) >= 0",
                                  "value": "bold"}, "value": "normal"} if bold else "normal")
         axis = alt.Axis(orient=side, values=levels, labelExpr=_label_expr(levels, texts), ticks=False,

@@ -234,8 +234,8 @@ def test_table_matches_naive_reference_with_nan_scores_ties_and_missing_cells(jo
     # average ranks themselves; the ranks counted per combination or over all at once.
     module = importlib.import_module("encbench.stats.consensus")
     if not joint:
-        monkeypatch.setattr(module._Votes, "JOINT_COUNTS", 0)
-    monkeypatch.setattr(module._Votes, "BLOCK_CELLS", 0 if blocks else 1 << 40)
+        monkeypatch.setattr(module._RankedCube, "JOINT_COUNTS", 0)
+    monkeypatch.setattr(module._RankedCube, "BLOCK_CELLS", 0 if blocks else 1 << 40)
     rng = np.random.default_rng(31)
     frame = _random_scores(rng, n_groups=3, n_datasets=300, n_encoders=7, missing=0.3, levels=5)
     frame.loc[rng.random(len(frame)) < 0.1, "cv_score"] = np.nan
@@ -294,6 +294,20 @@ def test_registry_defaults_are_the_library_defaults():
     # a parameter left out takes the registry's default
     assert consensus(SMALL, "Q-Th").to_dict() == consensus(SMALL, "Q-Th", theta=vocab.THETA.default).to_dict()
     assert consensus(SMALL, "R-Nem").to_dict() == consensus(SMALL, "R-Nem", alpha=vocab.ALPHA.default).to_dict()
+
+
+def test_a_bad_parameter_names_the_strategies_that_use_it():
+    """The error of a bad parameter value names the strategy (or strategies) asked for that use
+    it, the parameter, what it accepts and the value: the registry's constraint speaks."""
+    with pytest.raises(ValueError) as caught:
+        consensus(SMALL, "Q-Th", theta=1.5)
+    assert str(caught.value) == "strategy 'Q-Th': theta must be a number in (0, 1]: got 1.5"
+    with pytest.raises(ValueError) as caught:
+        consensus_table(SMALL, ["R-M", "R-Nem"], by=(), alpha=2)
+    assert str(caught.value) == "strategy 'R-Nem': alpha must be a number in (0, 1): got 2"
+    with pytest.raises(ValueError) as caught:
+        params_for(["Q-Imp"], {"n_iter": 2.5})
+    assert str(caught.value) == "strategy 'Q-Imp': n_iter must be a positive integer: got 2.5"
 
 
 def test_params_for_keeps_what_the_strategies_use_and_validates():

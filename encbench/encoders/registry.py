@@ -7,7 +7,7 @@ today, :data:`encbench.vocab.BEYOND_ENCODERS`, family ``beyond the study``) or
 name of either. The study's configurations are never mixed with the others: "the 32" is
 :data:`REGISTRY`.
 
-Importing this module imports no encoder: the classes are named here (:class:`_Class`) and
+Importing this module imports no encoder: the classes are named here (:class:`_LazyClass`) and
 imported when an encoder is first built. The app's pages read the names, families and
 descriptions on every first visit, and the encoders' modules import scikit-learn, SciPy and
 skrub (about 2 s on a 2-core machine, the larger part of a first page load).
@@ -72,10 +72,10 @@ class EncoderSpec:
 
 
 @dataclass(frozen=True)
-class _Class:
+class _LazyClass:
     """An encoder class of this package, named by module and class, imported when first called.
 
-    Calling it calls the class (``_Class("target", "WoEEncoder")(regularization=1.0)``); it
+    Calling it calls the class (``_LazyClass("target", "WoEEncoder")(regularization=1.0)``); it
     pickles by name, as a class does.
     """
 
@@ -92,22 +92,22 @@ class _Class:
 
 # Stand-ins for the classes, under their names so the entries below read as the classes they
 # build; unit tests check each names a class of encbench.encoders.__all__.
-DropEncoder = _Class("unsupervised", "DropEncoder")
-OneHotEncoder = _Class("unsupervised", "OneHotEncoder")
-OrdinalEncoder = _Class("unsupervised", "OrdinalEncoder")
-BinaryEncoder = _Class("unsupervised", "BinaryEncoder")
-CountEncoder = _Class("unsupervised", "CountEncoder")
-SumEncoder = _Class("unsupervised", "SumEncoder")
-MinHashEncoder = _Class("unsupervised", "MinHashEncoder")
-MeanTargetEncoder = _Class("target", "MeanTargetEncoder")
-WoEEncoder = _Class("target", "WoEEncoder")
-MeanEstimateEncoder = _Class("target", "MeanEstimateEncoder")
-DiscretizedMeanTargetEncoder = _Class("target", "DiscretizedMeanTargetEncoder")
-PreBinnedMeanTargetEncoder = _Class("target", "PreBinnedMeanTargetEncoder")
-CatBoostEncoder = _Class("target", "CatBoostEncoder")
-GLMMEncoder = _Class("glmm", "GLMMEncoder")
-CrossValidatedEncoder = _Class("wrappers", "CrossValidatedEncoder")
-BlowUpEncoder = _Class("wrappers", "BlowUpEncoder")
+DropEncoder = _LazyClass("unsupervised", "DropEncoder")
+OneHotEncoder = _LazyClass("unsupervised", "OneHotEncoder")
+OrdinalEncoder = _LazyClass("unsupervised", "OrdinalEncoder")
+BinaryEncoder = _LazyClass("unsupervised", "BinaryEncoder")
+CountEncoder = _LazyClass("unsupervised", "CountEncoder")
+SumEncoder = _LazyClass("unsupervised", "SumEncoder")
+MinHashEncoder = _LazyClass("unsupervised", "MinHashEncoder")
+MeanTargetEncoder = _LazyClass("target", "MeanTargetEncoder")
+WoEEncoder = _LazyClass("target", "WoEEncoder")
+MeanEstimateEncoder = _LazyClass("target", "MeanEstimateEncoder")
+DiscretizedMeanTargetEncoder = _LazyClass("target", "DiscretizedMeanTargetEncoder")
+PreBinnedMeanTargetEncoder = _LazyClass("target", "PreBinnedMeanTargetEncoder")
+CatBoostEncoder = _LazyClass("target", "CatBoostEncoder")
+GLMMEncoder = _LazyClass("glmm", "GLMMEncoder")
+CrossValidatedEncoder = _LazyClass("wrappers", "CrossValidatedEncoder")
+BlowUpEncoder = _LazyClass("wrappers", "BlowUpEncoder")
 
 
 #: The study's seed of the CV and BlowUp wrappers' ``StratifiedKFold(shuffle=True)``
@@ -211,17 +211,17 @@ for _inner_name, _inner in (("MT", _study(MeanTargetEncoder)), ("GLMM", _study(G
              seeded=True, inner=_inner)
 
 
-SklearnTargetEncoder = _Class("beyond", "SklearnTargetEncoder")
-StringEncoder = _Class("beyond", "StringEncoder")
-GapEncoder = _Class("beyond", "GapEncoder")
-JamesSteinEncoder = _Class("beyond", "JamesSteinEncoder")
-LeaveOneOutEncoder = _Class("beyond", "LeaveOneOutEncoder")
-QuantileEncoder = _Class("beyond", "QuantileEncoder")
-SummaryEncoder = _Class("beyond", "SummaryEncoder")
-HelmertEncoder = _Class("beyond", "HelmertEncoder")
-BackwardDifferenceEncoder = _Class("beyond", "BackwardDifferenceEncoder")
-HashingEncoder = _Class("beyond", "HashingEncoder")
-NativeEncoder = _Class("beyond", "NativeEncoder")
+SklearnTargetEncoder = _LazyClass("beyond", "SklearnTargetEncoder")
+StringEncoder = _LazyClass("beyond", "StringEncoder")
+GapEncoder = _LazyClass("beyond", "GapEncoder")
+JamesSteinEncoder = _LazyClass("beyond", "JamesSteinEncoder")
+LeaveOneOutEncoder = _LazyClass("beyond", "LeaveOneOutEncoder")
+QuantileEncoder = _LazyClass("beyond", "QuantileEncoder")
+SummaryEncoder = _LazyClass("beyond", "SummaryEncoder")
+HelmertEncoder = _LazyClass("beyond", "HelmertEncoder")
+BackwardDifferenceEncoder = _LazyClass("beyond", "BackwardDifferenceEncoder")
+HashingEncoder = _LazyClass("beyond", "HashingEncoder")
+NativeEncoder = _LazyClass("beyond", "NativeEncoder")
 
 _SK, _SKRUB, _CE = "scikit-learn", "skrub", "category_encoders"
 _add("SkTE", BEYOND_FAMILY, True,

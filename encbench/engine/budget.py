@@ -265,19 +265,19 @@ def _last_level_counts(X, columns) -> dict[str, int]:
     return counts
 
 
-def check_plan(the_plan, budget: int) -> list[Oversize]:
+def check_plan(grid_plan, budget: int) -> list[Oversize]:
     """Every (dataset, encoder) of a plan whose task estimate exceeds ``budget`` bytes."""
     found = []
-    models = tuple(the_plan.grid.models)
-    for spec, ds in the_plan.datasets.items():
+    models = tuple(grid_plan.grid.models)
+    for spec, ds in grid_plan.datasets.items():
         # a time split's time column orders the rows and is never encoded
-        time_column = the_plan.grid.time_column
+        time_column = grid_plan.grid.time_column
         levels = {c: int(ds.X[c].nunique(dropna=True)) for c in ds.categorical if c != time_column}
         n_numerical = ds.n_features - ds.n_categorical - int(
             time_column in ds.X.columns and time_column not in ds.categorical)
         last_counts = None
         n_classes = len(np.unique(ds.y)) if get_task(ds.task).column_per_class else 2
-        for encoder in the_plan.grid.encoders:
+        for encoder in grid_plan.grid.encoders:
             dense = dense_bytes(encoder, ds.n_rows, levels, n_numerical, n_classes)
             accepting = sparse_takers(encoder, models, dense_bytes=dense)
             if encoder == "Sum" and accepting and last_counts is None:

@@ -38,19 +38,19 @@ class RunIncomplete(ValueError):
     """
 
 
-def run_config(grid: Grid, the_plan: Plan) -> dict:
+def run_config(grid: Grid, grid_plan: Plan) -> dict:
     """What ``runs.config`` records: the grid, and each dataset's key and file hash."""
     config = grid.to_dict()
     config["run_id"] = grid.run_id
     config["protocol"] = PROTOCOL_VERSION
     config["resolved_datasets"] = {
         spec: {"key": ds.key, "name": ds.name, "sha256": ds.sha256}
-        for spec, ds in the_plan.datasets.items()
+        for spec, ds in grid_plan.datasets.items()
     }
     return config
 
 
-def check_datasets(writer: Writer, the_plan: Plan, run_id: str) -> None:
+def check_datasets(writer: Writer, grid_plan: Plan, run_id: str) -> None:
     """Refuse datasets whose file changed under a key the database already knows.
 
     A key's results must all come from the same data: if the file behind a registered key (or
@@ -64,7 +64,7 @@ def check_datasets(writer: Writer, the_plan: Plan, run_id: str) -> None:
     """
     registered = queries.list_datasets(writer).set_index("dataset")
     problems = []
-    for spec, ds in the_plan.datasets.items():
+    for spec, ds in grid_plan.datasets.items():
         if ds.key not in registered.index:
             continue
         row = registered.loc[ds.key]
@@ -97,7 +97,7 @@ def check_datasets(writer: Writer, the_plan: Plan, run_id: str) -> None:
     mine = runs[runs["run_id"] == run_id]
     if len(mine) and isinstance(mine["config"].iloc[0], str):
         recorded = json.loads(mine["config"].iloc[0]).get("resolved_datasets", {})
-        for spec, ds in the_plan.datasets.items():
+        for spec, ds in grid_plan.datasets.items():
             before = recorded.get(spec)
             if before and (before.get("key"), before.get("sha256")) != (ds.key, ds.sha256):
                 problems.append(
@@ -162,7 +162,7 @@ def format_duration(seconds: float | None) -> str:
 ON_OVERSIZE = ("refuse", "skip")
 
 
-def guard_memory(the_plan: Plan, memory_budget=None, *, workers: int = 1,
+def guard_memory(grid_plan: Plan, memory_budget=None, *, workers: int = 1,
                  on_oversize: str = "refuse") -> dict[tuple[str, str], str]:
     """Check every (dataset, encoder) of a plan against the memory budget, before any work.
 
@@ -178,7 +178,7 @@ def guard_memory(the_plan: Plan, memory_budget=None, *, workers: int = 1,
     if on_oversize not in ON_OVERSIZE:
         raise ValueError(f"on_oversize must be one of {', '.join(ON_OVERSIZE)}: got {on_oversize!r}")
     budget = parse_budget(memory_budget, concurrent=max(1, workers))
-    found = check_plan(the_plan, budget)
+    found = check_plan(grid_plan, budget)
     if not found:
         return {}
     if on_oversize == "skip":
@@ -257,12 +257,12 @@ def run_grid(grid: Grid, db_path=None, workers: int = 1, scheduler=None,
     with failed or timed-out rows is run again (for the models that lack a result), and the
     primary key of ``results`` guarantees that nothing is duplicated.
     """
-    the_plan = prepared if prepared is not None else plan(grid, memory_budget=memory_budget)
-    if the_plan.grid != grid:
-        raise ValueError(f"the prepared plan is for another grid: got run {the_plan.grid.run_id}, "
+    grid_plan = prepared if prepared is not None else plan(grid, memory_budget=memory_budget)
+    if grid_plan.grid != grid:
+        raise ValueError(f"the prepared plan is for another grid: got run {grid_plan.grid.run_id}, "
                          f"expected {grid.run_id}")
     concurrent = 1 if scheduler is not None else max(1, workers)
-    skip = guard_memory(the_plan, memory_budget, workers=concurrent, on_oversize=on_oversize)
+    skip = guard_memory(grid_plan, memory_budget, workers=concurrent, on_oversize=on_oversize)
     report = progress or _log_progress
     # a cluster's workers must import the custom encoders' modules too (checked before any task)
     custom_modules = [spec["import"].split(":", 1)[0] for spec in grid.custom_encoders.values()]
@@ -271,7 +271,7 @@ def run_grid(grid: Grid, db_path=None, workers: int = 1, scheduler=None,
     executor = make_executor(workers, scheduler, extra_modules=custom_modules, memory_limit=memory_limit)
     executor.start()  # e.g. an unreachable scheduler fails here, before anything is written
     try:
-        return _run(the_plan, executor, open_writer(db_path), report, should_stop, publish_every,
+        return _run(grid_plan, executor, open_writer(db_path), report, should_stop, publish_every,
                     skip, owner)
     finally:
         executor.close()
@@ -283,19 +283,19 @@ def open_writer(db_path) -> Writer:
     return Writer(db_path)
 
 
-def _run(the_plan: Plan, executor, writer: Writer, report, should_stop, publish_every: float,
+def _run(grid_plan: Plan, executor, writer: Writer, report, should_stop, publish_every: float,
          skip: dict | None = None, owner: str | None = None) -> str:
-    grid = the_plan.grid
+    grid = grid_plan.grid
     run_id = grid.run_id
     with writer:
-        check_datasets(writer, the_plan, run_id)
-        for ds in the_plan.datasets.values():
+        check_datasets(writer, grid_plan, run_id)
+        for ds in grid_plan.datasets.values():
             writer.upsert_dataset(ds.as_record())
-        writer.ensure_run(run_id, origin="local", config=run_config(grid, the_plan), label=grid.label,
-                          n_expected=the_plan.n_expected, status="running", owner=owner)
+        writer.ensure_run(run_id, origin="local", config=run_config(grid, grid_plan), label=grid.label,
+                          n_expected=grid_plan.n_expected, status="running", owner=owner)
         writer.set_run_status(run_id, "running")
         try:
-            _run_tasks(the_plan, executor, writer, report, should_stop, publish_every, skip)
+            _run_tasks(grid_plan, executor, writer, report, should_stop, publish_every, skip)
         except RunIncomplete:
             raise
         except BaseException as exc:
@@ -335,13 +335,13 @@ def _record_stop(writer: Writer, run_id: str, exc: BaseException) -> bool:
         return False
 
 
-def _run_tasks(the_plan: Plan, executor, writer: Writer, report, should_stop, publish_every: float,
+def _run_tasks(grid_plan: Plan, executor, writer: Writer, report, should_stop, publish_every: float,
                skip: dict | None) -> None:
     """The body of :func:`_run` once the run is marked running: the tasks, then its final status."""
-    grid = the_plan.grid
+    grid = grid_plan.grid
     run_id = grid.run_id
-    todo = the_plan.pending(writer.finished_keys(run_id))
-    total = len(the_plan.tasks)
+    todo = grid_plan.pending(writer.finished_keys(run_id))
+    total = len(grid_plan.tasks)
     skipped = total - len(todo)
     if skip:  # over the memory budget: recorded as failed with the reason, never run
         guarded = [t for t in todo if (t.dataset, t.encoder) in skip]
@@ -355,8 +355,8 @@ def _run_tasks(the_plan: Plan, executor, writer: Writer, report, should_stop, pu
              skipped, executor.name)
     report(skipped, total, {"run_id": run_id, "skipped": skipped, "todo": len(todo)})
 
-    payloads = {ds.key: Payload.from_dataset(ds) for ds in the_plan.datasets.values()}
-    names = {ds.key: ds.name for ds in the_plan.datasets.values()}
+    payloads = {ds.key: Payload.from_dataset(ds) for ds in grid_plan.datasets.values()}
+    names = {ds.key: ds.name for ds in grid_plan.datasets.values()}
     stream = executor.run(todo, payloads, grid.timeout)
     started = time.monotonic()
     last_publish = started

@@ -38,7 +38,7 @@ HEURISTIC_STRATEGIES: tuple[str, ...] = tuple(
 DEFAULT_BY: tuple[str, ...] = vocab.FACTORS
 
 
-class _Votes:
+class _RankedCube:
     """A cube plus its per-dataset rankings, computed once and shared by the strategies.
 
     The rankings come from one sort of each (combination, dataset) row
@@ -281,7 +281,7 @@ def _computes(name: str) -> Callable[[Callable[..., np.ndarray]], Callable[..., 
 
 
 @_computes("R-M")
-def _r_m(v: _Votes) -> np.ndarray:
+def _r_m(v: _RankedCube) -> np.ndarray:
     counts = v.rank_counts
     total = (counts * np.arange(counts.shape[2])).sum(axis=2).astype(float)  # exact: integers
     n = counts.sum(axis=2)
@@ -290,7 +290,7 @@ def _r_m(v: _Votes) -> np.ndarray:
 
 
 @_computes("R-Md")
-def _r_md(v: _Votes) -> np.ndarray:
+def _r_md(v: _RankedCube) -> np.ndarray:
     # the middle rank(s) of each encoder's ranks, read off the counts of each rank
     counts = v.rank_counts
     n = counts.sum(axis=2)
@@ -304,29 +304,29 @@ def _r_md(v: _Votes) -> np.ndarray:
 
 
 @_computes("R-B")
-def _r_b(v: _Votes) -> np.ndarray:
+def _r_b(v: _RankedCube) -> np.ndarray:
     return v.rank_counts[:, :, 1].astype(float)
 
 
 @_computes("R-W")
-def _r_w(v: _Votes) -> np.ndarray:
+def _r_w(v: _RankedCube) -> np.ndarray:
     rows = v.rows
     worst = rows.dense_sorted[np.arange(len(rows.n)), np.maximum(rows.n - 1, 0)]  # last rank per dataset
     return v.per_cell(rows.dense_sorted == worst[:, None])
 
 
 @_computes("Q-M")
-def _q_m(v: _Votes) -> np.ndarray:
+def _q_m(v: _RankedCube) -> np.ndarray:
     return v.mean_over_datasets(v.values)
 
 
 @_computes("Q-Md")
-def _q_md(v: _Votes) -> np.ndarray:
+def _q_md(v: _RankedCube) -> np.ndarray:
     return nanmedian_last(_over_datasets(v.values), work=v.scratch(), counts=v.count)
 
 
 @_computes("Q-RM")
-def _q_rm(v: _Votes) -> np.ndarray:
+def _q_rm(v: _RankedCube) -> np.ndarray:
     # Per dataset: (score - min) / IQR over the encoders present (numpy linear quantiles);
     # datasets with IQR 0 are left out for every encoder (the study's convention).
     rows, shape = v.rows, v.values.shape[:2]
@@ -352,7 +352,7 @@ def _q_rm(v: _Votes) -> np.ndarray:
 
 
 @_computes("Q-Th")
-def _q_th(v: _Votes, *, theta: float) -> np.ndarray:
+def _q_th(v: _RankedCube, *, theta: float) -> np.ndarray:
     best = v.rows.sorted[:, 0].reshape(v.values.shape[:2])  # NaN for a dataset without scores
     with np.errstate(invalid="ignore"):
         good = v.values >= theta * best[:, :, None]
@@ -360,7 +360,7 @@ def _q_th(v: _Votes, *, theta: float) -> np.ndarray:
 
 
 @_computes("R-Nem")
-def _r_nem(v: _Votes, *, alpha: float) -> np.ndarray:
+def _r_nem(v: _RankedCube, *, alpha: float) -> np.ndarray:
     rows = v.rows
     n_sum = v.rank_counts.sum(axis=2)
     total = v.average_rank_sums()
@@ -371,7 +371,7 @@ def _r_nem(v: _Votes, *, alpha: float) -> np.ndarray:
 
 
 @_computes("R-Kem")
-def _r_kem(v: _Votes, *, time_limit: float | None) -> np.ndarray:
+def _r_kem(v: _RankedCube, *, time_limit: float | None) -> np.ndarray:
     # One exact solve per combination (the MILP cannot be batched); ~ms each with lazy rows.
     out = np.full(v.present.shape, np.nan)
     for g in range(v.values.shape[0]):
@@ -385,13 +385,13 @@ def _r_kem(v: _Votes, *, time_limit: float | None) -> np.ndarray:
 
 
 @_computes("Q-Imp")
-def _q_imp(v: _Votes, *, n_iter: int) -> np.ndarray:
+def _q_imp(v: _RankedCube, *, n_iter: int) -> np.ndarray:
     quality, _ = fit_quality_difficulty(v.values, n_iter)
     return quality
 
 
 @_computes("Elo")
-def _elo(v: _Votes) -> np.ndarray:
+def _elo(v: _RankedCube) -> np.ndarray:
     # Bradley-Terry log-strengths (the Elo ratings up to the scale and the reference's shift,
     # which leave the order alone); fitted strengths that agree to rounding are made equal, so
     # that encoders with the same wins share a rank.
@@ -563,7 +563,7 @@ def rank_cube(cube: Cube, strategies: Sequence[str], params: dict[str, object]) 
 
 def _rank_votes(cube: Cube, strategies: Sequence[str], params: dict[str, object]) -> dict[str, np.ndarray]:
     """:func:`rank_cube` over one pass of the cube's votes."""
-    votes = _Votes(cube, positions="R-Nem" in strategies)
+    votes = _RankedCube(cube, positions="R-Nem" in strategies)
     out = {}
     for name in strategies:
         strategy = _REGISTRY[name]

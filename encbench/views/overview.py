@@ -190,11 +190,13 @@ def counts_by_pair(scores: pd.DataFrame, x: str, color: str) -> pd.DataFrame:
     return counts
 
 
-def task_holds(task: str, lv: dict) -> str:
+def task_holds(task: str, levels: dict) -> str:
     """What the database holds of ``task``, in one sentence (the Overview's caption): the
-    published study (binary only), encbench's own benchmark on R datasets, local runs."""
-    origins = set(lv.get("origin", []))
-    datasets = len(lv.get("dataset", []))
+    published study (binary only), encbench's own benchmark on R datasets, local runs.
+
+    ``levels`` maps a column (``origin``, ``dataset``) to the values the task's scores hold."""
+    origins = set(levels.get("origin", []))
+    datasets = len(levels.get("dataset", []))
     parts = []
     if "published" in origins:
         parts.append("the published study's results (Matteucci et al. 2023)")

@@ -102,13 +102,13 @@ def show_result(run_id: str, *, strategy: str = "R-M", n_classes: int | None = N
         show_split_change(dataset)
         if answer is not None:
             filters = result_filters(run_id, name, dataset, rows)
-            prov = exports.provenance("run-result", filters, rows.assign(origin="local"), version,
+            provenance = exports.provenance("run-result", filters, rows.assign(origin="local"), version,
                                       task=str(rows["task"].iloc[0]) if "task" in rows else None)
             chart = plots.run_scores_chart(
                 answer.per_setting.assign(setting=[setting_label(s) for s in
                                                    answer.per_setting[list(SETTING)].to_dict("records")]),
                 order=answer.ranking["encoder"].tolist(), best=answer.best)
-            exports.show_chart(chart, item, prov, table=(whole, item))
+            exports.show_chart(chart, item, provenance, table=(whole, item))
             st.caption("Each panel is one setting: the mean score over the outer folds and one standard "
                        "deviation either side; highlighted, the encoders the paired test cannot tell from "
                        "the best. The download holds the chart and the whole result (every setting and "
