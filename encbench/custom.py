@@ -10,7 +10,7 @@ keyword parameters, or installed as a plugin: a package that declares an entry p
 >>> custom[0].build()                                                             # doctest: +SKIP
 
 The engine never imports anything for a canonical name: the 32 configurations of the study are
-built by :func:`encbench.encoders.make_encoder` exactly as before. A custom encoder travels to the
+built by :func:`encbench.encoders.make_encoder`. A custom encoder travels to the
 task processes (and Dask workers) as its JSON spec (:meth:`CustomEncoder.to_json`) and is imported
 there; it must therefore be importable on every worker (installed, or on ``PYTHONPATH``).
 
@@ -404,6 +404,3 @@ def parse_encoders(text: str | None, params: Mapping | None = None, *,
 
 def _default_name(target: str) -> str:
     return target.split(":", 1)[1].rsplit(".", 1)[-1]
-
-
-# -- the pre-run check -------------------------------------------------------------------------

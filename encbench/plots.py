@@ -471,8 +471,8 @@ def replicability_chart(data: pd.DataFrame, *, x: str = "sample_size", y: str = 
     """
     columns = [x, y, low, high, measure] + ([color] if color else [])
     _require(data, columns, "replicability_chart")
-    # The legend (of bands and lines) draws full-colour strokes: by default it took the bands'
-    # 25 % opacity, and its swatches were paler than the lines they name.
+    # The legend (of bands and lines) draws full-colour strokes: by default it takes the bands'
+    # 25 % opacity, and its swatches would be paler than the lines they name.
     legend = alt.Legend(symbolType="stroke", symbolStrokeWidth=3, symbolOpacity=1, titleLimit=300)
     enc_color = {"color": alt.Color(f"{color}:N", title=color, legend=legend,
                                     scale=alt.Scale(range=list(SERIES_COLORS)))} if color else {}

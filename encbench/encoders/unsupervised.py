@@ -296,7 +296,7 @@ class SumEncoder(_WideTableEncoder):
     -1, so the encodings of the L levels sum to zero (paper, section 3). Unseen levels (and
     missing values when fit saw none) are all zeros, the average of the level encodings. A column
     with a single level contributes no column. The intercept (a constant 1) is the study's
-    convention; category_encoders 2.11 no longer emits it. (Sparse output stores the last
+    convention, kept here though category_encoders 2.11 does not emit it. (Sparse output stores the last
     level's L-1 entries of -1 explicitly: its rows are dense.)
 
     Parameters

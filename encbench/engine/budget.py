@@ -14,7 +14,7 @@ ColumnTransformer's stacked array (calibrated on that measurement: the estimate 
 
 Every registry encoder's width is estimated (:func:`output_columns`, checked against the real
 output on small data by tests/test_engine_budget.py): Helmert and BackDiff give L-1 contrast
-columns per column (20,000 levels on 30,000 rows: 9.6 GB, where they used to count as one column),
+columns per column (20,000 levels on 30,000 rows: 9.6 GB, which counting them as one column would miss),
 Summary one per quantile, String, Gap and MH their components, Hash its components for all
 columns together.
 

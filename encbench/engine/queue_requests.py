@@ -53,7 +53,7 @@ from encbench.engine.grid import Grid, plan
 from encbench.engine.queue import Request, RunQueue, upload_dir
 
 #: Task processes of a run when nobody chose (the Run page's default, and a resumed run's when
-#: the queue no longer holds the run's earlier request); at most one per core.
+#: the queue does not hold the run's earlier request); at most one per core.
 DEFAULT_WORKERS = 2
 
 #: Evaluation choices of :func:`evaluation_splits`.

@@ -32,9 +32,9 @@ Solving (exact; a branch and cut written here, HiGHS solving the LPs):
    is usually within 0.1 % of the optimum and local search finds the optimum, so a few nodes
    prove it. On the Replicability page's default figure (1,000 problems of 32 encoders,
    benchmarks/bench_replicability.py) 9 % of the problems branch, on at most 20 nodes and
-   0.15 s; HiGHS's own MIP solver, which solved them before, took up to 25 s on one of them
-   (mostly cut rounds at its root, restarted for every round of rows) and 100 CPU-s for the
-   1,000 against 12-16 s now, for the same optimal objective on every one.
+   0.15 s, 12-16 s for the 1,000; HiGHS's own MIP solver, given the same problems, reaches the
+   same optimal objective on every one but takes up to 25 s on one of them (mostly cut rounds at
+   its root, restarted for every round of rows) and 100 CPU-s for the 1,000.
 
 Ties among optima: when several weak orders reach the optimum, the one returned is the first
 the steps above meet (the pairwise relation; the incumbent, once an LP bound meets it; an

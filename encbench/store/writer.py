@@ -28,8 +28,8 @@ from encbench.store.db import (
 
 log = logging.getLogger(__name__)
 
-#: columns of a result row: the run, the result key (:data:`encbench.experiment.RESULT_KEY`,
-#: importable from here as before) and what was measured
+#: columns of a result row: the run, the result key (:data:`encbench.experiment.RESULT_KEY`)
+#: and what was measured
 RESULT_COLUMNS = (
     "run_id", *RESULT_KEY, "n_folds", "cv_score", "time", "status", "error", "encode_time",
 )

@@ -148,7 +148,7 @@ def show_chart(chart, item: str, provenance: export.Provenance, *, width: str = 
     cell); the chart reruns the page when it changes (widget ``select-{item}``) and what it
     selects is returned (a list of field values, empty while nothing is)."""
     # The spec without Altair's JSON-schema validation (st.altair_chart validates on every rerun,
-    # about half of a chart's cost: 400 of 800 ms per Consensus rerun). Chart builders are
+    # about half of a chart's cost). Chart builders are
     # validated by tests/test_plots.py, and exports of a chart still validate when clicked.
     spec = chart if isinstance(chart, dict) else chart.to_dict(validate=False)
     if scroll:
