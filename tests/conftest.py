@@ -1,4 +1,5 @@
-"""Shared fixtures: a published-results database built once per session, in-memory writers."""
+"""Shared fixtures: a published-results database and a small database of every origin and task,
+each built once per session; in-memory writers."""
 from __future__ import annotations
 
 import os
@@ -15,6 +16,40 @@ def published_db(tmp_path_factory):
     path = tmp_path_factory.mktemp("published") / "encbench.duckdb"
     with Writer(path) as writer:
         import_published(writer)
+    return path
+
+
+@pytest.fixture(scope="session")
+def small_db(tmp_path_factory):
+    """Path of a small database (a few datasets of every origin and task: the published results,
+    encbench's own shipped runs, one local run; see tests/small_db.py), its snapshot published.
+
+    For tests of what a page wires (widgets, links, messages, exports) rather than of the
+    published numbers: its pages compute in a fraction of the full database's time."""
+    from small_db import build_small_db
+
+    return build_small_db(tmp_path_factory.mktemp("small") / "encbench.duckdb")
+
+
+@pytest.fixture(scope="session")
+def small_published_db(tmp_path_factory):
+    """The small database's published results only (no encbench or local run), for tests that
+    write runs of their own into a copy (``small_db.copy_db``)."""
+    from small_db import build_small_db
+
+    return build_small_db(tmp_path_factory.mktemp("small_published") / "encbench.duckdb",
+                          shipped=False, local=False)
+
+
+@pytest.fixture()
+def small_private_db(small_db, tmp_path, monkeypatch):
+    """A writable copy of the small database in ``tmp_path/db/``, as :func:`private_db` is of the
+    published one (``ENCBENCH_DB`` points at it; workers exit after 1 s without requests)."""
+    from small_db import copy_db
+
+    path = copy_db(small_db, tmp_path / "db" / "encbench.duckdb")
+    monkeypatch.setenv("ENCBENCH_DB", str(path))
+    monkeypatch.setenv("ENCBENCH_WORKER_IDLE_EXIT", "1")
     return path
 
 
