@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from encbench import tasks
+from encbench.constraints import OPEN_UNIT, POSITIVE_INT, UNIT_RIGHT, Interval
 from encbench.metrics import METRIC_REGISTRY, metrics_for
 from encbench.models import MODEL_REGISTRY, models_for
 
@@ -56,7 +57,7 @@ FACTORS: tuple[str, ...] = ("model", "tuning", "scoring")
 
 @dataclass(frozen=True)
 class StrategyParameter:
-    """A keyword parameter of an aggregation strategy.
+    """A keyword parameter of an aggregation strategy, its constraint and its widget.
 
     Attributes
     ----------
@@ -64,10 +65,12 @@ class StrategyParameter:
         The keyword (``consensus(scores, "Q-Th", theta=0.9)``), also the URL key of its widget.
     default : float, int or None
         The value used when the parameter is not given.
-    valid : str
-        The values the library accepts, in words (checked by :func:`encbench.stats.params_for`).
+    constraint : encbench.constraints.Interval
+        The values the library accepts: the check (:meth:`validate`, which
+        :func:`encbench.stats.params_for` and the statistics apply), its message and its words
+        (:attr:`valid`).
     help : str
-        What it means (the widget's tooltip).
+        What it means (the widget's tooltip, the CLI's help).
     in_label : bool
         Whether it changes what a ranking means, and so is named in the ranking's label
         (``"Q-Th (theta=0.95)"``) in tables, charts and exports.
@@ -75,11 +78,13 @@ class StrategyParameter:
         The range a slider in the app offers; or
     options : tuple of float or None
         the values a select slider offers. All None: the app does not offer the parameter.
+        What the app offers lies inside :attr:`constraint`, and so does the default (checked
+        when the entry is made).
     """
 
     name: str
     default: float | int | None
-    valid: str
+    constraint: Interval
     help: str
     in_label: bool = False
     low: float | None = None
@@ -87,10 +92,56 @@ class StrategyParameter:
     step: float | None = None
     options: tuple[float, ...] | None = None
 
+    def __post_init__(self) -> None:
+        self.constraint.check(self.default, f"the default of {self.name}")
+        if self.options is not None:
+            for option in self.options:
+                self.constraint.check(option, f"an option of {self.name}")
+        elif self.low is not None:
+            if self.high is None or self.step is None or not self.step > 0:
+                raise ValueError(f"the slider of {self.name} needs low, high and a positive step: got "
+                                 f"{self.low!r}, {self.high!r}, {self.step!r}")
+            if not self.constraint.accepts_range(self.low, self.high):
+                raise ValueError(f"the slider of {self.name} offers {self.low:g} to {self.high:g}, outside "
+                                 f"{self.constraint.describe()}")
+
     @property
     def offered(self) -> bool:
         """Whether the app offers a widget for this parameter."""
         return self.options is not None or self.low is not None
+
+    @property
+    def valid(self) -> str:
+        """The values the library accepts, in words (``"a number in (0, 1]"``)."""
+        return self.constraint.describe()
+
+    @property
+    def bounds(self) -> tuple[float, float] | None:
+        """The lowest and highest value its widget offers; None when the app offers none."""
+        if self.options is not None:
+            return min(self.options), max(self.options)
+        return (self.low, self.high) if self.low is not None else None  # type: ignore[return-value]
+
+    def validate(self, value: object, strategy: str | Iterable[str] | None = None) -> float | int | None:
+        """``value`` checked and converted (``int`` or ``float``).
+
+        Parameters
+        ----------
+        value : object
+            What a caller passed.
+        strategy : str or iterable of str, optional
+            The strategy (or strategies) the value is for, named in the error.
+
+        Raises
+        ------
+        ValueError
+            Naming the strategy (when given), the parameter, what it accepts and the value:
+            ``"strategy 'Q-Th': theta must be a number in (0, 1]: got 1.5"``.
+        """
+        names = [strategy] if isinstance(strategy, str) else list(strategy or ())
+        owner = (f"strateg{'y' if len(names) == 1 else 'ies'} {', '.join(map(repr, names))}"
+                 if names else None)
+        return self.constraint.check(value, self.name, owner=owner)
 
 
 @dataclass(frozen=True)
@@ -119,6 +170,16 @@ class Strategy:
         :attr:`encbench.metrics.MetricSpec.ratio_scale`): Q-Th's ``theta x best`` and Q-Imp's
         ``quality x difficulty`` mean nothing on an error such as RMSE, so the statistics refuse
         such a metric for them.
+    cost : str or None
+        None for a strategy computed by array operations over many rankings at once. Otherwise
+        the work one ranking takes, in words (``"exact Kemeny solve"``): the strategy is
+        :attr:`expensive`, solved one ranking at a time, so pages show a spinner while it runs
+        and leave it out of bootstrap intervals (a solve per resample), and
+        :func:`encbench.stats.replicability` spreads its samples over processes.
+    worker : str or None
+        Set for a strategy that pages computing it over many samples (Replicability) run in a
+        worker process, with progress and a Cancel button, never in the server: the key naming
+        its jobs and buttons there (``"kem"``: ``kem-cancel``). None: computed in the page.
     """
 
     name: str
@@ -128,25 +189,42 @@ class Strategy:
     heuristic: bool = True
     params: tuple[StrategyParameter, ...] = ()
     ratio_scale: bool = False
+    cost: str | None = None
+    worker: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.worker is not None and self.cost is None:
+            raise ValueError(f"strategy {self.name!r} runs in a worker process but declares no cost: "
+                             "say what one ranking takes (cost=...)")
 
     @property
     def param_names(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.params)
 
+    @property
+    def expensive(self) -> bool:
+        """Solved one ranking at a time (:attr:`cost`), too slow for a bootstrap in the page."""
+        return self.cost is not None
+
+    @property
+    def in_worker(self) -> bool:
+        """Run in a worker process by the pages that compute it over many samples."""
+        return self.worker is not None
+
 
 THETA = StrategyParameter(
-    "theta", 0.95, "a number in (0, 1]",
+    "theta", 0.95, UNIT_RIGHT,
     "Q-Th counts the datasets where an encoder scores at least theta times the best score.",
     in_label=True, low=0.50, high=1.00, step=0.01)
 ALPHA = StrategyParameter(
-    "alpha", 0.05, "a number in (0, 1)",
+    "alpha", 0.05, OPEN_UNIT,
     "Significance level of the Nemenyi tests (R-Nem and the CD diagram).",
     in_label=True, options=(0.01, 0.05, 0.1))
 TIME_LIMIT = StrategyParameter(
-    "time_limit", None, "a positive number of seconds, or None (no limit)",
+    "time_limit", None, Interval(float, 0, None, none="no limit", unit="seconds"),
     "Time limit of each exact Kemeny-Young solve (HiGHS).")
 N_ITER = StrategyParameter(
-    "n_iter", 10, "a positive integer",
+    "n_iter", 10, POSITIVE_INT,
     "Correction sweeps when fitting score ~ encoder quality x dataset difficulty.")
 
 #: Every aggregation strategy, in display order (docs/ARCHITECTURE.md, Consensus rankings). Adding one: an entry here,
@@ -165,7 +243,8 @@ STRATEGY_REGISTRY = MappingProxyType({s.name: s for s in (
     Strategy("R-Nem", "encoders significantly better (Friedman + Nemenyi at alpha; fewer is better)",
              higher_is_better=False, uses_scores=False, params=(ALPHA,)),
     Strategy("R-Kem", "exact Kemeny-Young weak order (HiGHS)", higher_is_better=None,
-             uses_scores=False, heuristic=False, params=(TIME_LIMIT,)),
+             uses_scores=False, heuristic=False, params=(TIME_LIMIT,), cost="exact Kemeny solve",
+             worker="kem"),
     Strategy("Q-Imp", "quality of the score ~ encoder quality x dataset difficulty model (imputes missing)",
              higher_is_better=True, uses_scores=True, heuristic=False, params=(N_ITER,),
              ratio_scale=True),
@@ -179,6 +258,18 @@ AGGREGATIONS: tuple[str, ...] = tuple(STRATEGY_REGISTRY)
 def strategy_help() -> str:
     """Every strategy with its description, for a selector's help (``"R-M: mean ...; R-Md: ..."``)."""
     return "; ".join(f"{s.name}: {s.description}" for s in STRATEGY_REGISTRY.values())
+
+
+def expensive_strategies(strategies: Iterable[str]) -> list[str]:
+    """The strategies among ``strategies`` solved one ranking at a time (:attr:`Strategy.expensive`),
+    in their order; names the registry lacks are left out."""
+    return [s for s in strategies if s in STRATEGY_REGISTRY and STRATEGY_REGISTRY[s].expensive]
+
+
+def worker_strategies(strategies: Iterable[str]) -> list[str]:
+    """The strategies among ``strategies`` that pages run in a worker process
+    (:attr:`Strategy.in_worker`), in their order; names the registry lacks are left out."""
+    return [s for s in strategies if s in STRATEGY_REGISTRY and STRATEGY_REGISTRY[s].in_worker]
 
 
 def offered_parameters() -> list[tuple[StrategyParameter, tuple[str, ...]]]:

@@ -134,7 +134,7 @@ def intervals(db: str, version: tuple, load_key: tuple, combination: str, mode: 
 def consensus_view(db: str, version: tuple, load_key: tuple, strategies: tuple, mode: str,
                    params: tuple) -> consensus.ConsensusView:
     ranks = heuristic_ranks(db, version, load_key, strategies, mode, params)
-    if "R-Kem" in strategies:
+    if consensus.KEMENY_STRATEGY in strategies:
         ranks = pd.concat([ranks, kemeny_ranks(db, version, load_key, mode)[0]], ignore_index=True)
     return consensus.assemble(ranks, list(strategies), dict(params))
 
@@ -367,11 +367,15 @@ LOWER_NOTE = (" Scores of a lower-is-better metric (RMSE, MAE) are negated first
 param_key = tuple(sorted(params.items()))
 view_key = (db, version, load_key, tuple(strategies), mode_used, param_key)
 kemeny_info = None
+# the columns of the expensive strategies (solved one ranking at a time) are part of the rankings:
+# solved whatever the tab, with a spinner
+expensive = vocab.expensive_strategies(strategies)
 try:
-    if "R-Kem" in strategies:   # the R-Kem column is part of the rankings: solved whatever the tab
-        with st.spinner("Solving Kemeny-Young exactly (HiGHS)...", show_time=True):
+    with st.spinner(f"Solving {', '.join(expensive)} ({', '.join(vocab.STRATEGY_REGISTRY[s].cost for s in expensive)}"
+                    " per ranking)...", show_time=True) if expensive else st.empty():
+        if consensus.KEMENY_STRATEGY in strategies:   # its solver facts are the Kemeny-Young tab
             kemeny_info = kemeny_ranks(db, version, load_key, mode_used)[1]
-    view = consensus_view(*view_key)
+        view = consensus_view(*view_key)
 except ValueError as exc:  # e.g. Q-Th on RMSE (it needs a bounded, higher-is-better metric)
     st.warning(f"No consensus for this selection: {common.md_text(exc)}.")
     st.stop()
@@ -400,7 +404,8 @@ sections = [s for s in SECTIONS if (s != AGREEMENT or len(view.columns) > 1)
 asked = st.query_params.get(TAB_KEY)
 with st.container():   # always there (empty as a rule), so the tabs below keep their place
     if asked and asked not in sections:   # Streamlit drops it and opens the first tab
-        needs = {AGREEMENT: " (it needs two rankings or more)", KEMENY: " (it needs R-Kem among the strategies)"}
+        needs = {AGREEMENT: " (it needs two rankings or more)",
+                 KEMENY: f" (it needs {consensus.KEMENY_STRATEGY} among the strategies)"}
         st.info(f"This view has no {common.md_code(asked)} tab{needs.get(asked, '')}: showing *{RANKINGS}*.")
 # Streamlit identifies a tab set by its labels: another set is another widget, which can come
 # back with the tab last open in *that* set. So when the set changes (a filter changed, no tab
@@ -572,15 +577,18 @@ def _intervals_section(targets: list[str], strategies: list[str], mode_used: str
     d1, d2, d3 = st.columns([2, 1, 1])
     with d1:
         target = _combination(targets)
-    interval_options = [s for s in strategies if s != "R-Kem"] or ["R-M"]
+    # a bootstrap needs one consensus per resample: too slow for a strategy solved one ranking at a time
+    left_out = vocab.expensive_strategies(strategies)
+    interval_options = [s for s in strategies if s not in left_out] or ["R-M"]
     with d2:
         interval_strategy = common.selectbox(
             "Interval strategy", interval_options, key="istrategy",
-            help="Bootstrap intervals need one consensus per resample; R-Kem (an exact Kemeny solve each) "
-                 "is left out as too slow for that." if "R-Kem" in strategies else None)
-        if "R-Kem" in strategies:
-            st.caption("R-Kem has no bootstrap interval here: it would need one exact Kemeny solve per "
-                       "resample.")
+            help="Bootstrap intervals need one consensus per resample; "
+                 + ", ".join(f"{s} (one {vocab.STRATEGY_REGISTRY[s].cost} each)" for s in left_out)
+                 + f" {'is' if len(left_out) == 1 else 'are'} left out as too slow for that." if left_out else None)
+        for s in left_out:
+            st.caption(f"{s} has no bootstrap interval here: it would need one {vocab.STRATEGY_REGISTRY[s].cost} "
+                       "per resample.")
     with d3:
         B = st.number_input("Bootstrap resamples", 50, 2000, 200, 50, key="B", bind="query-params")
     key = (db, version, load_key, target, mode_used, interval_strategy, int(B), param_key)

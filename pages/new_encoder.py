@@ -85,8 +85,8 @@ def main() -> None:
     with st.container(horizontal=True):
         strategies = st.multiselect("Aggregation strategies", list(STRATEGIES), default=list(STRATEGIES),
                                     key="byo_strategies") or list(STRATEGIES)
-        alpha = st.select_slider("alpha (R-Nem, CD diagram)", options=[0.01, 0.05, 0.1], value=0.05,
-                                 key="byo_alpha")
+        alpha = st.select_slider("alpha (R-Nem, CD diagram)", options=list(vocab.ALPHA.options),
+                                 value=vocab.ALPHA.default, key="byo_alpha", help=vocab.ALPHA.help)
     result = _place(db, version, run_id, tuple(strategies), float(alpha))
     info = result.info
     prov = dataclasses.replace(result.provenance(), snapshot=common.snapshot_label(version), task=task)

@@ -83,9 +83,13 @@ def one_size(db: str, version: tuple, combo: tuple, strategy: str, size: int, n_
     return result.summary.assign(strategy=strategy), result.pairs.assign(strategy=strategy)
 
 
-KEM = "R-Kem"
-fast = [s for s in strategies if s != KEM]
-jobs = [(s, size) for s in fast for size in sizes]
+# A strategy the registry runs in a worker process (R-Kem: an exact solve per sample, 2 x pairs x
+# sizes of them) never runs on the server, so this page and every other visitor's stay usable:
+# a niced worker process (which spreads the solves over 2 processes) computes it, a fragment
+# shows its progress and a Cancel button, and its line joins the figure when done. The others
+# are computed here.
+in_worker = vocab.worker_strategies(strategies)
+jobs = [(s, size) for s in strategies if s not in in_worker for size in sizes]
 summaries, pairs = [], []
 if jobs:
     bar = st.progress(0.0, text="Computing replicability...")
@@ -97,38 +101,47 @@ if jobs:
         bar.progress(done / len(jobs), text=f"{strategy}, {size} datasets per sample ({done}/{len(jobs)})")
     bar.empty()
 
-if KEM in strategies:
-    # R-Kem solves an exact Kemeny problem per sample (2 x pairs x sizes of them): it runs in a
-    # niced worker process (which spreads them over 2 processes), never on the server, so this
-    # page and every other visitor's stay usable; a fragment shows its progress and a Cancel
-    # button, and the result joins the figure when done.
-    kem_key = (db, version, model, tuning, scoring, tuple(sizes), int(n_pairs), origins, prefer, split, task)
 
-    def start_kem() -> ProcessJob:
+def worker_job(strategy: str):
+    """The replicability of ``strategy`` from a worker process: the finished job, or None while it
+    runs or once it is cancelled (each said on the page)."""
+    spec = vocab.STRATEGY_REGISTRY[strategy]
+    use = stats.params_for(strategy, params)
+    key = (db, version, model, tuning, scoring, tuple(sizes), int(n_pairs), tuple(sorted(use.items())),
+           origins, prefer, split, task)
+
+    def start() -> ProcessJob:
         return ProcessJob(stats.replicability, rows[["scoring", "dataset", "encoder", "cv_score"]].copy(), sizes,
-                          n_pairs=int(n_pairs), seed=0, strategy=KEM, n_jobs=2)
+                          n_pairs=int(n_pairs), seed=0, strategy=strategy, n_jobs=2, **use)
 
-    def kem_progress(job: ProcessJob) -> None:
+    def progress(job: ProcessJob) -> None:
         total = job.total or 2 * int(n_pairs) * len(sizes)
-        text = ("R-Kem waits for a free worker process (others are computing)." if job.queued else
-                f"R-Kem: {job.done:,} of {total:,} exact Kemeny problems solved in a worker process.")
-        st.progress(job.fraction, text=text + " The page stays usable; the R-Kem line is added when they are done.")
+        text = (f"{strategy} waits for a free worker process (others are computing)." if job.queued else
+                f"{strategy}: {job.done:,} of {total:,} samples solved in a worker process (one "
+                f"{spec.cost} each).")
+        st.progress(job.fraction, text=text + f" The page stays usable; the {strategy} line is added when "
+                                              "they are done.")
 
-    job = common.session_job("replicability_kem", kem_key, start_kem, prefix="kem", progress=kem_progress,
-                             cancel_label="Cancel R-Kem", restart_label="Compute R-Kem",
-                             cancelled_text="R-Kem was cancelled; the figure shows the other strategies.")
+    return common.session_job(f"replicability_{spec.worker}", key, start, prefix=spec.worker, progress=progress,
+                              cancel_label=f"Cancel {strategy}", restart_label=f"Compute {strategy}",
+                              cancelled_text=f"{strategy} was cancelled; the figure shows the other strategies.")
+
+
+for strategy in vocab.worker_strategies(vocab.AGGREGATIONS):
+    if strategy not in in_worker:
+        common.cancel_other_jobs(f"replicability_{vocab.STRATEGY_REGISTRY[strategy].worker}")  # left out: stop
+        continue                                                                                # work nobody sees
+    job = worker_job(strategy)
     if job is not None and job.error is None:
-        summaries.append(job.result.summary.assign(strategy=KEM))
-        pairs.append(job.result.pairs.assign(strategy=KEM))
+        summaries.append(job.result.summary.assign(strategy=strategy))
+        pairs.append(job.result.pairs.assign(strategy=strategy))
     elif job is not None:
-        st.error(f"R-Kem could not be computed: {type(job.error).__name__}: {common.md_text(job.error)}")
-    if not summaries:
-        st.stop()
-else:
-    common.cancel_other_jobs("replicability_kem")   # R-Kem left out: stop work nobody will see
+        st.error(f"{strategy} could not be computed: {type(job.error).__name__}: {common.md_text(job.error)}")
+if in_worker and not summaries:
+    st.stop()
 
 summary = pd.concat(summaries, ignore_index=True)
-shown = [s for s in strategies if s in set(summary["strategy"])]   # R-Kem only once computed
+shown = [s for s in strategies if s in set(summary["strategy"])]   # a worker's only once computed
 long = pd.concat([replicability.replicability_long(summary[summary["strategy"] == s], s) for s in shown],
                  ignore_index=True)
 filters = {"model": model, "tuning": tuning, "metric": scoring, "strategy": shown,

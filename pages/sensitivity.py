@@ -100,11 +100,11 @@ def heatmaps(key: tuple) -> dict[str, dict]:
                 title=f"Spearman rho as {varied} varies").to_dict(validate=False)}
 
 
-needs_kemeny = "R-Kem" in strategies
+expensive = vocab.expensive_strategies(strategies)   # solved one ranking at a time: say it is working
 compute_key = (db, version, vary, tuple(sorted(fixed.items())), strategy, tuple(strategies),
                tuple(labels) if labels is not None else None, tuple(sorted(params.items())), origins, prefer,
                splits, tasks)
-with st.spinner("Computing consensus rankings...", show_time=True) if needs_kemeny else st.empty():
+with st.spinner("Computing consensus rankings...", show_time=True) if expensive else st.empty():
     try:
         result = compute(*compute_key)
     except ValueError as exc:

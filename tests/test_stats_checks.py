@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import importlib
+import re
 
 import numpy as np
 import pytest
 
+from encbench import vocab
 from encbench.stats import _checks
 from encbench.stats._checks import (
     check_alpha, check_level, check_n_iter, check_positive_int, check_theta, check_time_limit,
@@ -54,11 +56,29 @@ def test_time_limit():
 
 
 def test_the_stats_modules_share_these_checks():
-    names = ("bootstrap", "consensus", "impute", "kemeny", "nemenyi", "pairwise", "replicability")
+    """Each module checks a parameter with the one function of _checks; the consensus
+    strategies check theirs with the registry's constraints, as _checks does."""
+    names = ("bootstrap", "impute", "kemeny", "nemenyi", "pairwise", "replicability")
     # (encbench.stats exports functions of the same names as some of these modules)
-    bootstrap, consensus, impute, kemeny, nemenyi, pairwise, replicability = (
+    bootstrap, impute, kemeny, nemenyi, pairwise, replicability = (
         importlib.import_module(f"encbench.stats.{name}") for name in names)
-    assert nemenyi.check_alpha is pairwise.check_alpha is consensus.check_alpha is _checks.check_alpha
+    assert nemenyi.check_alpha is pairwise.check_alpha is _checks.check_alpha
     assert bootstrap.check_level is replicability.check_level is _checks.check_level
-    assert impute.check_n_iter is consensus.check_n_iter is _checks.check_n_iter
-    assert kemeny.check_time_limit is consensus.check_time_limit is _checks.check_time_limit
+    assert impute.check_n_iter is _checks.check_n_iter
+    assert kemeny.check_time_limit is _checks.check_time_limit
+
+
+@pytest.mark.parametrize("check, param", [(check_alpha, "ALPHA"), (check_theta, "THETA"),
+                                          (check_n_iter, "N_ITER"), (check_time_limit, "TIME_LIMIT")])
+def test_strategy_parameter_checks_are_the_registry_constraints(check, param):
+    """A strategy parameter's range is written once, in the registry: _checks applies it, with
+    the same message (without a strategy's name)."""
+    spec = getattr(vocab, param)
+    for value in (-1, 0, 0.5, 1, 3, 1.5, float("nan"), "x", None):
+        try:
+            expected = spec.constraint.check(value, spec.name)
+        except ValueError as exc:
+            with pytest.raises(ValueError, match=f"^{re.escape(str(exc))}$"):
+                check(value)
+        else:
+            assert check(value) == expected

@@ -296,6 +296,20 @@ def test_registry_defaults_are_the_library_defaults():
     assert consensus(SMALL, "R-Nem").to_dict() == consensus(SMALL, "R-Nem", alpha=vocab.ALPHA.default).to_dict()
 
 
+def test_a_bad_parameter_names_the_strategies_that_use_it():
+    """The error of a bad parameter value names the strategy (or strategies) asked for that use
+    it, the parameter, what it accepts and the value: the registry's constraint speaks."""
+    with pytest.raises(ValueError) as caught:
+        consensus(SMALL, "Q-Th", theta=1.5)
+    assert str(caught.value) == "strategy 'Q-Th': theta must be a number in (0, 1]: got 1.5"
+    with pytest.raises(ValueError) as caught:
+        consensus_table(SMALL, ["R-M", "R-Nem"], by=(), alpha=2)
+    assert str(caught.value) == "strategy 'R-Nem': alpha must be a number in (0, 1): got 2"
+    with pytest.raises(ValueError) as caught:
+        params_for(["Q-Imp"], {"n_iter": 2.5})
+    assert str(caught.value) == "strategy 'Q-Imp': n_iter must be a positive integer: got 2.5"
+
+
 def test_params_for_keeps_what_the_strategies_use_and_validates():
     values = {"theta": 0.9, "alpha": 0.1}
     assert params_for(["R-M"], values) == {}

@@ -1,10 +1,14 @@
 """Replicability: disjoint sample pairs, similarity per pair, bootstrapped intervals."""
 from __future__ import annotations
 
+import dataclasses
+from types import MappingProxyType
+
 import numpy as np
 import pandas as pd
 import pytest
 
+from encbench import vocab
 from encbench.stats import ReplicabilityCancelled, consensus, jaccard_best, replicability, spearman
 
 
@@ -67,6 +71,21 @@ def test_summary_progress_and_determinism():
 def test_errors(kwargs, match):
     with pytest.raises(ValueError, match=match):
         replicability(_scores(0), **kwargs)
+
+
+def test_the_registry_not_the_name_decides_which_strategy_uses_processes(monkeypatch):
+    """Samples go to a process pool for a strategy the registry marks expensive, not for a name:
+    R-Kem marked cheap is ranked inline (one progress report per sample size, no pool), with
+    the same result."""
+    frame = _scores(3, n_datasets=16)
+    expected = replicability(frame, [3, 5], n_pairs=6, seed=1, strategy="R-Kem")
+    cheap = dataclasses.replace(vocab.STRATEGY_REGISTRY["R-Kem"], cost=None, worker=None)
+    monkeypatch.setattr(vocab, "STRATEGY_REGISTRY", MappingProxyType({**vocab.STRATEGY_REGISTRY, "R-Kem": cheap}))
+    calls = []
+    inline = replicability(frame, [3, 5], n_pairs=6, seed=1, strategy="R-Kem", n_jobs=2,
+                           progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(12, 24), (24, 24)]        # a pool reports every task of at most 8 samples
+    pd.testing.assert_frame_equal(expected.summary, inline.summary)
 
 
 def test_r_kem_on_processes_matches_one_process_and_can_be_cancelled():

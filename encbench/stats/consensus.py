@@ -23,7 +23,6 @@ import pandas as pd
 from encbench import vocab
 from encbench.metrics import METRIC_REGISTRY
 from encbench.stats._arrays import RowRanks, dense_rank, nanmedian_last, quantile_of_descending
-from encbench.stats._checks import check_alpha, check_n_iter, check_theta, check_time_limit
 from encbench.stats._cube import Cube, build_cube, threads
 from encbench.stats.elo import bradley_terry_strengths, snap_ties
 from encbench.stats.impute import fit_quality_difficulty
@@ -398,14 +397,6 @@ def _elo(v: _RankedCube) -> np.ndarray:
     return snap_ties(bradley_terry_strengths(v.values), tol=1e-9)
 
 
-_CHECKS: dict[str, Callable[[object], object]] = {
-    "theta": check_theta,
-    "alpha": check_alpha,
-    "n_iter": check_n_iter,
-    "time_limit": check_time_limit,
-}
-
-
 @dataclass(frozen=True)
 class _Strategy:
     compute: Callable[..., np.ndarray]
@@ -451,16 +442,27 @@ def check_strategies(strategies: str | Iterable[str]) -> list[str]:
 
 
 def check_params(strategies: Sequence[str], params: dict[str, object]) -> dict[str, object]:
-    """Validate keyword parameters against the strategies that use them."""
-    accepted = {p for name in strategies for p in _lookup(name).params}
+    """Validate keyword parameters against the strategies that use them.
+
+    Each value is checked by its parameter's constraint in the registry
+    (:meth:`encbench.vocab.StrategyParameter.validate`); an error names the strategy, the
+    parameter, what it accepts and the value (``"strategy 'Q-Th': theta must be a number in
+    (0, 1]: got 1.5"``).
+    """
+    users: dict[str, list[str]] = {}
+    specs: dict[str, vocab.StrategyParameter] = {}
+    for name in strategies:
+        for param in _lookup(name).spec.params:
+            users.setdefault(param.name, []).append(name)
+            specs[param.name] = param
     checked = {}
     for key, value in params.items():
-        if key not in accepted:
+        if key not in specs:
             raise ValueError(
                 f"unknown parameter {key!r} for strategies {list(strategies)!r}: "
-                f"expected one of {sorted(accepted)!r}"
+                f"expected one of {sorted(specs)!r}"
             )
-        checked[key] = _CHECKS[key](value)
+        checked[key] = specs[key].validate(value, users[key])
     return checked
 
 

@@ -22,11 +22,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from encbench import vocab
 from encbench.stats._arrays import nanmean
 from encbench.stats._checks import check_n_iter
 from encbench.stats._cube import build_cube
 
-DEFAULT_N_ITER = 10
+#: correction sweeps by default: Q-Imp's, from the strategy registry
+DEFAULT_N_ITER: int = vocab.N_ITER.default  # type: ignore[assignment]
 
 
 def fit_quality_difficulty(values: np.ndarray, n_iter: int = DEFAULT_N_ITER) -> tuple[np.ndarray, np.ndarray]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from encbench import vocab
 from encbench.stats._checks import check_level, check_positive_int
 from encbench.stats._cube import Cube, build_cube
 from encbench.stats.consensus import check_metrics, check_params, check_strategies, rank_cube
@@ -23,9 +24,10 @@ class ReplicabilityCancelled(Exception):
     """Raised by :func:`replicability` when its ``should_stop`` callable returns True."""
 
 
-#: samples per task when R-Kem samples are solved on a process pool: about 0.1 s of work (a
-#: sample takes ~12 ms, the slowest ~0.15 s; benchmarks/bench_replicability.py), small enough to
-#: keep both workers busy until the end and to report progress often
+#: samples per task when an expensive strategy's samples are solved on a process pool: for
+#: R-Kem about 0.1 s of work (a sample takes ~12 ms, the slowest ~0.15 s;
+#: benchmarks/bench_replicability.py), small enough to keep both workers busy until the end and
+#: to report progress often
 _CHUNK = 8
 
 
@@ -38,12 +40,14 @@ def _rank_samples(values: np.ndarray, encoders: np.ndarray, strategy: str, param
 
 def _rank_all(cube: Cube, draws: list[np.ndarray], strategy: str, params: dict, n_jobs: int,
               report: Callable[[int], None], should_stop: Callable[[], bool] | None) -> list[np.ndarray]:
-    """Ranks of the samples of every sample size, on ``n_jobs`` processes (R-Kem) or inline."""
+    """Ranks of the samples of every sample size, on ``n_jobs`` processes (a strategy the registry
+    marks expensive: one solve per sample, R-Kem's) or inline (the others rank all the samples of
+    a size in one vectorised pass)."""
     def stop() -> None:
         if should_stop is not None and should_stop():
             raise ReplicabilityCancelled("replicability computation cancelled")
 
-    if n_jobs <= 1 or strategy != "R-Kem":
+    if n_jobs <= 1 or not vocab.STRATEGY_REGISTRY[strategy].expensive:
         out = []
         for both in draws:
             stop()
@@ -136,19 +140,20 @@ def replicability(
     seed : int or None, default 0
         Seeds both the sampling and the bootstrap of the intervals (independent streams).
     strategy : str, default "R-M"
-        Aggregation (see :func:`encbench.stats.consensus`); R-Kem solves ``2 * n_pairs`` exact
-        problems per sample size.
+        Aggregation (see :func:`encbench.stats.consensus`); an expensive one (R-Kem) makes one
+        solve per sample, ``2 * n_pairs`` per sample size.
     progress : callable, optional
         Called as ``progress(done, total)`` in samples ranked (``total = 2 * n_pairs`` per
-        sample size): after each sample size, and for R-Kem on several processes after each
-        task of a few samples.
+        sample size): after each sample size, and for an expensive strategy on several processes
+        after each task of a few samples.
     n_boot : int, default 1000
         Bootstrap resamples of the pair similarities for the intervals.
     level : float, default 0.95
         Coverage of the intervals.
     n_jobs : int, default 1
-        Processes solving R-Kem's exact problems in parallel (other strategies are vectorised
-        and ignore it). The result does not depend on it.
+        Processes solving the samples of a strategy the registry marks expensive
+        (:attr:`encbench.vocab.Strategy.expensive`, R-Kem's exact problems) in parallel; the
+        other strategies are vectorised and ignore it. The result does not depend on it.
     should_stop : callable, optional
         Polled while computing; when it returns True the computation stops with
         :class:`ReplicabilityCancelled`.
@@ -189,7 +194,7 @@ def replicability(
     n_jobs = check_positive_int(n_jobs, "n_jobs")
     sampling, resampling = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
     # Draw every sample first (the same stream, in the same order, as one size at a time), so
-    # R-Kem's exact problems of all sizes can be spread over the processes together.
+    # an expensive strategy's solves of all sizes can be spread over the processes together.
     draws = []
     for size in sizes:
         # Each row of `order` is a random permutation; its first 2s entries give the two samples.

@@ -101,7 +101,8 @@ def refused_for_pooling(scores: pd.DataFrame, strategies: Sequence[str], mode: s
         return [], ""
     return refused, (f"{', '.join(refused)} left out: {'it averages' if len(refused) == 1 else 'they average'} "
                      f"or threshold raw scores across voters, and the pooled voters hold metrics of different "
-                     f"scales ({', '.join(metrics)}). Rank strategies (R-M, R-Md, R-B, R-W, R-Nem, R-Kem, Elo) "
+                     f"scales ({', '.join(metrics)}). Rank strategies "
+                     f"({', '.join(n for n, s in STRATEGY_REGISTRY.items() if not s.uses_scores)}) "
                      f"and Q-RM pool them: each voter's scores are oriented (lower-is-better negated) and "
                      f"compared within the voter. Or choose *per-combination*.")
 
@@ -142,9 +143,14 @@ def _check_mode(mode: str) -> str:
     return mode
 
 
+#: the strategy :func:`kemeny_ranks` solves with its solver's facts (the Consensus page's
+#: Kemeny-Young tab); :func:`consensus_ranks` leaves it to that function
+KEMENY_STRATEGY = "R-Kem"
+
+
 def consensus_ranks(scores: pd.DataFrame, strategies: Sequence[str], *, mode: str,
                     params: Mapping[str, float] | None = None) -> pd.DataFrame:
-    """Consensus rankings of every non-Kemeny strategy, per combination or pooled.
+    """Consensus rankings of every strategy but :data:`KEMENY_STRATEGY`, per combination or pooled.
 
     Returns
     -------
@@ -153,7 +159,7 @@ def consensus_ranks(scores: pd.DataFrame, strategies: Sequence[str], *, mode: st
         :data:`POOLED`).
     """
     _check_mode(mode)
-    strategies = [s for s in strategies if s != "R-Kem"]
+    strategies = [s for s in strategies if s != KEMENY_STRATEGY]
     columns = ["combination", "strategy", "encoder", "rank"]
     if not strategies:
         return pd.DataFrame(columns=columns)
@@ -182,7 +188,7 @@ def kemeny_ranks(scores: pd.DataFrame, *, mode: str) -> KemenyRanks:
     Returns
     -------
     ranks : pandas.DataFrame
-        ``combination, strategy, encoder, rank`` with strategy ``R-Kem``.
+        ``combination, strategy, encoder, rank`` with strategy :data:`KEMENY_STRATEGY`.
     info : pandas.DataFrame
         ``combination, agreement, objective, max_objective, solve_time_s, optimal, voters,
         encoders`` (``agreement`` = objective / max_objective, comparable across combinations).
@@ -197,7 +203,7 @@ def kemeny_ranks(scores: pd.DataFrame, *, mode: str) -> KemenyRanks:
     for label, subset in jobs:
         result = stats.kemeny(subset)
         ranking = result.ranking
-        rank_frames.append(pd.DataFrame({"combination": label, "strategy": "R-Kem",
+        rank_frames.append(pd.DataFrame({"combination": label, "strategy": KEMENY_STRATEGY,
                                          "encoder": ranking.index.astype(str),
                                          "rank": ranking.to_numpy()}))
         info.append({"combination": label, "agreement": result.agreement, "objective": result.objective,
