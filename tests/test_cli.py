@@ -251,3 +251,18 @@ def test_the_encoders_command_lists_the_encoders_beyond_the_study(capsys):
         assert "beyond the study" in lines[name] and spec.description in lines[name]
         assert f"  {name} " not in head                          # not among the study's 32
     assert all(f"  {name:<11} {spec.family}" in head for name, spec in REGISTRY.items())
+
+
+def test_place_alpha_is_checked_by_the_registry_constraint(capsys):
+    """`encbench place --alpha` takes the registry's default, help and check: a value outside
+    (0, 1) stops the command before any database is read, naming the parameter and the value."""
+    from encbench import vocab
+
+    with pytest.raises(SystemExit) as stopped:
+        main(["place", "run-x", "--alpha", "2", "--db", "/nonexistent/encbench.duckdb"])
+    assert stopped.value.code == 2
+    assert "argument --alpha: alpha must be a number in (0, 1): got '2'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["place", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert f"{vocab.ALPHA.help} A number in (0, 1); default {vocab.ALPHA.default:g}" in help_text
