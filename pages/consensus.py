@@ -20,9 +20,9 @@ common.ensure_routed()
 MAX_DRAWN = 40  # rankings drawn in the side-by-side charts (tables and exports hold all)
 #: The page's tabs, in order; a label is the URL value that opens it (``?section=Rank+intervals``), so
 #: renaming one breaks shared links. Agreement shows with two rankings or more, Kemeny-Young with R-Kem.
-#: These two come last so that the other tabs keep their places when they come or go: in Streamlit
-#: 1.67 a browser still showing the old tabs when the new ones arrive can select, by position, the
-#: tab now where the open one was (seen in chromium: Pairwise tests opened, nothing drawn).
+#: These two come last so that the other tabs keep their places when they come or go: a browser
+#: still showing the old tabs when the new ones arrive can select a tab by its position, and would
+#: open whichever tab then stands where the open one was.
 TAB_KEY = "section"  # as on the Overview
 RANKINGS, AGREEMENT, KEMENY = "Rankings", "Agreement", "Kemeny-Young"
 CD, INTERVALS, PAIRWISE = "Critical difference", "Rank intervals", "Pairwise tests"
@@ -384,7 +384,7 @@ filters = {"model": selected["model"], "tuning": selected["tuning"], "metric": s
            "strategy": strategies, **params, "mode": mode_used, "origin": choice,
            **({"prefer": prefer} if choice == "both" else {}),
            **({"split": split} if "time" in lv.get("split", []) else {})}
-prov = common.provenance("consensus", filters, rows, version, task=task)
+provenance = common.provenance("consensus", filters, rows, version, task=task)
 
 with st.container(key="ranking-summary"):
     st.markdown(consensus.best_summary(view, params))
@@ -451,7 +451,8 @@ def _control(encoders: list[str]) -> str | None:
 
 def _rankings_section() -> None:
     # every strategy column holds consensus ranks (1 = best): LaTeX sets each column's best in bold
-    picked = common.show_table(view.wide, "rankings", prov, height=min(38 + 35 * len(view.wide), 700), select=True,
+    picked = common.show_table(view.wide, "rankings", provenance, height=min(38 + 35 * len(view.wide), 700),
+                               select=True,
                                best={c: "min" for c in view.wide.columns
                                      if pd.api.types.is_numeric_dtype(view.wide[c])})
     if picked is None:
@@ -462,7 +463,7 @@ def _rankings_section() -> None:
                    beyond=bool(st.session_state.get("beyond")))
     drawn = view_charts(*view_key, RANKINGS)
     if drawn:
-        common.show_chart(drawn["rank-matrix"], "rank-matrix", prov)
+        common.show_chart(drawn["rank-matrix"], "rank-matrix", provenance)
     else:
         st.info(f"{len(view.columns)} rankings are too many to draw; the table and its exports hold "
                 "all of them. Narrow the selection or pool the combinations.")
@@ -476,10 +477,10 @@ def _agreement_section() -> None:
         # side by side while both fit; stacked (each at full width) for many rankings
         a, b = st.columns(2) if len(view.columns) <= 5 else (st.container(), st.container())
         with a:
-            common.show_chart(drawn["agreement-spearman"], "agreement-spearman", prov, width="content")
+            common.show_chart(drawn["agreement-spearman"], "agreement-spearman", provenance, width="content")
         with b:
-            common.show_chart(drawn["agreement-jaccard"], "agreement-jaccard", prov, width="content")
-    common.show_table(consensus.agreement_long(view), "agreement", prov)
+            common.show_chart(drawn["agreement-jaccard"], "agreement-jaccard", provenance, width="content")
+    common.show_table(consensus.agreement_long(view), "agreement", provenance)
 
 
 def _kemeny_section(kemeny_info: pd.DataFrame) -> None:
@@ -496,7 +497,7 @@ def _kemeny_section(kemeny_info: pd.DataFrame) -> None:
                "dataset lacks encoders each dataset's pairs are divided by w (w - 1) (w = encoders it "
                "ranks), so the objective is at most the number of datasets; on complete data it is a "
                "sum of +-1 over every dataset and pair, and runs into the thousands.")
-    common.show_table(kemeny_info, "kemeny", prov,
+    common.show_table(kemeny_info, "kemeny", provenance,
                       column_config={"solve_time_s": st.column_config.NumberColumn("solve time (s)", format="%.4f"),
                                      "agreement": st.column_config.NumberColumn(format="%.3f"),
                                      "objective": st.column_config.NumberColumn(format="%.4f"),
@@ -509,7 +510,7 @@ def _kemeny_section(kemeny_info: pd.DataFrame) -> None:
 # The tabs themselves are outside every fragment: switching tabs reruns the page.
 @st.fragment
 @common.guarded
-def _cd_section(targets: list[str], mode_used: str, load_key: tuple, alpha: float, prov) -> None:
+def _cd_section(targets: list[str], mode_used: str, load_key: tuple, alpha: float, provenance) -> None:
     d1, d2, d3 = st.columns(3)
     with d1:
         target = _combination(targets)
@@ -540,7 +541,7 @@ def _cd_section(targets: list[str], mode_used: str, load_key: tuple, alpha: floa
                 "Nemenyi diagram of all pairs.")
         control = None
     if control is not None:
-        _control_diagram(target, mode_used, load_key, float(alpha), design_name, control, prov)
+        _control_diagram(target, mode_used, load_key, float(alpha), design_name, control, provenance)
         return
     spec, subtitle = cd_chart(db, version, load_key, target, mode_used, float(alpha), design_name)
     st.caption(" · ".join(subtitle) + ". Red bars join encoders not significantly different.")
@@ -548,20 +549,20 @@ def _cd_section(targets: list[str], mode_used: str, load_key: tuple, alpha: floa
     with st.container(key="cd-ties"):
         st.caption(ties.text() + ("" if design_name == "all" else
                                   f" (R-M on the Rankings tab ranks every voter; this diagram *{design_name}*.)"))
-    cd_prov = prov.with_filters(detail=target, blocks=design_name)
+    cd_provenance = provenance.with_filters(detail=target, blocks=design_name)
     table = consensus.nemenyi_table(result).merge(ties.means[["encoder", "dense_mean_rank"]], on="encoder", how="left")
     # one Download menu under the diagram: its picture and its numbers
-    common.show_chart(spec, "cd-diagram", cd_prov, width="content", scroll=True, table=(table, "nemenyi"))
+    common.show_chart(spec, "cd-diagram", cd_provenance, width="content", scroll=True, table=(table, "nemenyi"))
 
 
 def _control_diagram(target: str, mode_used: str, load_key: tuple, alpha: float, design_name: str,
-                     control: str, prov) -> None:
+                     control: str, provenance) -> None:
     """The CD diagram against a control (Demsar's Fig. 2) and the table of the k - 1 tests."""
     result = control_result(db, version, load_key, target, mode_used, alpha, design_name, control)
     spec, subtitle = control_chart(db, version, load_key, target, mode_used, alpha, design_name, control)
     st.caption(" · ".join(subtitle) + f". Encoders whose mean rank lies outside the orange bar differ "
                f"significantly from {control} (Bonferroni-Dunn).")
-    cprov = prov.with_filters(detail=target, blocks=design_name, control=control)
+    cprov = provenance.with_filters(detail=target, blocks=design_name, control=control)
     common.show_chart(spec, "cd-control", cprov, width="content")
     common.show_table(result.table, "control-test", cprov, best={"p_holm": "min"}, column_config={
         c: st.column_config.NumberColumn(format="%.4g") for c in ("difference", "z", "p_value", "p_bonferroni",
@@ -573,7 +574,7 @@ def _control_diagram(target: str, mode_used: str, load_key: tuple, alpha: float,
 @st.fragment
 @common.guarded
 def _intervals_section(targets: list[str], strategies: list[str], mode_used: str, load_key: tuple,
-                       param_key: tuple, prov) -> None:
+                       param_key: tuple, provenance) -> None:
     d1, d2, d3 = st.columns([2, 1, 1])
     with d1:
         target = _combination(targets)
@@ -608,7 +609,7 @@ def _intervals_section(targets: list[str], strategies: list[str], mode_used: str
         return
     st.caption(f"{interval_strategy} consensus rank with its 95% bootstrap interval "
                f"({int(B)} resamples of the voters, seed 0).")
-    iprov = prov.with_filters(detail=target, interval_strategy=interval_strategy, B=int(B))
+    iprov = provenance.with_filters(detail=target, interval_strategy=interval_strategy, B=int(B))
     common.show_chart(spec, "rank-intervals", iprov, table=(iv, "rank-intervals"))
 
 
@@ -681,7 +682,7 @@ def _effect_columns() -> dict:
 
 @st.fragment
 @common.guarded
-def _pairwise_section(targets: list[str], mode_used: str, load_key: tuple, alpha: float, prov,
+def _pairwise_section(targets: list[str], mode_used: str, load_key: tuple, alpha: float, provenance,
                       view_encoders: list[str]) -> None:
     target = _combination(targets)
     if _mixed_scale_pool(mode_used, "The Wilcoxon tests rank score differences across voters"):
@@ -694,7 +695,7 @@ def _pairwise_section(targets: list[str], mode_used: str, load_key: tuple, alpha
     present = [e for e in view_encoders if e in scored]
     control = _control(present)
     if control is not None:
-        _control_pairs(target, mode_used, load_key, alpha, prov, control, [e for e in present if e != control])
+        _control_pairs(target, mode_used, load_key, alpha, provenance, control, [e for e in present if e != control])
         return
     # No "Select all" row: while the user types, Streamlit puts "Select N matches" first, so
     # typing MT + Enter added the 13 encoders whose names contain MT instead of MT.
@@ -705,14 +706,14 @@ def _pairwise_section(targets: list[str], mode_used: str, load_key: tuple, alpha
         st.info("Choose two encoders or more to test.")
         return
     table = pairwise_tests(db, version, load_key, target, mode_used, tuple(chosen), float(alpha))
-    wprov = prov.with_filters(detail=target, wilcoxon=list(chosen))
+    wprov = provenance.with_filters(detail=target, wilcoxon=list(chosen))
     common.show_table(table, "wilcoxon", wprov, best={"p_holm": "min"}, column_config={
         c: st.column_config.NumberColumn(format="%.4g") for c in ("median_difference", "p_value", "p_holm")}
         | _effect_columns())
     st.caption(EFFECT_HELP)
 
 
-def _control_pairs(target: str, mode_used: str, load_key: tuple, alpha: float, prov, control: str,
+def _control_pairs(target: str, mode_used: str, load_key: tuple, alpha: float, provenance, control: str,
                    others: list[str]) -> None:
     """Wilcoxon tests of the control against every other encoder, Holm-corrected over them."""
     if not others:
@@ -729,7 +730,7 @@ def _control_pairs(target: str, mode_used: str, load_key: tuple, alpha: float, p
                     f"**{len(better)}** {better_word} ({', '.join(better) or 'none'}), **{len(worse)}** {worse_word} "
                     f"({', '.join(worse) or 'none'}); the other {len(others) - len(differ)} do not differ "
                     f"significantly.")
-    cprov = prov.with_filters(detail=target, control=control)
+    cprov = provenance.with_filters(detail=target, control=control)
     common.show_table(table, "wilcoxon-control", cprov, best={"p_holm": "min"}, column_config={
         c: st.column_config.NumberColumn(format="%.4g") for c in ("median_difference", "p_value", "p_holm")}
         | _effect_columns())
@@ -750,7 +751,7 @@ BAYES_HELP = (
 
 @st.fragment
 @common.guarded
-def _bayes_section(targets: list[str], mode_used: str, load_key: tuple, prov, view_encoders: list[str]) -> None:
+def _bayes_section(targets: list[str], mode_used: str, load_key: tuple, provenance, view_encoders: list[str]) -> None:
     st.caption(BAYES_HELP)
     common.warn_bad_number("rope", low=0.0, high=0.5)
     d1, d2, d3, d4 = st.columns([2, 1, 1, 1])
@@ -784,7 +785,7 @@ def _bayes_section(targets: list[str], mode_used: str, load_key: tuple, prov, vi
         st.markdown(f"P({a} better) = **{result.p_a_better:.3f}** · P(equivalent) = **{result.p_equivalent:.3f}** "
                     f"· P({b} better) = **{result.p_b_better:.3f}** ({_n_text(result.n_datasets, mode_used)}, "
                     f"ROPE = +-{result.rope:g})")
-    bprov = prov.with_filters(detail=target, bayes_a=a, bayes_b=b, rope=float(rope))
+    bprov = provenance.with_filters(detail=target, bayes_a=a, bayes_b=b, rope=float(rope))
     common.show_chart(bayes_chart(db, version, load_key, target, mode_used, a, b, float(rope)),
                       "bayesian-simplex", bprov, width="content")
     common.show_table(result.table, "bayesian", bprov, column_config={
@@ -807,7 +808,7 @@ ELO_HELP = (
 
 @st.fragment
 @common.guarded
-def _elo_section(targets: list[str], mode_used: str, load_key: tuple, prov) -> None:
+def _elo_section(targets: list[str], mode_used: str, load_key: tuple, provenance) -> None:
     st.caption(ELO_HELP)
     common.warn_bad_number("elo_B", low=50, high=2000, integer=True)
     d1, d2, d3 = st.columns([2, 1, 1])
@@ -840,7 +841,7 @@ def _elo_section(targets: list[str], mode_used: str, load_key: tuple, prov) -> N
             head = (f"Highest Elo: **{best['encoder']}** ({best['elo']:.0f}, {result.level:.0%} interval "
                     f"{best['low']:.0f} to {best['high']:.0f}; win rate {best['win_rate']:.3f})")
         st.markdown(f"{head} · {result.reference} = 1000 (the reference) · {_n_text(result.n_datasets, mode_used)}")
-    eprov = prov.with_filters(detail=target, elo_ref=reference, elo_B=int(B))
+    eprov = provenance.with_filters(detail=target, elo_ref=reference, elo_B=int(B))
     drawn = elo_charts(db, version, load_key, target, mode_used, reference, int(B))
     common.show_chart(drawn["elo"], "elo", eprov)
     common.show_table(result.table, "elo", eprov, best={"elo": "max", "win_rate": "max"}, column_config={
@@ -865,16 +866,16 @@ if KEMENY in tab and tab[KEMENY].open:
         _kemeny_section(kemeny_info)
 if tab[CD].open:
     with tab[CD]:
-        _cd_section(targets, mode_used, load_key, alpha, prov)
+        _cd_section(targets, mode_used, load_key, alpha, provenance)
 if tab[INTERVALS].open:
     with tab[INTERVALS]:
-        _intervals_section(targets, strategies, mode_used, load_key, param_key, prov)
+        _intervals_section(targets, strategies, mode_used, load_key, param_key, provenance)
 if tab[PAIRWISE].open:
     with tab[PAIRWISE]:
-        _pairwise_section(targets, mode_used, load_key, alpha, prov, view.wide["encoder"].astype(str).tolist())
+        _pairwise_section(targets, mode_used, load_key, alpha, provenance, view.wide["encoder"].astype(str).tolist())
 if tab[BAYES].open:
     with tab[BAYES]:
-        _bayes_section(targets, mode_used, load_key, prov, view.wide["encoder"].astype(str).tolist())
+        _bayes_section(targets, mode_used, load_key, provenance, view.wide["encoder"].astype(str).tolist())
 if tab[ELO].open:
     with tab[ELO]:
-        _elo_section(targets, mode_used, load_key, prov)
+        _elo_section(targets, mode_used, load_key, provenance)
