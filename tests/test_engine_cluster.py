@@ -42,11 +42,11 @@ def _clean_env() -> dict:
     return {k: v for k, v in os.environ.items() if k != "PYTHONPATH" and not k.startswith("ENCBENCH_")}
 
 
-def _start(workdir: Path, name: str, argv: list[str], procs: list, logs: list) -> None:
+def _start(workdir: Path, name: str, argv: list[str], procs: list, logs: list, env: dict | None = None) -> None:
     log = open(workdir / f"{name}.log", "wb")  # noqa: SIM115 - open while the process runs, closed by _stop
     logs.append(log)
-    procs.append(subprocess.Popen(argv, cwd=workdir, env=_clean_env(), stdout=log, stderr=subprocess.STDOUT,
-                                  stdin=subprocess.DEVNULL, start_new_session=True))
+    procs.append(subprocess.Popen(argv, cwd=workdir, env=_clean_env() if env is None else env, stdout=log,
+                                  stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True))
 
 
 def _worker_argv(workdir: Path, address: str, python: Path, name: str) -> list[str]:
@@ -83,17 +83,20 @@ def _stop(procs: list, logs: list) -> None:
 
 
 @contextlib.contextmanager
-def dask_cluster(workdir: Path, worker_pythons: list[Path]):
-    """Start ``dask scheduler`` and one ``dask worker`` per given Python; yield the address."""
+def dask_cluster(workdir: Path, worker_pythons: list[Path], env: dict | None = None):
+    """Start ``dask scheduler`` and one ``dask worker`` per given Python; yield the address.
+
+    ``env``: the processes' environment (default :func:`_clean_env`)."""
     workdir.mkdir(parents=True, exist_ok=True)
     address = f"tcp://127.0.0.1:{_free_port()}"
     procs: list = []
     logs: list = []
     try:
         _start(workdir, "scheduler", [str(BIN / "python"), "-m", "dask", "scheduler", "--host", "127.0.0.1",
-                                      "--port", address.rsplit(":", 1)[1], "--no-dashboard"], procs, logs)
+                                      "--port", address.rsplit(":", 1)[1], "--no-dashboard"], procs, logs, env)
         for index, python in enumerate(worker_pythons):
-            _start(workdir, f"worker{index}", _worker_argv(workdir, address, python, f"worker{index}"), procs, logs)
+            _start(workdir, f"worker{index}", _worker_argv(workdir, address, python, f"worker{index}"), procs, logs,
+                   env)
         _wait_for_workers(workdir, address, len(worker_pythons), procs)
         yield address
     finally:
@@ -113,8 +116,8 @@ def dask_worker(workdir: Path, address: str, name: str):
         _stop(procs, logs)
 
 
-def _encbench(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([str(BIN / "encbench"), *args], cwd=cwd, env=_clean_env(),
+def _encbench(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([str(BIN / "encbench"), *args], cwd=cwd, env=_clean_env() if env is None else env,
                           capture_output=True, text=True, timeout=600)
 
 
