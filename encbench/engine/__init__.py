@@ -14,9 +14,32 @@ and the app's run queue: :mod:`~encbench.engine.queue` (request files),
 :mod:`~encbench.engine.queue_requests` (what a request carries) and
 :mod:`~encbench.engine.queue_worker` (the one process that drains it). The ``run`` and ``runs``
 commands are in :mod:`encbench.cli` with the others.
+
+The names above are imported when first asked for (PEP 562): a task process
+(:mod:`encbench.engine.child`) imports the protocol through this package and must not pay for
+the grid's data readers, the runner, the store and DuckDB, which it never uses.
 """
-from encbench.engine.grid import Grid, Plan, plan
-from encbench.engine.task import Task
-from encbench.engine.runner import run_grid
+from __future__ import annotations
 
 __all__ = ["Grid", "Plan", "Task", "plan", "run_grid"]
+
+
+def __getattr__(name: str):
+    # heavy: the grid reads datasets (pandas, OpenML), the runner opens the store (DuckDB)
+    if name in ("Grid", "Plan", "plan"):
+        from encbench.engine import grid
+
+        return getattr(grid, name)
+    if name == "Task":
+        from encbench.engine.task import Task
+
+        return Task
+    if name == "run_grid":
+        from encbench.engine.runner import run_grid
+
+        return run_grid
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import json
 import logging
 import os
 import select
@@ -35,7 +36,7 @@ from encbench import __version__
 from encbench.engine.budget import OVER_BUDGET, size_text
 from encbench.engine.child import CACHE_SIZE
 from encbench.engine.task import Task
-from encbench.engine.protocol import Payload, describe, run_task, unfinished_rows
+from encbench.engine.protocol import Payload, describe, imports_of, run_task, unfinished_rows
 from encbench.resources import checkout_root, subprocess_cwd, subprocess_env
 
 log = logging.getLogger(__name__)
@@ -212,11 +213,17 @@ class TaskProcess:
         the main thread).
     memory_limit : int, optional
         Bytes of address space the child may use (``RLIMIT_AS``); beyond it allocations fail.
+    warm : dict, optional
+        What the child imports before it is ready: :func:`encbench.engine.protocol.imports_of`
+        of the tasks it will run. None: scikit-learn only; the child still imports what a task
+        needs before that task's clocks start (inside its timeout).
     """
 
-    def __init__(self, *, die_with_parent: bool = True, memory_limit: int | None = None):
+    def __init__(self, *, die_with_parent: bool = True, memory_limit: int | None = None,
+                 warm: Mapping | None = None):
         self.die_with_parent = die_with_parent
         self.memory_limit = memory_limit
+        self.warm = warm
         self.proc: subprocess.Popen | None = None
         self._send: Connection | None = None
         self._recv: Connection | None = None
@@ -240,7 +247,8 @@ class TaskProcess:
             self.proc = subprocess.Popen(
                 # -c rather than -m: runpy would warn that the package imported the module first
                 [sys.executable, "-c", _CHILD_MAIN, str(to_child_r), str(from_child_w),
-                 str(os.getpid()), "1" if self.die_with_parent else "0", str(self.memory_limit or 0)],
+                 str(os.getpid()), "1" if self.die_with_parent else "0", str(self.memory_limit or 0),
+                 json.dumps(self.warm or {})],
                 pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, stderr=err_w, env=_child_env(), cwd=subprocess_cwd(),
                 # its own process group: a kill reaches what the task forks (Ctrl-C does not,
@@ -490,8 +498,9 @@ class LocalExecutor:
         pending = deque(tasks)
         if not pending:
             return
+        warm = imports_of(pending)  # what any of them may run
         procs = [TaskProcess(die_with_parent=threading.current_thread() is threading.main_thread(),
-                             memory_limit=self.memory_limit)
+                             memory_limit=self.memory_limit, warm=warm)
                  for _ in range(min(self.workers, len(pending)))]
         busy: dict[TaskProcess, Task] = {}
         try:
@@ -551,7 +560,8 @@ def run_on_dask_worker(task: Task, payload: Payload, timeout: float,
     with _DASK_LOCK:
         proc = _DASK_PROCS.get(ident)
         if proc is None:
-            proc = _DASK_PROCS[ident] = TaskProcess(die_with_parent=False, memory_limit=memory_limit)
+            proc = _DASK_PROCS[ident] = TaskProcess(die_with_parent=False, memory_limit=memory_limit,
+                                                    warm=imports_of([task]))
     if proc.memory_limit != memory_limit:  # another run's limit: a new process gets this one
         proc.kill()
         proc.memory_limit = memory_limit

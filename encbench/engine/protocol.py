@@ -26,6 +26,7 @@ import logging
 import math
 import time
 import warnings
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -96,22 +97,78 @@ class Payload:
                    tuple(dataset.categorical))
 
 
-def warm_up() -> None:
-    """Import every library a task uses, so that no task's clock includes import time.
+#: what :func:`warm_up` has built in this process: ``("model", name, task kind)``,
+#: ``("space", name)`` and ``("encoder", name, task kind)``
+_warmed: set[tuple[str, ...]] = set()
 
-    Builds one estimator of every registered model (which imports its library) and one search
-    space (scikit-optimize).
+
+def imports_of(tasks: Iterable[Task]) -> dict[str, list]:
+    """What running ``tasks`` imports, for :func:`warm_up` (JSON-ready, so a parent can name it
+    on a task process's command line): ``{"models": [[model, task kind], ...], "spaces":
+    [model, ...], "encoders": [[encoder, task kind], ...]}``, the spaces those of full tuning.
+
+    A custom encoder is left out: its module is the user's code, which its task builds (and
+    imports) under the task's timeout.
+    """
+    models, spaces, encoders = set(), set(), set()
+    for task in tasks:
+        models.update((model, task.task) for model in task.models)
+        if task.tuning == "full":
+            spaces.update(task.models)
+        if task.custom is None:
+            encoders.add((task.encoder, task.task))
+    return {"models": [list(m) for m in sorted(models)], "spaces": sorted(spaces),
+            "encoders": [list(e) for e in sorted(encoders)]}
+
+
+def warm_up(needs: Mapping[str, list] | None = None) -> None:
+    """Import every library the tasks use, so that no task's clock includes import time.
+
+    ``needs`` is :func:`imports_of` of the tasks: one estimator of each of their models (which
+    imports its library) for each task type, the search space and the Bayesian search of a model
+    under full tuning (scikit-optimize), one of each of their encoders (its module). None builds
+    one estimator of every registered model and every search space (a process that does not know
+    its tasks). What a call built is remembered: calling it again before each task costs nothing
+    but what that task adds. A name that does not build (unknown, or a library that fails to
+    import) is left for its task, which reports the failure in its rows with the stage.
     """
     import sklearn.compose
-    import sklearn.impute
     import sklearn.metrics
     import sklearn.model_selection
-    import sklearn.pipeline  # noqa: F401
+    import sklearn.pipeline
+    import sklearn.preprocessing  # noqa: F401
+    from sklearn.impute import SimpleImputer
 
-    for spec in MODEL_REGISTRY.values():
-        for task in spec.tasks:  # a classifier and a regressor may come from two modules
-            spec.make(task=task)
-        spec.space()
+    # the first transform to pandas imports narwhals' pandas backend (every task does one)
+    SimpleImputer(strategy="most_frequent").set_output(transform="pandas").fit_transform(
+        pd.DataFrame({"level": ["a"]}))
+    if needs is None:
+        needs = {"models": [(name, task) for name, spec in MODEL_REGISTRY.items() for task in spec.tasks],
+                 "spaces": list(MODEL_REGISTRY), "encoders": []}
+    for name, task in needs.get("models", ()):
+        _once(("model", name, task), make_model, name, task=task)
+    for name in needs.get("spaces", ()):
+        _once(("space", name), _search, name)
+    for name, task in needs.get("encoders", ()):
+        _once(("encoder", name, task), make_encoder, name, task=task)
+
+
+def _once(key: tuple[str, ...], build, *args, **kwargs) -> None:
+    """``build(*args, **kwargs)`` unless a warm-up did it already (see :data:`_warmed`)."""
+    if key in _warmed:
+        return
+    _warmed.add(key)
+    try:
+        build(*args, **kwargs)
+    except Exception:  # the task that needs it fails on it and reports it, with its stage
+        log.debug("warm-up of %s failed", key, exc_info=True)
+
+
+def _search(model: str) -> None:
+    """Build the full-tuning search space of ``model`` and import the Bayesian search."""
+    from skopt import BayesSearchCV  # noqa: F401
+
+    bayes_space(model)
 
 
 # -- building blocks -----------------------------------------------------------------------------
