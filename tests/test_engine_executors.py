@@ -28,8 +28,10 @@ def _alive(pid: int) -> bool:
         return False
 
 
-@pytest.fixture()
+@pytest.fixture(scope="module")
 def proc():
+    """One task process for the call tests (a start costs over a second of CPU): a call that
+    ends or times out leaves it to start a fresh process on the next call, as a run would."""
     process = TaskProcess(die_with_parent=True)
     process.start()
     yield process
@@ -111,11 +113,16 @@ def test_every_task_process_of_a_run_has_the_hard_limit_the_budget_gives(tmp_pat
     assert task_memory_limit(3_000_000_000) == 3_000_000_000 + 2 * 2**30 == 3_000_000_000 + TASK_BASE_BYTES
     seen: dict[int, str] = {}
 
+    def task_processes() -> set[int]:
+        return {int(pid) for task in Path(f"/proc/{os.getpid()}/task").iterdir()
+                for pid in (task / "children").read_text().split()
+                if "encbench.engine.child" in Path(f"/proc/{pid}/cmdline").read_text()}
+
+    others = task_processes()                          # e.g. the module's `proc`, not the run's
+
     def children_limits(done, total, info):
-        for task in Path(f"/proc/{os.getpid()}/task").iterdir():
-            for pid in (task / "children").read_text().split():
-                if "encbench.engine.child" in Path(f"/proc/{pid}/cmdline").read_text():
-                    seen[int(pid)] = _as_limit(int(pid))
+        for pid in task_processes() - others:
+            seen[pid] = _as_limit(pid)
 
     grid = Grid(datasets=["bundled:tic-tac-toe"], encoders=["OH", "MT"], models=["LogReg"], scorings=["AUC"],
                 n_folds=2)
