@@ -8,10 +8,9 @@ import streamlit as st
 
 from encbench import plots, stats, vocab
 from encbench.jobs import JobCancelled, ProcessJob
-from encbench.metrics import greater_is_better
 from encbench.views import consensus
+from encbench.views import consensus_analysis as ca
 from encbench.views import rank_intervals as rank_iv
-from encbench.views.labels import combination_label
 from pages import common
 from pages.ui.navigation import drill_link
 
@@ -78,7 +77,6 @@ if rows.empty:
     st.stop()
 
 combos = consensus.combinations_of(rows)
-params = stats.params_for(strategies, values)
 st.markdown(f"**Aggregation:** {MODE_TEXT[mode if len(combos) > 1 else 'per-combination']}. "
             f"{len(combos)} combination(s), {rows['dataset'].nunique()} datasets, "
             f"{rows['encoder'].nunique()} encoders.")
@@ -101,52 +99,49 @@ def kemeny_ranks(db: str, version: tuple, load_key: tuple, mode: str):
     return consensus.kemeny_ranks(frame, mode=mode)
 
 
+# The page draws encbench.views.consensus_analysis: its entry point gives the rankings every tab
+# shares, its functions the tests of one combination. Each is cached here by plain values (the
+# rankings' parts apart, so that adding a strategy solves no Kemeny problem again).
 @st.cache_data(show_spinner=False, max_entries=64)
 def block_design(db: str, version: tuple, load_key: tuple, combination: str, mode: str, design: str):
-    frame = common.scores(db, version, **dict(load_key))
-    # the metric kept: the tests downstream rank a lower-is-better score (RMSE) the right way
-    return stats.block_design(_oriented(consensus.subset_for(frame, combination, mode)), design)
+    return ca.block_design(common.scores(db, version, **dict(load_key)), combination, mode, design)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def tie_conventions(db: str, version: tuple, load_key: tuple, combination: str, mode: str,
-                    design: str) -> consensus.TieConventions:
-    """Where the CD diagram's order (Friedman mean ranks) and R-M's (dense) differ, and why."""
-    return consensus.tie_conventions(block_design(db, version, load_key, combination, mode, design).scores)
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def nemenyi(db: str, version: tuple, load_key: tuple, combination: str, mode: str, alpha: float,
-            design: str):
-    return stats.nemenyi(block_design(db, version, load_key, combination, mode, design).scores, alpha=alpha)
+def critical_difference(db: str, version: tuple, load_key: tuple, combination: str, mode: str, alpha: float,
+                        design: str) -> ca.CriticalDifference:
+    return ca.critical_difference(common.scores(db, version, **dict(load_key)), combination, mode, design, alpha)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def intervals(db: str, version: tuple, load_key: tuple, combination: str, mode: str,
               strategy: str, B: int, params: tuple) -> pd.DataFrame:
+    return ca.intervals(common.scores(db, version, **dict(load_key)), combination, mode, strategy, B, dict(params))
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def analysis_of(db: str, version: tuple, load_key: tuple, strategies: tuple, mode: str, values: tuple,
+                alpha: float) -> ca.ConsensusAnalysis:
+    """The analysis of a selection (shared, read-only: a resource is not copied on each read)."""
     frame = common.scores(db, version, **dict(load_key))
-    use = stats.params_for(strategy, dict(params))
-    return stats.rank_intervals(consensus.subset_for(frame, combination, mode), strategy, B=B,
-                                seed=0, **use)
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def consensus_view(db: str, version: tuple, load_key: tuple, strategies: tuple, mode: str,
-                   params: tuple) -> consensus.ConsensusView:
-    ranks = heuristic_ranks(db, version, load_key, strategies, mode, params)
-    if consensus.KEMENY_STRATEGY in strategies:
-        ranks = pd.concat([ranks, kemeny_ranks(db, version, load_key, mode)[0]], ignore_index=True)
-    return consensus.assemble(ranks, list(strategies), dict(params))
+    mode = ca.used_mode(frame, mode)
+    refused, _ = consensus.refused_for_pooling(frame, strategies, mode)
+    kept = tuple(s for s in strategies if s not in refused)
+    params = tuple(sorted(stats.params_for(kept, dict(values)).items())) if kept else ()
+    ranks = heuristic_ranks(db, version, load_key, kept, mode, params) if kept else None
+    solved = kemeny_ranks(db, version, load_key, mode) if consensus.KEMENY_STRATEGY in kept else None
+    return ca.consensus_analysis(frame, strategies, mode=mode, params=dict(values), alpha=alpha, ranks=ranks,
+                                 kemeny=solved)
 
 
 # Charts are cached as Vega-Lite specs beside the numbers they draw: building and serialising an
 # Altair chart costs more than the cached ranks behind it (about half of a rerun).
 @st.cache_data(show_spinner=False, max_entries=64)
 def view_charts(db: str, version: tuple, load_key: tuple, strategies: tuple, mode: str,
-                params: tuple, section: str = RANKINGS) -> dict[str, dict]:
+                params: tuple, alpha: float, section: str = RANKINGS) -> dict[str, dict]:
     """Specs of the charts a tab of the view draws: the rank matrix (``RANKINGS``) or the two
     agreement heatmaps (``AGREEMENT``); none when there are too many rankings to draw."""
-    view = consensus_view(db, version, load_key, strategies, mode, params)
+    view = analysis_of(db, version, load_key, strategies, mode, params, alpha).rankings
     if len(view.columns) > MAX_DRAWN:
         return {}
     if section == RANKINGS:
@@ -167,11 +162,10 @@ def view_charts(db: str, version: tuple, load_key: tuple, strategies: tuple, mod
 def cd_chart(db: str, version: tuple, load_key: tuple, combination: str, mode: str, alpha: float,
              design: str) -> tuple[dict, list[str]]:
     """Spec of the CD diagram and its subtitle (test, alpha, N, block design)."""
-    result = nemenyi(db, version, load_key, combination, mode, alpha, design)
-    subtitle = consensus.cd_subtitle(result, block_design(db, version, load_key, combination, mode, design))
-    chart = plots.cd_diagram(*consensus.cd_inputs(result), title=f"Critical difference: {combination}",
-                             subtitle=subtitle)
-    return chart.to_dict(validate=False), subtitle
+    cd = critical_difference(db, version, load_key, combination, mode, alpha, design)
+    chart = plots.cd_diagram(*consensus.cd_inputs(cd.result), title=f"Critical difference: {combination}",
+                             subtitle=cd.subtitle)
+    return chart.to_dict(validate=False), cd.subtitle
 
 
 NO_CONTROL = "(none)"
@@ -186,23 +180,7 @@ CONTROL_HELP = (
 @st.cache_data(show_spinner=False, max_entries=64)
 def control_result(db: str, version: tuple, load_key: tuple, combination: str, mode: str, alpha: float,
                    design: str, control: str) -> stats.ControlResult:
-    return stats.control_test(block_design(db, version, load_key, combination, mode, design).scores, control,
-                              alpha=alpha)
-
-
-def control_subtitle(result: stats.ControlResult, design: stats.BlockDesign) -> list[str]:
-    """What the diagram against a control shows and assumes, for its caption (and so its exports)."""
-    holm = result.differing("holm")
-    lines = [f"Bonferroni-Dunn against {result.control}, alpha = {result.alpha:g}, N = "
-             f"{consensus.voters_text(result.n_datasets, design.scores['dataset'])}, "
-             f"k = {result.n_encoders} encoders, CD = {result.critical_difference:.2f} "
-             f"(q = {result.q_alpha:.3f})",
-             f"Holm finds {len(holm)} of {result.n_encoders - 1} different from {result.control}"
-             + (f": {', '.join(holm[:12])}{', ...' if len(holm) > 12 else ''}" if holm else ""),
-             f"Blocks: {design.description}"]
-    if design.design == "all" and not design.complete:
-        lines[-1] += " - encoders are ranked on different subsets; the test assumes complete blocks"
-    return lines
+    return ca.control_test(common.scores(db, version, **dict(load_key)), combination, mode, design, alpha, control)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -210,7 +188,7 @@ def control_chart(db: str, version: tuple, load_key: tuple, combination: str, mo
                   design: str, control: str) -> tuple[dict, list[str]]:
     """Spec of the CD diagram against a control and its caption lines."""
     result = control_result(db, version, load_key, combination, mode, alpha, design, control)
-    subtitle = control_subtitle(result, block_design(db, version, load_key, combination, mode, design))
+    subtitle = ca.control_subtitle(result, block_design(db, version, load_key, combination, mode, design))
     chart = plots.cd_diagram(result.mean_ranks, result.critical_difference, [], control=control,
                              title=f"Against {control}: {combination}", subtitle=subtitle)
     return chart.to_dict(validate=False), subtitle
@@ -219,9 +197,8 @@ def control_chart(db: str, version: tuple, load_key: tuple, combination: str, mo
 @st.cache_data(show_spinner=False, max_entries=64)
 def control_wilcoxon(db: str, version: tuple, load_key: tuple, combination: str, mode: str, control: str,
                      others: tuple, alpha: float) -> pd.DataFrame:
-    frame = common.scores(db, version, **dict(load_key))
-    subset = _oriented(consensus.subset_for(frame, combination, mode))
-    return stats.wilcoxon_pairs(subset, pairs=[(control, e) for e in others], alpha=alpha).table
+    return ca.against_control(common.scores(db, version, **dict(load_key)), combination, mode, control, others,
+                              alpha)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -279,35 +256,18 @@ INTERVAL_JOBS = "consensus_interval_jobs"  # session state: {inputs: ProcessJob}
 @st.cache_data(show_spinner=False, max_entries=64)
 def pairwise_tests(db: str, version: tuple, load_key: tuple, combination: str, mode: str,
                    encoders: tuple, alpha: float) -> pd.DataFrame:
-    frame = common.scores(db, version, **dict(load_key))
-    subset = _oriented(consensus.subset_for(frame, combination, mode))
-    return stats.wilcoxon_pairs(subset, encoders=list(encoders), alpha=alpha).table
+    return ca.pairwise(common.scores(db, version, **dict(load_key)), combination, mode, encoders, alpha)
 
 
-# Posterior draws computed / drawn on the simplex: up to 2,000 marks Streamlit draws a chart as
-# SVG, whose axis and legend text stays readable by assistive technologies (a canvas beyond).
-BAYES_DRAWS, BAYES_DRAWN = 50_000, 1_500
-
-
-def _oriented(subset: pd.DataFrame) -> pd.DataFrame:
-    """The columns a test reads, the metric kept so that a lower-is-better score is oriented."""
-    return subset[[c for c in ("scoring", "dataset", "encoder", "cv_score") if c in subset.columns]]
+# Posterior draws drawn on the simplex: up to 2,000 marks Streamlit draws a chart as SVG, whose
+# axis and legend text stays readable by assistive technologies (a canvas beyond).
+BAYES_DRAWN = 1_500
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def bayesian_test(db: str, version: tuple, load_key: tuple, combination: str, mode: str,
                   encoder_a: str, encoder_b: str, rope: float) -> stats.BayesianResult:
-    frame = common.scores(db, version, **dict(load_key))
-    return stats.bayesian_signed_rank(_oriented(consensus.subset_for(frame, combination, mode)), encoder_a,
-                                      encoder_b, rope=rope, n_samples=BAYES_DRAWS, seed=0)
-
-
-def bayes_caption(result: stats.BayesianResult, combination: str) -> list[str]:
-    """What the simplex shows and assumes, for its caption (and so for its exports)."""
-    return [f"Bayesian signed-rank test (Benavoli et al. 2017), {combination}: "
-            f"N = {_n_text(result.n_datasets, combination)} both encoders have, ROPE = +-{result.rope:g} (score units)",
-            f"Assumes independent datasets; Dirichlet-process prior of strength {result.prior:g} at difference 0; "
-            f"{result.samples.shape[0]:,} posterior draws (seed 0), {BAYES_DRAWN:,} drawn"]
+    return ca.bayes(common.scores(db, version, **dict(load_key)), combination, mode, encoder_a, encoder_b, rope)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -317,68 +277,53 @@ def bayes_chart(db: str, version: tuple, load_key: tuple, combination: str, mode
     chart = plots.posterior_simplex(result.sample_frame(BAYES_DRAWN), encoder_a=encoder_a, encoder_b=encoder_b,
                                     probabilities=result.probabilities.tolist(), rope=result.rope,
                                     title=f"Bayesian signed-rank test: {encoder_a} vs {encoder_b}",
-                                    caption=bayes_caption(result, combination))
+                                    caption=ca.bayes_caption(result, combination, BAYES_DRAWN))
     return chart.to_dict(validate=False)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def elo_ratings(db: str, version: tuple, load_key: tuple, combination: str, mode: str, reference: str,
                 B: int) -> stats.EloResult:
-    frame = common.scores(db, version, **dict(load_key))
-    return stats.elo(_oriented(consensus.subset_for(frame, combination, mode)), reference=reference, B=B, seed=0)
-
-
-def elo_caption(result: stats.EloResult, combination: str) -> list[str]:
-    """What the Elo chart and the win-rate matrix show and assume, for their captions and exports."""
-    return [f"{combination}: each of N = {_n_text(result.n_datasets, combination)} is a match between every "
-            f"pair of encoders both have (ties count half)",
-            f"Bradley-Terry maximum likelihood, prior of {result.prior_ties:g} all-tie dataset; "
-            f"{result.reference} = 1000; {result.level:.0%} bootstrap over datasets ({result.B} resamples, seed 0)"]
+    return ca.elo(common.scores(db, version, **dict(load_key)), combination, mode, reference, B)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def elo_charts(db: str, version: tuple, load_key: tuple, combination: str, mode: str, reference: str,
                B: int) -> dict[str, dict]:
     result = elo_ratings(db, version, load_key, combination, mode, reference, B)
-    caption = elo_caption(result, combination)
+    caption = ca.elo_caption(result, combination)
     return {"elo": plots.elo_chart(result.table, reference=reference, title=f"Elo ratings: {combination}",
                                    caption=caption).to_dict(validate=False),
             "win-rates": plots.win_rate_heatmap(result.win_rates, title=f"Win rates (row beats column): "
                                                 f"{combination}").to_dict(validate=False)}
 
 
-mode_used = mode if len(combos) > 1 else "per-combination"
 # Pooled voters of several metrics are oriented (lower-is-better negated), so rank strategies pool
 # them; a strategy that averages raw scores across voters is left out over metrics of different
-# scales, and the page says so.
-refused, refused_why = consensus.refused_for_pooling(rows, strategies, mode_used)
-if refused:
+# scales (the analysis says which, and the page says so). The columns of the expensive strategies
+# (solved one ranking at a time) are part of the rankings: solved whatever the tab, with a spinner.
+expensive = vocab.expensive_strategies(strategies)
+view_key = (db, version, load_key, tuple(strategies), mode, tuple(sorted(values.items())), float(alpha))
+try:
+    with st.spinner(f"Solving {', '.join(expensive)} ({', '.join(vocab.STRATEGY_REGISTRY[s].cost for s in expensive)}"
+                    " per ranking)...", show_time=True) if expensive else st.empty():
+        analysis = analysis_of(*view_key)
+except ValueError as exc:  # e.g. Q-Th on RMSE (it needs a bounded, higher-is-better metric)
+    st.warning(f"No consensus for this selection: {common.md_text(exc)}.")
+    st.stop()
+mode_used = analysis.mode
+if analysis.refused:
     with st.container(key="pooling-refused"):
-        st.warning(refused_why, icon=":material/block:")
-    strategies = [s for s in strategies if s not in refused]
-    if not strategies:
+        st.warning(analysis.refused_why, icon=":material/block:")
+    if not analysis.strategies:
         st.stop()
-    params = stats.params_for(strategies, values)
+strategies, params, view, kemeny_info = list(analysis.strategies), analysis.params, analysis.rankings, analysis.kemeny
 #: whether a chosen metric is lower-is-better (RMSE, MAE): the tests read its scores negated
-lower_is_better = not all(greater_is_better(m) for m in selected["scoring"])
+lower_is_better = analysis.lower_is_better
 LOWER_NOTE = (" Scores of a lower-is-better metric (RMSE, MAE) are negated first, as in the rankings: "
               "a positive difference, a win or a positive rank-biserial still means A is better "
               "(a lower error).")
 param_key = tuple(sorted(params.items()))
-view_key = (db, version, load_key, tuple(strategies), mode_used, param_key)
-kemeny_info = None
-# the columns of the expensive strategies (solved one ranking at a time) are part of the rankings:
-# solved whatever the tab, with a spinner
-expensive = vocab.expensive_strategies(strategies)
-try:
-    with st.spinner(f"Solving {', '.join(expensive)} ({', '.join(vocab.STRATEGY_REGISTRY[s].cost for s in expensive)}"
-                    " per ranking)...", show_time=True) if expensive else st.empty():
-        if consensus.KEMENY_STRATEGY in strategies:   # its solver facts are the Kemeny-Young tab
-            kemeny_info = kemeny_ranks(db, version, load_key, mode_used)[1]
-        view = consensus_view(*view_key)
-except ValueError as exc:  # e.g. Q-Th on RMSE (it needs a bounded, higher-is-better metric)
-    st.warning(f"No consensus for this selection: {common.md_text(exc)}.")
-    st.stop()
 
 filters = {"model": selected["model"], "tuning": selected["tuning"], "metric": selected["scoring"],
            "strategy": strategies, **params, "mode": mode_used, "origin": choice,
@@ -387,10 +332,10 @@ filters = {"model": selected["model"], "tuning": selected["tuning"], "metric": s
 provenance = common.provenance("consensus", filters, rows, version, task=task)
 
 with st.container(key="ranking-summary"):
-    st.markdown(consensus.best_summary(view, params))
+    st.markdown(analysis.summary)
 
 # The combinations the CD diagram, the rank intervals and the pairwise tests can be about.
-targets = [consensus.POOLED] if mode_used == "pooled" else [combination_label(*c) for c in combos]
+targets = analysis.targets
 if len(targets) == 1 and "detail" in st.query_params and "detail" not in st.session_state:
     # A link's detail= names a combination this view does not have: drop it. When the
     # Combination select was shown on an earlier run, its URL binding is Streamlit's (deleting
@@ -423,11 +368,6 @@ def _combination(targets: list[str]) -> str:
     return common.selectbox("Combination", targets, key="detail",
                             help="The critical-difference diagram, the rank intervals and the pairwise "
                                  "tests are for one combination at a time (the same one in each tab).")
-
-
-def _n_text(n: int, mode_used: str) -> str:
-    """A test's N named for what it counts: datasets, or pooled voters."""
-    return f"{n} voters ((dataset, combination) pairs)" if mode_used == consensus.POOLED else f"{n} datasets"
 
 
 def _mixed_scale_pool(mode_used: str, what: str) -> bool:
@@ -480,7 +420,7 @@ def _agreement_section() -> None:
             common.show_chart(drawn["agreement-spearman"], "agreement-spearman", provenance, width="content")
         with b:
             common.show_chart(drawn["agreement-jaccard"], "agreement-jaccard", provenance, width="content")
-    common.show_table(consensus.agreement_long(view), "agreement", provenance)
+    common.show_table(analysis.agreement, "agreement", provenance)
 
 
 def _kemeny_section(kemeny_info: pd.DataFrame) -> None:
@@ -532,7 +472,8 @@ def _cd_section(targets: list[str], mode_used: str, load_key: tuple, alpha: floa
                 " leaves fewer than two encoders or no dataset. Choose another option above.")
         return
     try:
-        result = nemenyi(db, version, load_key, target, mode_used, float(alpha), design_name)
+        cd = critical_difference(db, version, load_key, target, mode_used, float(alpha), design_name)
+        result = cd.result
     except ValueError as exc:
         st.info(f"No critical-difference diagram for {target}: {common.md_text(exc)}")
         return
@@ -545,14 +486,12 @@ def _cd_section(targets: list[str], mode_used: str, load_key: tuple, alpha: floa
         return
     spec, subtitle = cd_chart(db, version, load_key, target, mode_used, float(alpha), design_name)
     st.caption(" · ".join(subtitle) + ". Red bars join encoders not significantly different.")
-    ties = tie_conventions(db, version, load_key, target, mode_used, design_name)
     with st.container(key="cd-ties"):
-        st.caption(ties.text() + ("" if design_name == "all" else
+        st.caption(cd.ties.text() + ("" if design_name == "all" else
                                   f" (R-M on the Rankings tab ranks every voter; this diagram *{design_name}*.)"))
     cd_provenance = provenance.with_filters(detail=target, blocks=design_name)
-    table = consensus.nemenyi_table(result).merge(ties.means[["encoder", "dense_mean_rank"]], on="encoder", how="left")
     # one Download menu under the diagram: its picture and its numbers
-    common.show_chart(spec, "cd-diagram", cd_provenance, width="content", scroll=True, table=(table, "nemenyi"))
+    common.show_chart(spec, "cd-diagram", cd_provenance, width="content", scroll=True, table=(cd.table, "nemenyi"))
 
 
 def _control_diagram(target: str, mode_used: str, load_key: tuple, alpha: float, design_name: str,
@@ -578,9 +517,7 @@ def _intervals_section(targets: list[str], strategies: list[str], mode_used: str
     d1, d2, d3 = st.columns([2, 1, 1])
     with d1:
         target = _combination(targets)
-    # a bootstrap needs one consensus per resample: too slow for a strategy solved one ranking at a time
-    left_out = vocab.expensive_strategies(strategies)
-    interval_options = [s for s in strategies if s not in left_out] or ["R-M"]
+    interval_options, left_out = ca.interval_strategies(strategies)   # expensive ones left out
     with d2:
         interval_strategy = common.selectbox(
             "Interval strategy", interval_options, key="istrategy",
@@ -783,7 +720,7 @@ def _bayes_section(targets: list[str], mode_used: str, load_key: tuple, provenan
         return
     with st.container(key="bayes-probabilities"):
         st.markdown(f"P({a} better) = **{result.p_a_better:.3f}** · P(equivalent) = **{result.p_equivalent:.3f}** "
-                    f"· P({b} better) = **{result.p_b_better:.3f}** ({_n_text(result.n_datasets, mode_used)}, "
+                    f"· P({b} better) = **{result.p_b_better:.3f}** ({ca.n_text(result.n_datasets, mode_used)}, "
                     f"ROPE = +-{result.rope:g})")
     bprov = provenance.with_filters(detail=target, bayes_a=a, bayes_b=b, rope=float(rope))
     common.show_chart(bayes_chart(db, version, load_key, target, mode_used, a, b, float(rope)),
@@ -840,7 +777,7 @@ def _elo_section(targets: list[str], mode_used: str, load_key: tuple, provenance
         else:
             head = (f"Highest Elo: **{best['encoder']}** ({best['elo']:.0f}, {result.level:.0%} interval "
                     f"{best['low']:.0f} to {best['high']:.0f}; win rate {best['win_rate']:.3f})")
-        st.markdown(f"{head} · {result.reference} = 1000 (the reference) · {_n_text(result.n_datasets, mode_used)}")
+        st.markdown(f"{head} · {result.reference} = 1000 (the reference) · {ca.n_text(result.n_datasets, mode_used)}")
     eprov = provenance.with_filters(detail=target, elo_ref=reference, elo_B=int(B))
     drawn = elo_charts(db, version, load_key, target, mode_used, reference, int(B))
     common.show_chart(drawn["elo"], "elo", eprov)
