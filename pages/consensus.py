@@ -2,6 +2,7 @@
 import threading
 import time
 from collections import OrderedDict
+from dataclasses import dataclass
 
 import pandas as pd
 import streamlit as st
@@ -32,59 +33,6 @@ MODE_TEXT = {
     "per-combination": "one consensus per model/tuning/metric combination, shown side by side",
     "pooled": "one consensus over all selected combinations: every (dataset, combination) is a voter",
 }
-
-st.title("Consensus rankings")
-st.caption("Aggregate the per-dataset rankings of encoders into one consensus per strategy "
-           "(1 = best; ties share a rank). Everything below follows the filters, which are kept "
-           "in the URL.")
-
-db, version = common.data_key()
-task, lv = common.task_levels(db, version)
-
-common.warn_bad_parameters()
-common.warn_bad_number("B", low=50, high=2000, integer=True)
-with st.container(border=True):
-    selected = common.factor_filters(lv, {"model": ["LogReg"], "tuning": ["no"], "scoring": ["AUC"]}, task=task)
-    c1, c2, c3 = st.columns([3, 2, 2])
-    with c1:
-        strategies = common.multiselect(
-            "Aggregation strategies", list(stats.STRATEGIES), key="strategy",
-            default=["R-M", "Q-M", "R-Nem"], help=vocab.strategy_help())
-    with c2:
-        # alpha stays enabled without R-Nem: the CD diagram and the pairwise tests below use it
-        values = common.parameter_inputs(strategies, keep_enabled=("alpha",))
-    alpha = values["alpha"]
-    with c3:
-        mode = st.radio("Several combinations", list(consensus.MODES), key="mode",
-                        bind="query-params",
-                        help="; ".join(f"{k}: {v}" for k, v in MODE_TEXT.items()))
-    choice, origins, prefer = common.origin_filter(lv)
-    split = common.split_filter(lv)
-
-missing = common.empty_selection({**selected, "strategy": strategies})
-if missing:
-    st.warning(f"Select at least one value for: {', '.join(missing)}.")
-    st.stop()
-
-filter_key = (("models", tuple(selected["model"])), ("tunings", tuple(selected["tuning"])),
-              ("scorings", tuple(selected["scoring"])), ("splits", (split,)), ("tasks", (task,)))
-common.origin_banner(choice, prefer, **dict(filter_key))
-load_key = (*filter_key, ("origins", origins), ("prefer", prefer))
-rows = common.scores(db, version, **dict(load_key))
-if rows.empty:
-    st.info("No results for this combination of model, tuning and metric. "
-            "(In the published data LGBM was run without tuning only, and SVM without model tuning.)")
-    st.stop()
-
-combos = consensus.combinations_of(rows)
-st.markdown(f"**Aggregation:** {MODE_TEXT[mode if len(combos) > 1 else 'per-combination']}. "
-            f"{len(combos)} combination(s), {rows['dataset'].nunique()} datasets, "
-            f"{rows['encoder'].nunique()} encoders.")
-if (mode == "pooled" and len(combos) > 1 and len(selected["scoring"]) > 1 and not consensus.mixed_scales(rows)
-        and any(vocab.STRATEGY_REGISTRY[s].uses_scores for s in strategies)):
-    st.caption("Note: quality strategies (Q-*) pool raw scores of different metrics (of one scale: "
-               f"{', '.join(selected['scoring'])}).")
-
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def heuristic_ranks(db: str, version: tuple, load_key: tuple, strategies: tuple, mode: str,
@@ -298,67 +246,36 @@ def elo_charts(db: str, version: tuple, load_key: tuple, combination: str, mode:
                                                 f"{combination}").to_dict(validate=False)}
 
 
-# Pooled voters of several metrics are oriented (lower-is-better negated), so rank strategies pool
-# them; a strategy that averages raw scores across voters is left out over metrics of different
-# scales (the analysis says which, and the page says so). The columns of the expensive strategies
-# (solved one ranking at a time) are part of the rankings: solved whatever the tab, with a spinner.
-expensive = vocab.expensive_strategies(strategies)
-view_key = (db, version, load_key, tuple(strategies), mode, tuple(sorted(values.items())), float(alpha))
-try:
-    with st.spinner(f"Solving {', '.join(expensive)} ({', '.join(vocab.STRATEGY_REGISTRY[s].cost for s in expensive)}"
-                    " per ranking)...", show_time=True) if expensive else st.empty():
-        analysis = analysis_of(*view_key)
-except ValueError as exc:  # e.g. Q-Th on RMSE (it needs a bounded, higher-is-better metric)
-    st.warning(f"No consensus for this selection: {common.md_text(exc)}.")
-    st.stop()
-mode_used = analysis.mode
-if analysis.refused:
-    with st.container(key="pooling-refused"):
-        st.warning(analysis.refused_why, icon=":material/block:")
-    if not analysis.strategies:
-        st.stop()
-strategies, params, view, kemeny_info = list(analysis.strategies), analysis.params, analysis.rankings, analysis.kemeny
-#: whether a chosen metric is lower-is-better (RMSE, MAE): the tests read its scores negated
-lower_is_better = analysis.lower_is_better
 LOWER_NOTE = (" Scores of a lower-is-better metric (RMSE, MAE) are negated first, as in the rankings: "
               "a positive difference, a win or a positive rank-biserial still means A is better "
               "(a lower error).")
-param_key = tuple(sorted(params.items()))
 
-filters = {"model": selected["model"], "tuning": selected["tuning"], "metric": selected["scoring"],
-           "strategy": strategies, **params, "mode": mode_used, "origin": choice,
-           **({"prefer": prefer} if choice == "both" else {}),
-           **({"split": split} if "time" in lv.get("split", []) else {})}
-provenance = common.provenance("consensus", filters, rows, version, task=task)
 
-with st.container(key="ranking-summary"):
-    st.markdown(analysis.summary)
+@dataclass(frozen=True)
+class _Page:
+    """What the tabs draw: the data and selection (the keys of the cached computations), the
+    analysis of the selection and the provenance of its exports."""
 
-# The combinations the CD diagram, the rank intervals and the pairwise tests can be about.
-targets = analysis.targets
-if len(targets) == 1 and "detail" in st.query_params and "detail" not in st.session_state:
-    # A link's detail= names a combination this view does not have: drop it. When the
-    # Combination select was shown on an earlier run, its URL binding is Streamlit's (deleting
-    # raises); Streamlit drops the parameter of a widget that is gone.
-    del st.query_params["detail"]
+    db: str
+    version: tuple
+    task: str
+    selected: dict
+    choice: str
+    prefer: str
+    load_key: tuple
+    view_key: tuple
+    param_key: tuple
+    alpha: float
+    analysis: ca.ConsensusAnalysis
+    provenance: object
 
-# Each section is a tab, and only the open one runs and is drawn (the browser's
-# drawing of every section was most of a filter change). The open tab is in the URL (?section=...).
-sections = [s for s in SECTIONS if (s != AGREEMENT or len(view.columns) > 1)
-            and (s != KEMENY or kemeny_info is not None)]
-asked = st.query_params.get(TAB_KEY)
-with st.container():   # always there (empty as a rule), so the tabs below keep their place
-    if asked and asked not in sections:   # Streamlit drops it and opens the first tab
-        needs = {AGREEMENT: " (it needs two rankings or more)",
-                 KEMENY: f" (it needs {consensus.KEMENY_STRATEGY} among the strategies)"}
-        st.info(f"This view has no {common.md_code(asked)} tab{needs.get(asked, '')}: showing *{RANKINGS}*.")
-# Streamlit identifies a tab set by its labels: another set is another widget, which can come
-# back with the tab last open in *that* set. So when the set changes (a filter changed, no tab
-# was clicked) the tab open until now stays open if the new set has it, and Rankings otherwise.
-if st.session_state.get(_SECTIONS_SHOWN, sections) != sections:
-    st.session_state[TAB_KEY] = asked if asked in sections else RANKINGS
-st.session_state[_SECTIONS_SHOWN] = sections
-tab = dict(zip(sections, st.tabs(sections, key=TAB_KEY, bind="query-params")))
+    @property
+    def mode(self) -> str:
+        return self.analysis.mode
+
+    @property
+    def view(self) -> consensus.ConsensusView:
+        return self.analysis.rankings  # type: ignore[return-value]
 
 
 def _combination(targets: list[str]) -> str:
@@ -370,10 +287,10 @@ def _combination(targets: list[str]) -> str:
                                  "tests are for one combination at a time (the same one in each tab).")
 
 
-def _mixed_scale_pool(mode_used: str, what: str) -> bool:
+def _mixed_scale_pool(page: _Page, what: str) -> bool:
     """Say so and return True when a section comparing raw scores across voters is asked for
     pooled voters of metrics of different scales (RMSE with R2)."""
-    metrics = consensus.mixed_scales(rows) if mode_used == consensus.POOLED else []
+    metrics = consensus.mixed_scales(page.analysis.scores) if page.mode == consensus.POOLED else []
     if metrics:
         with st.container(key="mixed-scales"):
             st.info(f"{what}, which means nothing across the pooled metrics of different scales "
@@ -389,7 +306,8 @@ def _control(encoders: list[str]) -> str | None:
     return None if choice in (None, NO_CONTROL) else choice
 
 
-def _rankings_section() -> None:
+def _rankings_section(page: _Page) -> None:
+    view, provenance, selected = page.view, page.provenance, page.selected
     # every strategy column holds consensus ranks (1 = best): LaTeX sets each column's best in bold
     picked = common.show_table(view.wide, "rankings", provenance, height=min(38 + 35 * len(view.wide), 700),
                                select=True,
@@ -398,10 +316,10 @@ def _rankings_section() -> None:
     if picked is None:
         st.caption("Select a row to see that encoder's scores dataset by dataset.")
     else:
-        drill_link(str(picked["encoder"]), task=task, models=selected["model"], tunings=selected["tuning"],
-                   metrics=selected["scoring"], origin=choice, prefer=prefer,
+        drill_link(str(picked["encoder"]), task=page.task, models=selected["model"], tunings=selected["tuning"],
+                   metrics=selected["scoring"], origin=page.choice, prefer=page.prefer,
                    beyond=bool(st.session_state.get("beyond")))
-    drawn = view_charts(*view_key, RANKINGS)
+    drawn = view_charts(*page.view_key, RANKINGS)
     if drawn:
         common.show_chart(drawn["rank-matrix"], "rank-matrix", provenance)
     else:
@@ -409,10 +327,11 @@ def _rankings_section() -> None:
                 "all of them. Narrow the selection or pool the combinations.")
 
 
-def _agreement_section() -> None:
+def _agreement_section(page: _Page) -> None:
+    view, provenance = page.view, page.provenance
     st.caption("Spearman's rho over the encoders two rankings share, and the Jaccard index of their "
                "sets of rank-1 encoders.")
-    drawn = view_charts(*view_key, AGREEMENT)
+    drawn = view_charts(*page.view_key, AGREEMENT)
     if drawn:
         # side by side while both fit; stacked (each at full width) for many rankings
         a, b = st.columns(2) if len(view.columns) <= 5 else (st.container(), st.container())
@@ -420,10 +339,11 @@ def _agreement_section() -> None:
             common.show_chart(drawn["agreement-spearman"], "agreement-spearman", provenance, width="content")
         with b:
             common.show_chart(drawn["agreement-jaccard"], "agreement-jaccard", provenance, width="content")
-    common.show_table(analysis.agreement, "agreement", provenance)
+    common.show_table(page.analysis.agreement, "agreement", provenance)
 
 
-def _kemeny_section(kemeny_info: pd.DataFrame) -> None:
+def _kemeny_section(page: _Page) -> None:
+    kemeny_info, provenance = page.analysis.kemeny, page.provenance
     total = kemeny_info["solve_time_s"].sum()
     st.markdown(f"Exact Kemeny-Young consensus solved with HiGHS in **{total:.3f} s** "
                 f"({len(kemeny_info)} problem(s); all optimal: {bool(kemeny_info['optimal'].all())}).")
@@ -450,7 +370,10 @@ def _kemeny_section(kemeny_info: pd.DataFrame) -> None:
 # The tabs themselves are outside every fragment: switching tabs reruns the page.
 @st.fragment
 @common.guarded
-def _cd_section(targets: list[str], mode_used: str, load_key: tuple, alpha: float, provenance) -> None:
+def _cd_section(page: _Page) -> None:
+    db, version, load_key, mode_used, alpha, provenance = (page.db, page.version, page.load_key, page.mode,
+                                                           page.alpha, page.provenance)
+    targets = page.analysis.targets
     d1, d2, d3 = st.columns(3)
     with d1:
         target = _combination(targets)
@@ -460,7 +383,7 @@ def _cd_section(targets: list[str], mode_used: str, load_key: tuple, alpha: floa
             help="The Friedman test and the Nemenyi CD assume every dataset ranks every encoder. "
                  + "; ".join(f"{k}: {v}" for k, v in stats.BLOCK_DESIGNS.items()) + ".")
     with d3:
-        control = _control(sorted(set(consensus.subset_for(common.scores(db, version, **dict(load_key)), target,
+        control = _control(sorted(set(consensus.subset_for(page.analysis.scores, target,
                                                            mode_used)["encoder"].astype(str))))
     design = block_design(db, version, load_key, target, mode_used, design_name)
     with st.container(key="cd-completeness"):
@@ -482,7 +405,7 @@ def _cd_section(targets: list[str], mode_used: str, load_key: tuple, alpha: floa
                 "Nemenyi diagram of all pairs.")
         control = None
     if control is not None:
-        _control_diagram(target, mode_used, load_key, float(alpha), design_name, control, provenance)
+        _control_diagram(page, target, design_name, control)
         return
     spec, subtitle = cd_chart(db, version, load_key, target, mode_used, float(alpha), design_name)
     st.caption(" · ".join(subtitle) + ". Red bars join encoders not significantly different.")
@@ -494,9 +417,10 @@ def _cd_section(targets: list[str], mode_used: str, load_key: tuple, alpha: floa
     common.show_chart(spec, "cd-diagram", cd_provenance, width="content", scroll=True, table=(cd.table, "nemenyi"))
 
 
-def _control_diagram(target: str, mode_used: str, load_key: tuple, alpha: float, design_name: str,
-                     control: str, provenance) -> None:
+def _control_diagram(page: _Page, target: str, design_name: str, control: str) -> None:
     """The CD diagram against a control (Demsar's Fig. 2) and the table of the k - 1 tests."""
+    db, version, load_key, mode_used, alpha, provenance = (page.db, page.version, page.load_key, page.mode,
+                                                           page.alpha, page.provenance)
     result = control_result(db, version, load_key, target, mode_used, alpha, design_name, control)
     spec, subtitle = control_chart(db, version, load_key, target, mode_used, alpha, design_name, control)
     st.caption(" · ".join(subtitle) + f". Encoders whose mean rank lies outside the orange bar differ "
@@ -512,8 +436,10 @@ def _control_diagram(target: str, mode_used: str, load_key: tuple, alpha: float,
 
 @st.fragment
 @common.guarded
-def _intervals_section(targets: list[str], strategies: list[str], mode_used: str, load_key: tuple,
-                       param_key: tuple, provenance) -> None:
+def _intervals_section(page: _Page) -> None:
+    db, version, load_key, mode_used, param_key, provenance = (page.db, page.version, page.load_key, page.mode,
+                                                               page.param_key, page.provenance)
+    targets, strategies = page.analysis.targets, list(page.analysis.strategies)
     d1, d2, d3 = st.columns([2, 1, 1])
     with d1:
         target = _combination(targets)
@@ -619,20 +545,20 @@ def _effect_columns() -> dict:
 
 @st.fragment
 @common.guarded
-def _pairwise_section(targets: list[str], mode_used: str, load_key: tuple, alpha: float, provenance,
-                      view_encoders: list[str]) -> None:
-    target = _combination(targets)
-    if _mixed_scale_pool(mode_used, "The Wilcoxon tests rank score differences across voters"):
+def _pairwise_section(page: _Page) -> None:
+    db, version, load_key, mode_used, alpha = page.db, page.version, page.load_key, page.mode, page.alpha
+    lower_is_better = page.analysis.lower_is_better
+    target = _combination(page.analysis.targets)
+    if _mixed_scale_pool(page, "The Wilcoxon tests rank score differences across voters"):
         return
     st.caption(f"Wilcoxon signed-rank test over the datasets where both encoders have a result "
                f"({target}; two-sided, zero differences dropped). With more than two encoders every "
                f"pair is tested and the p-values are Holm-corrected (family-wise alpha = {alpha})."
                + LOWER_NOTE * lower_is_better)
-    scored = set(consensus.subset_for(common.scores(db, version, **dict(load_key)), target, mode_used)["encoder"])
-    present = [e for e in view_encoders if e in scored]
+    present = page.analysis.encoders(target)
     control = _control(present)
     if control is not None:
-        _control_pairs(target, mode_used, load_key, alpha, provenance, control, [e for e in present if e != control])
+        _control_pairs(page, target, control, [e for e in present if e != control])
         return
     # No "Select all" row: while the user types, Streamlit puts "Select N matches" first, so
     # typing MT + Enter added the 13 encoders whose names contain MT instead of MT.
@@ -643,16 +569,17 @@ def _pairwise_section(targets: list[str], mode_used: str, load_key: tuple, alpha
         st.info("Choose two encoders or more to test.")
         return
     table = pairwise_tests(db, version, load_key, target, mode_used, tuple(chosen), float(alpha))
-    wprov = provenance.with_filters(detail=target, wilcoxon=list(chosen))
+    wprov = page.provenance.with_filters(detail=target, wilcoxon=list(chosen))
     common.show_table(table, "wilcoxon", wprov, best={"p_holm": "min"}, column_config={
         c: st.column_config.NumberColumn(format="%.4g") for c in ("median_difference", "p_value", "p_holm")}
         | _effect_columns())
     st.caption(EFFECT_HELP)
 
 
-def _control_pairs(target: str, mode_used: str, load_key: tuple, alpha: float, provenance, control: str,
-                   others: list[str]) -> None:
+def _control_pairs(page: _Page, target: str, control: str, others: list[str]) -> None:
     """Wilcoxon tests of the control against every other encoder, Holm-corrected over them."""
+    db, version, load_key, mode_used, alpha = page.db, page.version, page.load_key, page.mode, page.alpha
+    lower_is_better = page.analysis.lower_is_better
     if not others:
         st.info(f"{target} has no encoder besides {common.md_code(control)} to compare with it.")
         return
@@ -667,7 +594,7 @@ def _control_pairs(target: str, mode_used: str, load_key: tuple, alpha: float, p
                     f"**{len(better)}** {better_word} ({', '.join(better) or 'none'}), **{len(worse)}** {worse_word} "
                     f"({', '.join(worse) or 'none'}); the other {len(others) - len(differ)} do not differ "
                     f"significantly.")
-    cprov = provenance.with_filters(detail=target, control=control)
+    cprov = page.provenance.with_filters(detail=target, control=control)
     common.show_table(table, "wilcoxon-control", cprov, best={"p_holm": "min"}, column_config={
         c: st.column_config.NumberColumn(format="%.4g") for c in ("median_difference", "p_value", "p_holm")}
         | _effect_columns())
@@ -688,16 +615,16 @@ BAYES_HELP = (
 
 @st.fragment
 @common.guarded
-def _bayes_section(targets: list[str], mode_used: str, load_key: tuple, provenance, view_encoders: list[str]) -> None:
+def _bayes_section(page: _Page) -> None:
+    db, version, load_key, mode_used = page.db, page.version, page.load_key, page.mode
     st.caption(BAYES_HELP)
     common.warn_bad_number("rope", low=0.0, high=0.5)
     d1, d2, d3, d4 = st.columns([2, 1, 1, 1])
     with d1:
-        target = _combination(targets)
-    if _mixed_scale_pool(mode_used, "The Bayesian test reads score differences in score units (its ROPE)"):
+        target = _combination(page.analysis.targets)
+    if _mixed_scale_pool(page, "The Bayesian test reads score differences in score units (its ROPE)"):
         return
-    scored = set(consensus.subset_for(common.scores(db, version, **dict(load_key)), target, mode_used)["encoder"])
-    present = [e for e in view_encoders if e in scored]
+    present = page.analysis.encoders(target)
     if len(present) < 2:
         st.info(f"{target} has fewer than two encoders with results: nothing to compare.")
         return
@@ -722,7 +649,7 @@ def _bayes_section(targets: list[str], mode_used: str, load_key: tuple, provenan
         st.markdown(f"P({a} better) = **{result.p_a_better:.3f}** · P(equivalent) = **{result.p_equivalent:.3f}** "
                     f"· P({b} better) = **{result.p_b_better:.3f}** ({ca.n_text(result.n_datasets, mode_used)}, "
                     f"ROPE = +-{result.rope:g})")
-    bprov = provenance.with_filters(detail=target, bayes_a=a, bayes_b=b, rope=float(rope))
+    bprov = page.provenance.with_filters(detail=target, bayes_a=a, bayes_b=b, rope=float(rope))
     common.show_chart(bayes_chart(db, version, load_key, target, mode_used, a, b, float(rope)),
                       "bayesian-simplex", bprov, width="content")
     common.show_table(result.table, "bayesian", bprov, column_config={
@@ -745,14 +672,14 @@ ELO_HELP = (
 
 @st.fragment
 @common.guarded
-def _elo_section(targets: list[str], mode_used: str, load_key: tuple, provenance) -> None:
+def _elo_section(page: _Page) -> None:
+    db, version, load_key, mode_used = page.db, page.version, page.load_key, page.mode
     st.caption(ELO_HELP)
     common.warn_bad_number("elo_B", low=50, high=2000, integer=True)
     d1, d2, d3 = st.columns([2, 1, 1])
     with d1:
-        target = _combination(targets)
-    scored = sorted(set(consensus.subset_for(common.scores(db, version, **dict(load_key)), target,
-                                             mode_used)["encoder"].astype(str)))
+        target = _combination(page.analysis.targets)
+    scored = sorted(set(consensus.subset_for(page.analysis.scores, target, mode_used)["encoder"].astype(str)))
     with d2:
         reference = common.selectbox("Reference encoder (Elo 1000)", scored, key="elo_ref", default="OH",
                                      help="The ratings are shifted so that this encoder has 1000; "
@@ -778,7 +705,7 @@ def _elo_section(targets: list[str], mode_used: str, load_key: tuple, provenance
             head = (f"Highest Elo: **{best['encoder']}** ({best['elo']:.0f}, {result.level:.0%} interval "
                     f"{best['low']:.0f} to {best['high']:.0f}; win rate {best['win_rate']:.3f})")
         st.markdown(f"{head} · {result.reference} = 1000 (the reference) · {ca.n_text(result.n_datasets, mode_used)}")
-    eprov = provenance.with_filters(detail=target, elo_ref=reference, elo_B=int(B))
+    eprov = page.provenance.with_filters(detail=target, elo_ref=reference, elo_B=int(B))
     drawn = elo_charts(db, version, load_key, target, mode_used, reference, int(B))
     common.show_chart(drawn["elo"], "elo", eprov)
     common.show_table(result.table, "elo", eprov, best={"elo": "max", "win_rate": "max"}, column_config={
@@ -792,27 +719,146 @@ def _elo_section(targets: list[str], mode_used: str, load_key: tuple, provenance
                       table=(result.win_rates.reset_index(), "win-rates"))
 
 
-if tab[RANKINGS].open:
-    with tab[RANKINGS]:
-        _rankings_section()
-if AGREEMENT in tab and tab[AGREEMENT].open:
-    with tab[AGREEMENT]:
-        _agreement_section()
-if KEMENY in tab and tab[KEMENY].open:
-    with tab[KEMENY]:
-        _kemeny_section(kemeny_info)
-if tab[CD].open:
-    with tab[CD]:
-        _cd_section(targets, mode_used, load_key, alpha, provenance)
-if tab[INTERVALS].open:
-    with tab[INTERVALS]:
-        _intervals_section(targets, strategies, mode_used, load_key, param_key, provenance)
-if tab[PAIRWISE].open:
-    with tab[PAIRWISE]:
-        _pairwise_section(targets, mode_used, load_key, alpha, provenance, view.wide["encoder"].astype(str).tolist())
-if tab[BAYES].open:
-    with tab[BAYES]:
-        _bayes_section(targets, mode_used, load_key, provenance, view.wide["encoder"].astype(str).tolist())
-if tab[ELO].open:
-    with tab[ELO]:
-        _elo_section(targets, mode_used, load_key, provenance)
+@common.guarded
+def main() -> None:
+    """The page: the filters, the analysis of the selection, and the open tab."""
+    st.title("Consensus rankings")
+    st.caption("Aggregate the per-dataset rankings of encoders into one consensus per strategy "
+               "(1 = best; ties share a rank). Everything below follows the filters, which are kept "
+               "in the URL.")
+
+    db, version = common.data_key()
+    task, lv = common.task_levels(db, version)
+
+    common.warn_bad_parameters()
+    common.warn_bad_number("B", low=50, high=2000, integer=True)
+    with st.container(border=True):
+        selected = common.factor_filters(lv, {"model": ["LogReg"], "tuning": ["no"], "scoring": ["AUC"]}, task=task)
+        c1, c2, c3 = st.columns([3, 2, 2])
+        with c1:
+            strategies = common.multiselect(
+                "Aggregation strategies", list(stats.STRATEGIES), key="strategy",
+                default=["R-M", "Q-M", "R-Nem"], help=vocab.strategy_help())
+        with c2:
+            # alpha stays enabled without R-Nem: the CD diagram and the pairwise tests below use it
+            values = common.parameter_inputs(strategies, keep_enabled=("alpha",))
+        alpha = values["alpha"]
+        with c3:
+            mode = st.radio("Several combinations", list(consensus.MODES), key="mode",
+                            bind="query-params",
+                            help="; ".join(f"{k}: {v}" for k, v in MODE_TEXT.items()))
+        choice, origins, prefer = common.origin_filter(lv)
+        split = common.split_filter(lv)
+
+    missing = common.empty_selection({**selected, "strategy": strategies})
+    if missing:
+        st.warning(f"Select at least one value for: {', '.join(missing)}.")
+        st.stop()
+
+    filter_key = (("models", tuple(selected["model"])), ("tunings", tuple(selected["tuning"])),
+                  ("scorings", tuple(selected["scoring"])), ("splits", (split,)), ("tasks", (task,)))
+    common.origin_banner(choice, prefer, **dict(filter_key))
+    load_key = (*filter_key, ("origins", origins), ("prefer", prefer))
+    rows = common.scores(db, version, **dict(load_key))
+    if rows.empty:
+        st.info("No results for this combination of model, tuning and metric. "
+                "(In the published data LGBM was run without tuning only, and SVM without model tuning.)")
+        st.stop()
+
+    combos = consensus.combinations_of(rows)
+    st.markdown(f"**Aggregation:** {MODE_TEXT[mode if len(combos) > 1 else 'per-combination']}. "
+                f"{len(combos)} combination(s), {rows['dataset'].nunique()} datasets, "
+                f"{rows['encoder'].nunique()} encoders.")
+    if (mode == "pooled" and len(combos) > 1 and len(selected["scoring"]) > 1 and not consensus.mixed_scales(rows)
+            and any(vocab.STRATEGY_REGISTRY[s].uses_scores for s in strategies)):
+        st.caption("Note: quality strategies (Q-*) pool raw scores of different metrics (of one scale: "
+                   f"{', '.join(selected['scoring'])}).")
+
+    # Pooled voters of several metrics are oriented (lower-is-better negated), so rank strategies pool
+    # them; a strategy that averages raw scores across voters is left out over metrics of different
+    # scales (the analysis says which, and the page says so). The columns of the expensive strategies
+    # (solved one ranking at a time) are part of the rankings: solved whatever the tab, with a spinner.
+    expensive = vocab.expensive_strategies(strategies)
+    view_key = (db, version, load_key, tuple(strategies), mode, tuple(sorted(values.items())), float(alpha))
+    try:
+        costs = ", ".join(vocab.STRATEGY_REGISTRY[s].cost for s in expensive)
+        with st.spinner(f"Solving {', '.join(expensive)} ({costs} per ranking)...", show_time=True) \
+                if expensive else st.empty():
+            analysis = analysis_of(*view_key)
+    except ValueError as exc:  # e.g. Q-Th on RMSE (it needs a bounded, higher-is-better metric)
+        st.warning(f"No consensus for this selection: {common.md_text(exc)}.")
+        st.stop()
+    mode_used = analysis.mode
+    if analysis.refused:
+        with st.container(key="pooling-refused"):
+            st.warning(analysis.refused_why, icon=":material/block:")
+        if not analysis.strategies:
+            st.stop()
+    strategies, params = list(analysis.strategies), analysis.params
+    view, kemeny_info = analysis.rankings, analysis.kemeny
+    param_key = tuple(sorted(params.items()))
+
+    filters = {"model": selected["model"], "tuning": selected["tuning"], "metric": selected["scoring"],
+               "strategy": strategies, **params, "mode": mode_used, "origin": choice,
+               **({"prefer": prefer} if choice == "both" else {}),
+               **({"split": split} if "time" in lv.get("split", []) else {})}
+    provenance = common.provenance("consensus", filters, rows, version, task=task)
+    page = _Page(db, version, task, selected, choice, prefer, load_key, view_key, param_key, float(alpha), analysis,
+                 provenance)
+
+    with st.container(key="ranking-summary"):
+        st.markdown(analysis.summary)
+
+    # The combinations the CD diagram, the rank intervals and the pairwise tests can be about.
+    targets = analysis.targets
+    if len(targets) == 1 and "detail" in st.query_params and "detail" not in st.session_state:
+        # A link's detail= names a combination this view does not have: drop it. When the
+        # Combination select was shown on an earlier run, its URL binding is Streamlit's (deleting
+        # raises); Streamlit drops the parameter of a widget that is gone.
+        del st.query_params["detail"]
+
+    # Each section is a tab, and only the open one runs and is drawn (the browser's
+    # drawing of every section was most of a filter change). The open tab is in the URL (?section=...).
+    sections = [s for s in SECTIONS if (s != AGREEMENT or len(view.columns) > 1)
+                and (s != KEMENY or kemeny_info is not None)]
+    asked = st.query_params.get(TAB_KEY)
+    with st.container():   # always there (empty as a rule), so the tabs below keep their place
+        if asked and asked not in sections:   # Streamlit drops it and opens the first tab
+            needs = {AGREEMENT: " (it needs two rankings or more)",
+                     KEMENY: f" (it needs {consensus.KEMENY_STRATEGY} among the strategies)"}
+            st.info(f"This view has no {common.md_code(asked)} tab{needs.get(asked, '')}: showing *{RANKINGS}*.")
+    # Streamlit identifies a tab set by its labels: another set is another widget, which can come
+    # back with the tab last open in *that* set. So when the set changes (a filter changed, no tab
+    # was clicked) the tab open until now stays open if the new set has it, and Rankings otherwise.
+    if st.session_state.get(_SECTIONS_SHOWN, sections) != sections:
+        st.session_state[TAB_KEY] = asked if asked in sections else RANKINGS
+    st.session_state[_SECTIONS_SHOWN] = sections
+    tab = dict(zip(sections, st.tabs(sections, key=TAB_KEY, bind="query-params")))
+
+    if tab[RANKINGS].open:
+        with tab[RANKINGS]:
+            _rankings_section(page)
+    if AGREEMENT in tab and tab[AGREEMENT].open:
+        with tab[AGREEMENT]:
+            _agreement_section(page)
+    if KEMENY in tab and tab[KEMENY].open:
+        with tab[KEMENY]:
+            _kemeny_section(page)
+    if tab[CD].open:
+        with tab[CD]:
+            _cd_section(page)
+    if tab[INTERVALS].open:
+        with tab[INTERVALS]:
+            _intervals_section(page)
+    if tab[PAIRWISE].open:
+        with tab[PAIRWISE]:
+            _pairwise_section(page)
+    if tab[BAYES].open:
+        with tab[BAYES]:
+            _bayes_section(page)
+    if tab[ELO].open:
+        with tab[ELO]:
+            _elo_section(page)
+
+
+main()
