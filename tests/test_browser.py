@@ -1,23 +1,28 @@
 """End to end in a real browser: ``streamlit run`` + Debian chromium driven by Playwright.
 
-Opens the Consensus page, changes the model through the UI, waits for the ranking to change,
-downloads the rankings CSV and its provenance sidecar and checks their content, and saves a
-screenshot under the test's tmp dir. Skipped only outside CI when ``/usr/bin/chromium`` is
-absent; with ``CI=true`` it must run.
+Every page renders; Consensus tabs; the Overview's counts and tables; local runs opt-in; wide
+charts and tables fit. (A model changed on Consensus, the ranking, URL and download it changes:
+tests/test_browser_exports.py, which visits Consensus to download its tables anyway.) Skipped only
+outside CI when ``/usr/bin/chromium`` is absent; with ``CI=true`` it must run.
 """
 from __future__ import annotations
 
 import io
-import json
 import re
-from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 from PIL import Image
 
-from browsertest import browser_page, download_button, needs_chromium, streamlit_server
+from browsertest import (
+    browser_page,
+    chromium_per_module,  # noqa: F401 - the module's one chromium (an autouse fixture)
+    needs_chromium,
+    private_copy,
+    settled,
+    steady_box,
+    streamlit_server,
+)
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
@@ -26,49 +31,6 @@ pytestmark = [pytest.mark.browser, needs_chromium]
 def server(published_server):
     """The app on a free port, reading the published test database (one server per session)."""
     return published_server
-
-
-def test_consensus_model_change_download_and_screenshot(server, tmp_path):
-    from playwright.sync_api import expect
-
-    with browser_page(height=2200, timeout_ms=60_000, downloads=True) as page:
-        page.goto(f"{server}/consensus")
-        summary = page.locator(".st-key-ranking-summary")
-        # The page renders client-side: wait for the computed ranking, not for "load".
-        expect(summary).to_contain_text("Best by R-M: Sum", timeout=90_000)
-
-        model = page.locator(".st-key-model")
-        field = model.locator("input")
-        field.click()
-        field.press("Backspace")                               # remove the LogReg chip
-        expect(page.get_by_text("Select at least one value for: Model")).to_be_visible()
-        field.click()
-        field.fill("DT")
-        page.get_by_role("option", name="DT", exact=True).click()
-        page.keyboard.press("Escape")
-        expect(summary).to_contain_text("Best by R-M: WoE")     # the ranking changed
-        expect(page).to_have_url(re.compile(r"[?&]model=DT(&|$)"))  # filter state in the URL
-
-        button = download_button(page, "dl-table-rankings-csv")     # in the table's Download menu
-        with page.expect_download() as info:
-            button.click()
-        download = info.value
-        assert download.suggested_filename.startswith("encbench_consensus_rankings_model=DT_")
-        data = Path(download.path()).read_bytes()
-        with page.expect_download() as info:                   # the CSV's provenance, its sidecar
-            download_button(page, "dl-table-rankings-provenance").click()
-        sidecar = info.value
-        provenance = json.loads(Path(sidecar.path()).read_text())
-        page.screenshot(path=str(tmp_path / "consensus.png"), full_page=True)
-
-    assert sidecar.suggested_filename == download.suggested_filename.removesuffix(".csv") + ".provenance.json"
-    assert provenance["encbench.provenance"]["filters"]["model"] == ["DT"]
-    assert provenance["encbench.provenance"]["run_ids"][0].startswith("published-")
-    assert download.suggested_filename in provenance["table"]["files"]
-    table = pd.read_csv(io.BytesIO(data))                      # a plain CSV
-    assert list(table.columns) == ["encoder", "family", "R-M", "Q-M", "R-Nem (alpha=0.05)"]
-    assert len(table) == 32 and table.loc[0, "encoder"] == "WoE" and table.loc[0, "R-M"] == 1
-    assert (tmp_path / "consensus.png").stat().st_size > 10_000
 
 
 def test_consensus_tabs_draw_the_open_one_and_stay_put_when_the_set_changes(server):
@@ -118,28 +80,13 @@ def test_consensus_tabs_draw_the_open_one_and_stay_put_when_the_set_changes(serv
         assert not page.locator("[data-testid='stAlertContentError']").all_inner_texts()
 
 
-def test_overview_shows_the_loaded_counts(server):
-    """The first page a user sees says what is loaded: the published benchmark's counts."""
-    from playwright.sync_api import expect
-
-    with browser_page(height=1600, timeout_ms=60_000) as page:
-        page.goto(server)
-        metrics = page.locator("[data-testid='stMetric']")
-        expect(metrics.first).to_be_visible()
-        shown = {}
-        for text in metrics.all_inner_texts():  # "label\nvalue"
-            label, _, value = text.strip().partition("\n")
-            shown[label.strip()] = value.strip()
-    assert shown["Results"] == "61,812", shown
-    assert shown["Datasets"] == "50" and shown["Encoders"] == "32" and shown["Models"] == "5", shown
-
-
-PAGES = [("", "encbench"), ("explorer", "Results explorer"), ("consensus", "Consensus"),
-         ("sensitivity", "Sensitivity"), ("replicability", "Replicability"),
-         ("run", "Run on your data"), ("runs", "Runs")]
+PAGES = [("explorer", "Results explorer"), ("consensus", "Consensus"), ("sensitivity", "Sensitivity"),
+         ("replicability", "Replicability"), ("run", "Run on your data"), ("runs", "Runs")]
 
 
 def test_every_page_renders_in_the_browser_without_an_exception(server):
+    """Each page but the Overview (test_overview_counts_tables_and_no_exception) draws its title
+    and finishes its run with no exception and no error."""
     from playwright.sync_api import expect
 
     with browser_page(height=1600, timeout_ms=90_000) as page:
@@ -147,12 +94,37 @@ def test_every_page_renders_in_the_browser_without_an_exception(server):
             page.goto(f"{server}/{path}")
             # the first page of a fresh server imports the libraries: no speed check here
             expect(page.locator("h1").first).to_contain_text(title, timeout=60_000)
-            # let the script run finish (the status widget shows while it runs), then look
-            page.wait_for_timeout(1000)
+            settled(page)                      # the script run is over: look at what it drew
             expect(page.locator("[data-testid='stStatusWidget']")).to_have_count(0)
             assert page.locator("[data-testid='stException']").count() == 0, path
             errors = page.locator("[data-testid='stAlertContentError']").all_inner_texts()
             assert not errors, (path, errors)
+
+
+def test_overview_counts_tables_and_no_exception(server):
+    """The first page a user sees says what is loaded (the published benchmark's counts), renders
+    with no exception or error, and its tables fit: columns of the Overview tables were off-screen
+    (the grids scrolled sideways), on the headline + per-metric tab and on the Runs tab."""
+    from playwright.sync_api import expect
+
+    with browser_page(height=2400, timeout_ms=60_000) as page:
+        for url in (server, f"{server}/?section=Runs"):        # headline + per metric, then the runs
+            page.goto(url)
+            frames = page.locator("[data-testid='stDataFrame']")
+            expect(frames).to_have_count(2, timeout=60_000)
+            settled(page)
+            for i in range(2):
+                widths = frames.nth(i).evaluate(
+                    "el => { const s = el.querySelector('.dvn-scroller'); return [s.scrollWidth, s.clientWidth]; }")
+                assert widths[0] <= widths[1] + 1, (url, i, widths)
+            if url == server:
+                shown = _metrics(page)
+                assert page.locator("[data-testid='stException']").count() == 0
+                errors = page.locator("[data-testid='stAlertContentError']").all_inner_texts()
+                assert not errors, errors
+        expect(page.get_by_role("tab", name="Runs")).to_have_attribute("aria-selected", "true")
+    assert shown["Results"] == "61,812", shown
+    assert shown["Datasets"] == "50" and shown["Encoders"] == "32" and shown["Models"] == "5", shown
 
 
 def _metrics(page) -> dict[str, str]:
@@ -167,25 +139,40 @@ def _metrics(page) -> dict[str, str]:
     return shown
 
 
-def test_a_local_run_on_a_copy_of_a_published_dataset_leaves_the_default_overview_published(
-        private_db, tmp_path):
-    """A copy of a published dataset is that dataset, and local results are opt-in."""
-    from playwright.sync_api import expect
-
+@pytest.fixture(scope="module")
+def local_server(published_db, tmp_path_factory):
+    """The app on a private copy of the published database that holds a local run on a copy of
+    a published dataset (2 score rows) and a cancelled local run without results; yields
+    (url, folder)."""
     from encbench.data import BUNDLED_DIR, read_table
     from encbench.engine.grid import Grid
     from encbench.engine.runner import run_grid
+    from encbench.store import Writer
 
+    folder = tmp_path_factory.mktemp("local_server")
+    db = private_copy(published_db, folder)
     # A copy of published dataset 1463 (blogger) as a user would have it: a CSV with the columns
     # in another order and '?' for missing cells (there are none: the marker must not matter).
     frame = read_table(BUNDLED_DIR / "1463_blogger.arff")
-    copy = tmp_path / "my blogger copy.csv"
+    copy = folder / "my blogger copy.csv"
     frame[list(reversed(frame.columns))].to_csv(copy, index=False, na_rep="?")
     grid = Grid(datasets=[f"{copy}:pb"], encoders=["OH", "MT"], models=["LogReg"], scorings=["AUC"])
-    run_grid(grid, db_path=private_db, workers=0)
+    run_grid(grid, db_path=db, workers=0)
+    with Writer(db) as writer:
+        writer.ensure_run("local-cancelled-0123456789ab", origin="local", label="my blogger copy.csv",
+                          config={"datasets": ["x.csv:pb"]}, n_expected=1_000, status="cancelled")
+        writer.set_run_status("local-cancelled-0123456789ab", "cancelled")
+    with streamlit_server(db, folder, ENCBENCH_WORKER_IDLE_EXIT="0") as url:
+        yield url, folder
 
-    with streamlit_server(private_db, tmp_path, ENCBENCH_WORKER_IDLE_EXIT="0") as url, \
-            browser_page(height=1800, timeout_ms=60_000) as page:
+
+def test_a_local_run_on_a_copy_of_a_published_dataset_leaves_the_default_overview_published(local_server):
+    """A copy of a published dataset is that dataset, and local results are opt-in (a cancelled
+    run without results adds nothing)."""
+    from playwright.sync_api import expect
+
+    url, folder = local_server
+    with browser_page(height=1800, timeout_ms=60_000) as page:
         page.goto(url)
         shown = _metrics(page)
         assert shown["Datasets"] == "50" and shown["Results"] == "61,812", shown
@@ -205,7 +192,7 @@ def test_a_local_run_on_a_copy_of_a_published_dataset_leaves_the_default_overvie
         page.goto(f"{url}/explorer?model=LogReg&tuning=no&metric=AUC")
         expect(page.get_by_role("heading", name="Published vs local")).to_be_visible()
         expect(page.get_by_text(re.compile(r"^2 experiments of this selection have both"))).to_be_visible()
-        page.screenshot(path=str(tmp_path / "published-vs-local.png"), full_page=True)
+        page.screenshot(path=str(folder / "published-vs-local.png"), full_page=True)
         assert page.locator("[data-testid='stException']").count() == 0
 
 
@@ -221,7 +208,9 @@ def test_sensitivity_heatmaps_with_all_strategies_stay_on_the_page(server):
         page.goto(f"{server}/sensitivity?{query}")
         charts = page.locator("[data-testid='stVegaLiteChart']")
         expect(charts).to_have_count(2, timeout=120_000)
-        page.wait_for_timeout(1500)
+        settled(page, timeout_ms=120_000)
+        for i in range(2):                      # each chart drawn (legend included) at its final size
+            steady_box(charts.nth(i).locator("svg, canvas").first)
         width = page.viewport_size["width"]
         main = page.locator("[data-testid='stMainBlockContainer']").bounding_box()
         for i in range(2):
@@ -235,40 +224,17 @@ def test_sensitivity_heatmaps_with_all_strategies_stay_on_the_page(server):
         page.screenshot(path="/tmp/sensitivity-11.png", full_page=True)
 
 
-def test_overview_tables_fit_without_a_horizontal_scroll(server):
-    """Columns of the Overview tables were off-screen (the grids scrolled sideways)."""
-    from playwright.sync_api import expect
-
-    with browser_page(height=2400, timeout_ms=60_000) as page:
-        for url in (server, f"{server}/?section=Runs"):        # headline + per metric, then the runs
-            page.goto(url)
-            frames = page.locator("[data-testid='stDataFrame']")
-            expect(frames).to_have_count(2, timeout=60_000)
-            page.wait_for_timeout(1000)
-            for i in range(2):
-                widths = frames.nth(i).evaluate(
-                    "el => { const s = el.querySelector('.dvn-scroller'); return [s.scrollWidth, s.clientWidth]; }")
-                assert widths[0] <= widths[1] + 1, (url, i, widths)
-        expect(page.get_by_role("tab", name="Runs")).to_have_attribute("aria-selected", "true")
-
-
-def test_runs_table_fits_and_shows_whole_statuses(private_db, tmp_path):
+def test_runs_table_fits_and_shows_whole_statuses(local_server):
     """The Runs table scrolled sideways (1,205 px in a 938 px column) and its status
     column was too narrow for "cancelled" (drawn as "cancellec")."""
     from playwright.sync_api import expect
 
-    from encbench.store import Writer
-
-    with Writer(private_db) as writer:
-        writer.ensure_run("local-cancelled-0123456789ab", origin="local", label="my blogger copy.csv",
-                          config={"datasets": ["x.csv:pb"]}, n_expected=1_000, status="cancelled")
-        writer.set_run_status("local-cancelled-0123456789ab", "cancelled")
-    with streamlit_server(private_db, tmp_path, ENCBENCH_WORKER_IDLE_EXIT="0") as url, \
-            browser_page(height=1600, timeout_ms=60_000) as page:
+    url, _ = local_server
+    with browser_page(height=1600, timeout_ms=60_000) as page:
         page.goto(f"{url}/runs")
         frame = page.locator("[data-testid='stDataFrame']").first
         expect(frame).to_be_visible(timeout=60_000)
-        page.wait_for_timeout(1000)
+        settled(page)
         widths = frame.evaluate(
             "el => { const s = el.querySelector('.dvn-scroller'); return [s.scrollWidth, s.clientWidth]; }")
         assert widths[0] <= widths[1] + 1, widths

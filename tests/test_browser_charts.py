@@ -11,7 +11,11 @@ import re
 
 import pytest
 
-from browsertest import browser_page, needs_chromium
+from browsertest import (
+    browser_page,
+    chromium_per_module,  # noqa: F401 - the module's one chromium (an autouse fixture)
+    needs_chromium,
+)
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
@@ -45,19 +49,8 @@ def server(published_server):
     return published_server
 
 
-@pytest.mark.parametrize("scheme", ["dark", "light"])
-def test_cd_diagram_text_reads_on_the_theme_background(server, tmp_path, scheme):
-    from playwright.sync_api import expect
-
-    with browser_page(height=1600, timeout_ms=90_000, color_scheme=scheme) as page:
-        page.goto(f"{server}/consensus?section=Critical+difference")
-        chart = page.locator("[data-testid='stVegaLiteChart']").filter(has_text="CD =")
-        expect(chart).to_have_count(1, timeout=120_000)
-        expect(chart).to_contain_text("WoE (")
-        background = _rgb(page.evaluate(BACKGROUND))
-        texts = page.evaluate(TEXT_FILLS)
-        chart.screenshot(path=str(tmp_path / f"cd-{scheme}.png"))
-
+def _cd_text_checks(background, texts, scheme: str) -> None:
+    """The CD diagram's texts were drawn on the theme ``scheme`` asked for, each readable on it."""
     assert (sum(background) < 150) == (scheme == "dark"), background      # the theme asked for
     labels = [t for t, _ in texts]
     assert any(t.startswith("CD = ") for t in labels) and any(t.startswith("WoE (") for t in labels)
@@ -67,6 +60,22 @@ def test_cd_diagram_text_reads_on_the_theme_background(server, tmp_path, scheme)
     poor = [(t, fill, round(_contrast(_rgb(fill), background), 2)) for t, fill in texts
             if _contrast(_rgb(fill), background) < 3.0]
     assert not poor, f"text below 3:1 on {background}: {poor[:8]}"
+
+
+def test_cd_diagram_text_reads_on_the_dark_background(server, tmp_path):
+    """The CD diagram's text reads on the dark theme (the light theme: in the 400 px test, which
+    opens the same diagram on it)."""
+    from playwright.sync_api import expect
+
+    with browser_page(height=1600, timeout_ms=90_000, color_scheme="dark") as page:
+        page.goto(f"{server}/consensus?section=Critical+difference")
+        chart = page.locator("[data-testid='stVegaLiteChart']").filter(has_text="CD =")
+        expect(chart).to_have_count(1, timeout=120_000)
+        expect(chart).to_contain_text("WoE (")
+        background = _rgb(page.evaluate(BACKGROUND))
+        texts = page.evaluate(TEXT_FILLS)
+        chart.screenshot(path=str(tmp_path / "cd-dark.png"))
+    _cd_text_checks(background, texts, "dark")
 
 
 OVERFLOW = """() => {
@@ -80,10 +89,11 @@ OVERFLOW = """() => {
 }"""
 
 
-def test_cd_diagram_scrolls_inside_its_row_on_a_400_px_screen(server, tmp_path):
+def test_cd_diagram_reads_on_the_light_theme_and_scrolls_inside_its_row_on_a_400_px_screen(server, tmp_path):
     """At 400 px the CD diagram (about 740 px wide) widened the page; then it scrolled inside its
     row, but a phone draws no scroll bar until touched, so it looked cut off: a line above it says
-    it scrolls sideways (on a screen narrower than the chart only), and its row draws a scroll bar."""
+    it scrolls sideways (on a screen narrower than the chart only), and its row draws a scroll bar.
+    At 1400 px, its text reads on the light theme's background."""
     from playwright.sync_api import expect
 
     with browser_page(height=1400, width=400, timeout_ms=90_000) as page:
@@ -96,6 +106,10 @@ def test_cd_diagram_scrolls_inside_its_row_on_a_400_px_screen(server, tmp_path):
                              ".overflowX") == "scroll"
         page.set_viewport_size({"width": 1400, "height": 1400})
         expect(page.locator(".st-key-scroll-hint-cd-diagram")).to_be_hidden()     # it fits: no hint
+        expect(chart).to_contain_text("WoE (")
+        background = _rgb(page.evaluate(BACKGROUND))
+        texts = page.evaluate(TEXT_FILLS)
+        chart.screenshot(path=str(tmp_path / "cd-light.png"))
         page.set_viewport_size({"width": 400, "height": 1400})
         sizes = page.evaluate(OVERFLOW)
         chart.scroll_into_view_if_needed()
@@ -105,6 +119,7 @@ def test_cd_diagram_scrolls_inside_its_row_on_a_400_px_screen(server, tmp_path):
     assert sizes["main"][0] <= sizes["main"][1], sizes
     width, visible, overflow = sizes["box"]
     assert sizes["chart"] > 400 and width >= sizes["chart"] > visible and overflow in ("auto", "scroll"), sizes
+    _cd_text_checks(background, texts, "light")
 
 
 @pytest.mark.parametrize(("query", "expected", "n_charts"), [

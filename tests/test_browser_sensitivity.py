@@ -10,7 +10,11 @@ import re
 
 import pytest
 
-from browsertest import browser_page, needs_chromium
+from browsertest import (
+    browser_page,
+    chromium_per_module,  # noqa: F401 - the module's one chromium (an autouse fixture)
+    needs_chromium,
+)
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
