@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -278,15 +279,16 @@ WRITER_SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_snapshot_reader_never_sees_lock_error_while_writer_commits(tmp_path):
-    """Two real processes: one writes and publishes snapshots, this one reads throughout."""
+def test_snapshot_reader_never_sees_lock_error_while_writer_commits(tmp_path, published_db):
+    """Two real processes: one writes and publishes snapshots, this one reads throughout (the
+    published rows make each snapshot an 18 MB copy, so a publish takes a while)."""
     path = tmp_path / "live.duckdb"
-    with Writer(path) as writer:
-        import_published(writer)
+    shutil.copyfile(published_db, path)
+    shutil.copyfile(snapshot_path(published_db), snapshot_path(path))
     script = tmp_path / "writer.py"
     script.write_text(WRITER_SCRIPT)
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.Popen([sys.executable, str(script), str(path), "60"], env=env,
+    proc = subprocess.Popen([sys.executable, str(script), str(path), "20"], env=env,
                             stderr=subprocess.PIPE)
     reader = Reader(path)
     seen = []
@@ -301,14 +303,14 @@ def test_snapshot_reader_never_sees_lock_error_while_writer_commits(tmp_path):
     assert proc.returncode == 0, proc.stderr.read().decode()
     final = reader.query("SELECT count(*) AS n FROM results WHERE run_id = 'bg'")["n"].iloc[0]
     reader.close()
-    assert final == 60
+    assert final == 20
     assert len(seen) >= 10                       # the reader really read while the writer ran
     assert seen == sorted(seen)                  # counts only grow: every snapshot is consistent
     assert len(set(seen)) > 2                    # and it saw intermediate snapshots
     # the writer's own file is locked for other processes meanwhile; the reader never touched it
 
 
-def test_second_writer_gets_a_clear_error_and_db_init_needs_no_lock(tmp_path):
+def test_second_writer_gets_a_clear_error_and_db_init_needs_no_lock(tmp_path, published_db):
     """While one process writes, another writer is refused by name; `db init` on a built
     database only reads the snapshot, so `make run` works while the queue worker holds the file."""
     from encbench.cli import main
@@ -316,8 +318,8 @@ def test_second_writer_gets_a_clear_error_and_db_init_needs_no_lock(tmp_path):
     from encbench.store.importer import shipped_runs
 
     path = tmp_path / "busy.duckdb"
+    shutil.copyfile(published_db, path)
     with Writer(path) as writer:
-        import_published(writer)
         for run in shipped_runs():  # the shipped runs db init checks for (none without a seed file)
             import_encbench(writer, run.results_file, run_id=run.run_id, label=run.label)
     # The holder publishes a snapshot first: copying its own database file must not give up
@@ -398,14 +400,13 @@ def test_a_run_keeps_the_owner_it_was_created_with(mem_writer):
     assert runs.loc["r1", "owner"] == "a" * 32 and runs.loc["r1", "n_expected"] == 5
 
 
-def test_database_problem_reads_the_headers_as_duckdb_checks_them(tmp_path):
+def test_database_problem_reads_the_headers_as_duckdb_checks_them(tmp_path, published_db):
     """A sound file passes; each kind of damage is named; a cut at a block boundary passes the
     header check (DuckDB itself cuts free blocks off) and is found by reading the tables."""
     from encbench.store.db import database_problem, read_problem
 
     path = tmp_path / "h.duckdb"
-    with Writer(path) as writer:
-        import_published(writer)
+    shutil.copyfile(published_db, path)
     sound = path.read_bytes()
     assert database_problem(path) is None and read_problem(path) is None
 
