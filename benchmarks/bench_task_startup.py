@@ -11,7 +11,7 @@ Each way is measured in fresh interpreters, interleaved, in this same run (the m
 
 - ``old``: the package's eager imports and ``warm_up()`` of every model and space, as before;
 - ``new, <run>``: ``warm_up(imports_of(tasks))`` for the tasks of a typical run;
-- ``TaskProcess, <run>``: a real :class:`encbench.engine.executors.TaskProcess` of that run,
+- ``TaskProcess, <run>``: a real :class:`encbench.engine.task_process.TaskProcess` of that run,
   launch to 'ready' (the parent's pipes and the child's argument parsing included).
 
 Usage::
@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from encbench.engine.executors import TaskProcess, _child_env
+from encbench.engine.task_process import TaskProcess, _child_env
 from encbench.engine.protocol import imports_of
 from encbench.engine.task import Task
 from encbench.resources import subprocess_cwd

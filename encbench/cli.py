@@ -44,7 +44,7 @@ from encbench.encoders import BEYOND_REGISTRY, REGISTRY
 from encbench.engine import Grid, plan, run_grid
 from encbench.experiment import EXPERIMENT_KEY
 from encbench.reproduction import WARN_SHARE, Reproduction, compare_to_published
-from encbench.engine.executors import MAX_WORKERS_PER_CORE, check_workers
+from encbench.engine.local_pool import MAX_WORKERS_PER_CORE, check_workers
 from encbench.engine.runner import guard_memory, open_writer
 from encbench.engine.queue_worker import delete_run, serve
 from encbench.views.runs import effective_status

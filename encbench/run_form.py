@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from encbench.data.target import class_order
 from encbench.encoders import applies_to_task
-from encbench.engine.executors import check_workers
+from encbench.engine.local_pool import check_workers
 from encbench.engine.grid import Grid
 from encbench.engine.queue import RunQueue
 from encbench.engine.queue_requests import (

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from encbench.data import load_dataset
-from encbench.engine.executors import TaskProcess
+from encbench.engine.task_process import TaskProcess
 from encbench.engine.protocol import Payload, imports_of
 from encbench.engine.task import Task
 from encbench.resources import subprocess_cwd, subprocess_env

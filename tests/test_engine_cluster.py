@@ -225,7 +225,7 @@ def test_losing_every_dask_worker_stops_the_run_saying_how_to_resume_and_resume_
     with a ValueError (the command line prints it, no traceback) saying what happened and how to
     resume; the finished task's rows are kept, and resuming on new workers gives the local scores
     bit for bit."""
-    from encbench.engine import executors
+    from encbench.engine import dask_executor as executors
     from encbench.engine.grid import Grid
     from encbench.engine.runner import RunIncomplete, run_grid
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from encbench.engine.executors import STDERR_TAIL, ChildFailed, TaskProcess, _StderrTail, exit_reason
+from encbench.engine.task_process import STDERR_TAIL, ChildFailed, TaskProcess, _StderrTail, exit_reason
 
 
 def test_exit_reasons_name_the_status_or_the_signal():
@@ -65,7 +65,7 @@ def test_a_timeout_kills_what_the_call_started_too(proc, tmp_path):
 
 
 def test_stderr_keeps_the_last_bytes_of_each_call(proc, caplog):
-    caplog.set_level(logging.WARNING, logger="encbench.engine.executors")
+    caplog.set_level(logging.WARNING, logger="encbench.engine.task_process")
     n = 3 * STDERR_TAIL + 11
     assert proc.call("os:system", (f"head -c {n - 4} /dev/zero | tr '\\0' x >&2; printf 'end\\n' >&2",), 30) == 0
     (record,) = [r for r in caplog.records if "bytes to stderr" in r.getMessage()]
@@ -179,7 +179,7 @@ def test_a_task_process_that_dies_under_its_limit_is_said_to_be_over_the_memory_
 def test_a_dask_worker_s_task_process_gets_the_run_s_limit_and_a_new_one_for_another():
     """The body of a Dask task (called here as a worker thread calls it) runs its task in a task
     process capped at the limit the run sent; a run with another limit gets a new process."""
-    from encbench.engine import executors
+    from encbench.engine import dask_executor as executors
     from encbench.engine.grid import Grid, plan
     from encbench.engine.protocol import Payload
 

@@ -232,7 +232,8 @@ def test_results_lost_with_a_killed_dask_worker_are_computed_again(lost_workers_
     'dask: NoneType: None'; they are sent again and give the local scores bit for bit."""
     import distributed
 
-    from encbench.engine.executors import DaskExecutor, LocalExecutor
+    from encbench.engine.dask_executor import DaskExecutor
+    from encbench.engine.local_pool import LocalExecutor
 
     address, _, _ = lost_workers_cluster
     grid = Grid(datasets=["bundled:tic-tac-toe"], encoders=["OH", "Ord", "Count", "MT"], models=["LogReg", "DT"],
@@ -274,7 +275,7 @@ def test_a_task_that_keeps_losing_its_dask_worker_ends_the_run_incomplete(lost_w
     import duckdb
     from test_engine_cluster import _encbench
 
-    from encbench.engine.executors import MAX_RESUBMITS
+    from encbench.engine.dask_executor import MAX_RESUBMITS
 
     address, folder, env = lost_workers_cluster
     db = folder / "lost.duckdb"

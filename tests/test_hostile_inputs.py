@@ -544,7 +544,7 @@ def test_arff_quoted_question_marks_are_missing(tmp_path):
 
 
 def test_dask_environment_check_names_what_is_missing_where():
-    from encbench.engine.executors import environment_problems
+    from encbench.engine.cluster_probe import environment_problems
 
     local = {"python": "3.11.7", "executable": "/venv/bin/python",
              "modules": {"encbench": {"version": "0.1.0", "sources": "abc"}, "sklearn": {"version": "1.9.1"}}}
@@ -571,7 +571,7 @@ def test_dask_environment_check_names_what_is_missing_where():
 
 def test_dask_environment_check_asks_only_the_workers_for_custom_encoder_modules():
     """The scheduler routes tasks and is not probed for a custom encoder's module: not an error."""
-    from encbench.engine.executors import environment_problems
+    from encbench.engine.cluster_probe import environment_problems
 
     mine = {"version": "?"}
     local = {"python": "3.11.7", "executable": "/venv/bin/python",

@@ -8,8 +8,11 @@
 >>> run_grid(grid, workers=2)      # or scheduler="tcp://host:8786" for a Dask cluster
 
 Modules: :mod:`~encbench.engine.grid` (Grid, Task, plan), :mod:`~encbench.engine.protocol`
-(the published protocol, one task at a time), :mod:`~encbench.engine.executors` (in-process,
-local task processes, Dask), :mod:`~encbench.engine.runner` (run_grid: a grid into the store),
+(the published protocol, one task at a time), :mod:`~encbench.engine.task_process` (a task's
+child process), the executors (:mod:`~encbench.engine.executors`: the interface and in-process;
+:mod:`~encbench.engine.local_pool`, :mod:`~encbench.engine.dask_executor` and its
+:mod:`~encbench.engine.cluster_probe`), :mod:`~encbench.engine.runner` (run_grid: a grid into the
+store),
 and the app's run queue: :mod:`~encbench.engine.queue` (request files),
 :mod:`~encbench.engine.queue_requests` (what a request carries) and
 :mod:`~encbench.engine.queue_worker` (the one process that drains it). The ``run`` and ``runs``

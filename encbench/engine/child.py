@@ -1,6 +1,6 @@
 """The task process: ``main([FD_IN, FD_OUT, PARENT_PID, DIE_WITH_PARENT, MEMORY_LIMIT, WARM])``.
 
-:class:`encbench.engine.executors.TaskProcess` starts it as
+:class:`encbench.engine.task_process.TaskProcess` starts it as
 ``python -c "from encbench.engine.child import main; ..." FD_IN FD_OUT PID 0|1 BYTES WARM``.
 
 Before it says ``ready`` the process imports what its tasks use (``WARM``, the JSON of

@@ -2,7 +2,7 @@
 
 A run with custom encoders (:mod:`encbench.custom`: their specs and plugins) checks each one here
 before any task starts (:func:`encbench.engine.grid.plan`): the encoder is built and run in a
-bounded task process (:class:`encbench.engine.executors.TaskProcess`), so an encoder that hangs,
+bounded task process (:class:`encbench.engine.task_process.TaskProcess`), so an encoder that hangs,
 eats the memory or ends its process fails its check with the reason and the caller goes on.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pandas as pd
 
 from encbench.custom import CustomEncoder
 from encbench.engine.budget import parse_budget
-from encbench.engine.executors import ChildFailed, TaskProcess
+from encbench.engine.task_process import ChildFailed, TaskProcess
 
 log = logging.getLogger(__name__)
 
@@ -238,7 +238,7 @@ def check_on_datasets(customs, datasets, *, n_rows: int = CHECK_ROWS, timeout: f
                       memory_limit: int | None = None) -> list[CheckReport]:
     """Check each custom encoder on the first dataset with categorical columns, in a task process.
 
-    The encoders run in a child process (:class:`encbench.engine.executors.TaskProcess`) whose
+    The encoders run in a child process (:class:`encbench.engine.task_process.TaskProcess`) whose
     address space is capped at ``memory_limit`` and which is killed, with everything it
     started, after ``timeout`` seconds: an encoder that hangs, eats the memory or ends its
     process fails its check with the reason, and the caller (a run, or the app's server) goes

@@ -48,7 +48,7 @@ from typing import ClassVar
 from encbench import custom, suites
 from encbench.data import find_bundled
 from encbench.data.rdatasets_source import PREFIX as RDATASETS
-from encbench.engine.executors import check_workers
+from encbench.engine.local_pool import check_workers
 from encbench.engine.grid import Grid, plan
 from encbench.engine.queue import Request, RunQueue, upload_dir
 

@@ -10,14 +10,16 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import pandas as pd
 
 from encbench.data import DatasetError
 from encbench.engine.budget import check_plan, parse_budget, task_memory_limit
-from encbench.engine.executors import WorkersLost, make_executor
+from encbench.engine.dask_executor import DaskExecutor, WorkersLost
+from encbench.engine.executors import InlineExecutor
 from encbench.engine.grid import PROTOCOL_VERSION, Grid, Plan, plan
+from encbench.engine.local_pool import LocalExecutor
 from encbench.engine.protocol import Payload, unfinished_rows
 from encbench.store import Writer, queries
 from encbench.store.db import DatabaseDamaged, StoreWriteFailed
@@ -190,6 +192,22 @@ def guard_memory(grid_plan: Plan, memory_budget=None, *, workers: int = 1,
         f"{reasons}\nLeave these encoders out (--encoders without {names}), drop the column "
         f"(--drop-columns), raise the budget (--memory-budget, e.g. 80%), or skip them with a "
         f"recorded reason (--skip-oversized)")
+
+
+def make_executor(workers: int = 1, scheduler=None, *, extra_modules: Sequence[str] = (),
+                  memory_limit: int | None = None):
+    """The executor for ``workers`` (0 = in-process) or a Dask ``scheduler`` (whose workers must
+    import ``extra_modules``, the modules of custom encoders, as well as encbench).
+
+    ``memory_limit``: bytes of address space of each task process, locally and on the cluster's
+    workers (:func:`encbench.engine.budget.task_memory_limit`); the in-process executor, for
+    debugging, runs without one.
+    """
+    if scheduler is not None:
+        return DaskExecutor(scheduler, extra_modules=extra_modules, memory_limit=memory_limit)
+    if workers == 0:
+        return InlineExecutor()
+    return LocalExecutor(workers, memory_limit=memory_limit)
 
 
 def run_grid(grid: Grid, db_path=None, workers: int = 1, scheduler=None,
