@@ -260,7 +260,7 @@ def validate_advisor(scores: pd.DataFrame, reference: pd.DataFrame, *, settings:
 
 
 def _summarise(frame: pd.DataFrame, setting: tuple, k: int, task: str = "binary") -> dict:
-    from scipy.stats import wilcoxon
+    from scipy.stats import wilcoxon  # heavy (scipy.stats), and only the offline validation needs it
 
     model, tuning, scoring = setting
     out = {"task": task, "model": model, "tuning": tuning, "scoring": scoring, "n_datasets": len(frame), "k": k}

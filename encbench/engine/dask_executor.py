@@ -109,7 +109,7 @@ class DaskExecutor:
 
     def start(self) -> None:
         """Connect to the scheduler (within 10 s); raise ValueError naming it if that fails."""
-        from distributed import Client
+        from distributed import Client  # optional: a cluster's dependency
 
         if self.client is not None:
             return
