@@ -1,4 +1,5 @@
 """Consensus rankings: choose factors and aggregation strategies; the rankings recompute live."""
+import contextlib
 import threading
 import time
 from collections import OrderedDict
@@ -782,8 +783,9 @@ def main() -> None:
     view_key = (db, version, load_key, tuple(strategies), mode, tuple(sorted(values.items())), float(alpha))
     try:
         costs = ", ".join(vocab.STRATEGY_REGISTRY[s].cost for s in expensive)
+        # no element without a spinner: an empty one would shift the tabs' place between runs
         with st.spinner(f"Solving {', '.join(expensive)} ({costs} per ranking)...", show_time=True) \
-                if expensive else st.empty():
+                if expensive else contextlib.nullcontext():
             analysis = analysis_of(*view_key)
     except ValueError as exc:  # e.g. Q-Th on RMSE (it needs a bounded, higher-is-better metric)
         st.warning(f"No consensus for this selection: {common.md_text(exc)}.")
