@@ -68,10 +68,13 @@ def intervals(db: str, version: tuple, load_key: tuple, combination: str, mode: 
     return ca.intervals(common.scores(db, version, **dict(load_key)), combination, mode, strategy, B, dict(params))
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
+@st.cache_resource(show_spinner=False, max_entries=8)
 def analysis_of(db: str, version: tuple, load_key: tuple, strategies: tuple, mode: str, values: tuple,
                 alpha: float) -> ca.ConsensusAnalysis:
-    """The analysis of a selection (shared, read-only: a resource is not copied on each read)."""
+    """The analysis of a selection (shared, read-only: a resource is not copied on each read).
+
+    Few are kept: each holds its selection's rows, and its parts (the ranks, Kemeny's solves, each
+    tab's statistics) have caches of their own, so a selection seen again is assembled quickly."""
     frame = common.scores(db, version, **dict(load_key))
     mode = ca.used_mode(frame, mode)
     refused, _ = consensus.refused_for_pooling(frame, strategies, mode)
