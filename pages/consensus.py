@@ -723,6 +723,60 @@ def _elo_section(page: _Page) -> None:
                       table=(result.win_rates.reset_index(), "win-rates"))
 
 
+def _tabs(page: _Page) -> None:
+    """The tab set (the sections this view has) and the open tab, drawn."""
+    # The combinations the CD diagram, the rank intervals and the pairwise tests can be about.
+    targets = page.analysis.targets
+    if len(targets) == 1 and "detail" in st.query_params and "detail" not in st.session_state:
+        # A link's detail= names a combination this view does not have: drop it. When the
+        # Combination select was shown on an earlier run, its URL binding is Streamlit's (deleting
+        # raises); Streamlit drops the parameter of a widget that is gone.
+        del st.query_params["detail"]
+
+    # Each section is a tab, and only the open one runs and is drawn (the browser's
+    # drawing of every section was most of a filter change). The open tab is in the URL (?section=...).
+    sections = [s for s in SECTIONS if (s != AGREEMENT or len(page.view.columns) > 1)
+                and (s != KEMENY or page.analysis.kemeny is not None)]
+    asked = st.query_params.get(TAB_KEY)
+    with st.container():   # always there (empty as a rule), so the tabs below keep their place
+        if asked and asked not in sections:   # Streamlit drops it and opens the first tab
+            needs = {AGREEMENT: " (it needs two rankings or more)",
+                     KEMENY: f" (it needs {consensus.KEMENY_STRATEGY} among the strategies)"}
+            st.info(f"This view has no {common.md_code(asked)} tab{needs.get(asked, '')}: showing *{RANKINGS}*.")
+    # Streamlit identifies a tab set by its labels: another set is another widget, which can come
+    # back with the tab last open in *that* set. So when the set changes (a filter changed, no tab
+    # was clicked) the tab open until now stays open if the new set has it, and Rankings otherwise.
+    if st.session_state.get(_SECTIONS_SHOWN, sections) != sections:
+        st.session_state[TAB_KEY] = asked if asked in sections else RANKINGS
+    st.session_state[_SECTIONS_SHOWN] = sections
+    tab = dict(zip(sections, st.tabs(sections, key=TAB_KEY, bind="query-params")))
+
+    if tab[RANKINGS].open:
+        with tab[RANKINGS]:
+            _rankings_section(page)
+    if AGREEMENT in tab and tab[AGREEMENT].open:
+        with tab[AGREEMENT]:
+            _agreement_section(page)
+    if KEMENY in tab and tab[KEMENY].open:
+        with tab[KEMENY]:
+            _kemeny_section(page)
+    if tab[CD].open:
+        with tab[CD]:
+            _cd_section(page)
+    if tab[INTERVALS].open:
+        with tab[INTERVALS]:
+            _intervals_section(page)
+    if tab[PAIRWISE].open:
+        with tab[PAIRWISE]:
+            _pairwise_section(page)
+    if tab[BAYES].open:
+        with tab[BAYES]:
+            _bayes_section(page)
+    if tab[ELO].open:
+        with tab[ELO]:
+            _elo_section(page)
+
+
 @common.guarded
 def main() -> None:
     """The page: the filters, the analysis of the selection, and the open tab."""
@@ -800,7 +854,6 @@ def main() -> None:
         if not analysis.strategies:
             st.stop()
     strategies, params = list(analysis.strategies), analysis.params
-    view, kemeny_info = analysis.rankings, analysis.kemeny
     param_key = tuple(sorted(params.items()))
 
     filters = {"model": selected["model"], "tuning": selected["tuning"], "metric": selected["scoring"],
@@ -814,56 +867,7 @@ def main() -> None:
     with st.container(key="ranking-summary"):
         st.markdown(analysis.summary)
 
-    # The combinations the CD diagram, the rank intervals and the pairwise tests can be about.
-    targets = analysis.targets
-    if len(targets) == 1 and "detail" in st.query_params and "detail" not in st.session_state:
-        # A link's detail= names a combination this view does not have: drop it. When the
-        # Combination select was shown on an earlier run, its URL binding is Streamlit's (deleting
-        # raises); Streamlit drops the parameter of a widget that is gone.
-        del st.query_params["detail"]
-
-    # Each section is a tab, and only the open one runs and is drawn (the browser's
-    # drawing of every section was most of a filter change). The open tab is in the URL (?section=...).
-    sections = [s for s in SECTIONS if (s != AGREEMENT or len(view.columns) > 1)
-                and (s != KEMENY or kemeny_info is not None)]
-    asked = st.query_params.get(TAB_KEY)
-    with st.container():   # always there (empty as a rule), so the tabs below keep their place
-        if asked and asked not in sections:   # Streamlit drops it and opens the first tab
-            needs = {AGREEMENT: " (it needs two rankings or more)",
-                     KEMENY: f" (it needs {consensus.KEMENY_STRATEGY} among the strategies)"}
-            st.info(f"This view has no {common.md_code(asked)} tab{needs.get(asked, '')}: showing *{RANKINGS}*.")
-    # Streamlit identifies a tab set by its labels: another set is another widget, which can come
-    # back with the tab last open in *that* set. So when the set changes (a filter changed, no tab
-    # was clicked) the tab open until now stays open if the new set has it, and Rankings otherwise.
-    if st.session_state.get(_SECTIONS_SHOWN, sections) != sections:
-        st.session_state[TAB_KEY] = asked if asked in sections else RANKINGS
-    st.session_state[_SECTIONS_SHOWN] = sections
-    tab = dict(zip(sections, st.tabs(sections, key=TAB_KEY, bind="query-params")))
-
-    if tab[RANKINGS].open:
-        with tab[RANKINGS]:
-            _rankings_section(page)
-    if AGREEMENT in tab and tab[AGREEMENT].open:
-        with tab[AGREEMENT]:
-            _agreement_section(page)
-    if KEMENY in tab and tab[KEMENY].open:
-        with tab[KEMENY]:
-            _kemeny_section(page)
-    if tab[CD].open:
-        with tab[CD]:
-            _cd_section(page)
-    if tab[INTERVALS].open:
-        with tab[INTERVALS]:
-            _intervals_section(page)
-    if tab[PAIRWISE].open:
-        with tab[PAIRWISE]:
-            _pairwise_section(page)
-    if tab[BAYES].open:
-        with tab[BAYES]:
-            _bayes_section(page)
-    if tab[ELO].open:
-        with tab[ELO]:
-            _elo_section(page)
+    _tabs(page)
 
 
 main()
