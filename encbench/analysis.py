@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from encbench import stats
+from encbench import stats, vocab
 from encbench.experiment import settings_of
 from encbench.store import Reader, queries
 from encbench.views.consensus import cd_inputs, cd_subtitle, pooled_scores
@@ -143,7 +143,7 @@ class Analysis:
         return "\n".join(lines)
 
 
-def analyse(scores: pd.DataFrame, strategy: str = "R-M", *, alpha: float = 0.05,
+def analyse(scores: pd.DataFrame, strategy: str = "R-M", *, alpha: float = vocab.ALPHA.default,
             design: str = "auto", control: str | None = None, **params) -> Analysis:
     """Rank encoders with ``strategy`` and test them, in one call.
 

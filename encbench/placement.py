@@ -403,7 +403,7 @@ def _wilcoxon(scores: pd.DataFrame, names) -> pd.DataFrame:
                                        "losses", "median_difference", "statistic", "pvalue"])
 
 
-def cd_diagram(placement: Placement, model: str, scoring: str, *, alpha: float = 0.05,
+def cd_diagram(placement: Placement, model: str, scoring: str, *, alpha: float = vocab.ALPHA.default,
                design: str = "all"):
     """(chart, NemenyiResult, design description) of the custom encoders against the 32."""
     from encbench import plots  # heavy: Altair, imported where a chart is drawn
@@ -434,7 +434,7 @@ def export_tables(placement: Placement) -> dict[str, pd.DataFrame]:
             "controls": placement.agreement.cells, "encoders": encoders}
 
 
-def export_files(placement: Placement, *, alpha: float = 0.05, formats=("csv", "latex", "provenance"),
+def export_files(placement: Placement, *, alpha: float = vocab.ALPHA.default, formats=("csv", "latex", "provenance"),
                  chart_format: str = "svg") -> dict[str, bytes]:
     """File name -> bytes of every export, each carrying the provenance (run, import path,
     package version and parameters of each custom encoder): in the file, or for a CSV in the
@@ -453,7 +453,7 @@ def export_files(placement: Placement, *, alpha: float = 0.05, formats=("csv", "
     return files
 
 
-def print_report(placement: Placement, *, out=None, alpha: float = 0.05) -> int:
+def print_report(placement: Placement, *, out=None, alpha: float = vocab.ALPHA.default) -> int:
     """The ``place`` command's report: controls first, then ranks and tests; exports to ``out``."""
     from pathlib import Path
 
