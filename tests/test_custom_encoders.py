@@ -216,19 +216,21 @@ def compared_run(tmp_path_factory, published_db):
     params.write_text("[FreqRank]\nscale = true\n")
     run = _cli("run", "--db", str(db), "--datasets", "bundled:tic-tac-toe,bundled:monks-problems-2",
                "--encoders", f"FreqRank={FREQ}", "--encoder-params", str(params),
-               "--models", "DT,LogReg", "--workers", "2")
+               "--models", "DT,LogReg")
     assert run.returncode == 0, run.stderr[-3000:]
     run_id = run.stdout.split("python -m encbench place ")[1].split()[0]
     (folder / "run.out").write_text(run.stdout)
     return db, run_id, folder
 
 
-def test_cli_compare_reports_controls_ranks_tests_and_exports(compared_run):
+def test_cli_compare_reports_controls_ranks_tests_and_exports(compared_run, capsys):
+    from encbench.cli import main
+
     db, run_id, folder = compared_run
     out = folder / "exports"
-    result = _cli("place", run_id, "--db", str(db), "--out", str(out))
-    assert result.returncode == 0, result.stderr[-3000:]
-    text = result.stdout
+    capsys.readouterr()
+    assert main(["place", run_id, "--db", str(db), "--out", str(out)]) == 0
+    text = capsys.readouterr().out
     # the run itself already states the controls' agreement
     assert "controls (MT, OH): 100.0% of 32 cells within 0.005" in (folder / "run.out").read_text()
     # the controls' check comes before the ranking
@@ -268,7 +270,9 @@ def test_placement_matches_a_naive_recomputation(compared_run):
     assert w["n"] == 2 and w["wins"] + w["ties"] + w["losses"] == 2
 
 
-def test_cli_refuses_leaky_encoder_and_name_collision(compared_run):
+def test_cli_refuses_leaky_encoder_and_name_collision(compared_run, capsys):
+    from encbench.cli import main
+
     db, _, _ = compared_run
     # a dry run runs none of a custom encoder's code; the run's bounded pre-run check refuses it
     from encbench.store import Reader
@@ -285,12 +289,15 @@ def test_cli_refuses_leaky_encoder_and_name_collision(compared_run):
     clash = _cli("run", "--db", str(db), "--datasets", "bundled:tic-tac-toe",
                  "--encoders", f"MT={FREQ}", "--models", "DT", "--dry-run")
     assert clash.returncode == 2 and "collides with the study's encoder 'MT'" in clash.stderr
-    nothing = _cli("place", "local-0000", "--db", str(db))
-    assert nothing.returncode == 2 and "unknown run" in nothing.stderr
+    capsys.readouterr()
+    assert main(["place", "local-0000", "--db", str(db)]) == 2
+    nothing = capsys.readouterr().err
+    assert "unknown run" in nothing
     # the command's old name still works, and says it is the old name
-    old = _cli("compare", "local-0000", "--db", str(db))
-    assert old.returncode == 2 and "unknown run" in old.stderr
-    assert "`encbench compare` is now `encbench place`" in old.stderr and "is now" not in nothing.stderr
+    assert main(["compare", "local-0000", "--db", str(db)]) == 2
+    old = capsys.readouterr().err
+    assert "unknown run" in old
+    assert "`encbench compare` is now `encbench place`" in old and "is now" not in nothing
 
 
 # -- controls --------------------------------------------------------------------------------------
