@@ -223,15 +223,24 @@ def test_private_files_makes_what_follows_owner_only_under_any_umask(tmp_path):
     """`run` and `worker` call it first: what they create (DuckDB's write-ahead log included,
     which DuckDB makes afresh with the umask at every checkpoint) is owner-only whatever the
     user's umask, and the bits the user's umask takes away stay away."""
-    code = ("import os, sys; from encbench.cli import private_files; os.umask(int(sys.argv[1], 8)); "
-            "private_files(); open('made', 'w').close(); os.mkdir('dir'); "
-            "print(oct(os.stat('made').st_mode & 0o777), oct(os.stat('dir').st_mode & 0o777), oct(os.umask(0)))")
-    for umask, expected in (("022", "0o600 0o700 0o77"), ("027", "0o600 0o700 0o77"), ("277", "0o400 0o500 0o277")):
-        folder = tmp_path / umask
-        folder.mkdir()
-        done = subprocess.run([sys.executable, "-c", code, umask], cwd=folder, capture_output=True, text=True)
-        assert done.returncode == 0, done.stderr
-        assert done.stdout.split() == expected.split(), umask
+    # one process imports the command line once; a fresh child per umask calls private_files
+    code = ("import os, sys; from encbench.cli import private_files\n"
+            "for umask in sys.argv[1:]:\n"
+            "    pid = os.fork()\n"
+            "    if pid == 0:\n"
+            "        os.chdir(umask); os.umask(int(umask, 8)); private_files(); open('made', 'w').close(); "
+            "os.mkdir('dir')\n"
+            "        print(umask, oct(os.stat('made').st_mode & 0o777), oct(os.stat('dir').st_mode & 0o777), "
+            "oct(os.umask(0)), flush=True)\n"
+            "        os._exit(0)\n"
+            "    assert os.waitpid(pid, 0)[1] == 0, umask\n")
+    expected = {"022": "0o600 0o700 0o77", "027": "0o600 0o700 0o77", "277": "0o400 0o500 0o277"}
+    for umask in expected:
+        (tmp_path / umask).mkdir()
+    done = subprocess.run([sys.executable, "-c", code, *expected], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    seen = {line.split(maxsplit=1)[0]: line.split(maxsplit=1)[1] for line in done.stdout.splitlines()}
+    assert seen == expected
 
 
 def test_the_encoders_command_lists_the_encoders_beyond_the_study(capsys):
