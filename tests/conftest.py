@@ -7,7 +7,14 @@ import shutil
 
 import pytest
 
-from encbench.store import Reader, Writer, import_published, snapshot_path
+# One OpenMP and one BLAS thread per test process, as in task processes (their _child_env): the
+# suite runs one process per core (pytest-xdist), where more threads spin-wait for a busy core
+# (test_models' HGB tuning took 32 s of CPU for 4 s of work). Set before numpy, scikit-learn or
+# LightGBM start their thread pools; the subprocesses the tests start inherit it.
+for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+
+from encbench.store import Reader, Writer, import_published, snapshot_path  # noqa: E402
 
 
 @pytest.fixture(scope="session")
