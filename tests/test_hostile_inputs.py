@@ -408,10 +408,12 @@ def test_the_worker_waits_for_a_busy_database_and_then_runs(private_db, tmp_path
     from encbench.views.runs import WAITING, progress_table
     from encbench.store import Writer
 
+    # the holder lets the database go when told (after the worker's second busy attempt), not
+    # after a fixed time a loaded machine could let pass before the worker's first attempt
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; from encbench.store import Writer; "
-         "w = Writer(sys.argv[1]); print('held', flush=True); time.sleep(3); w.close()", str(private_db)],
-        env=dict(os.environ, PYTHONPATH=str(REPO)), stdout=subprocess.PIPE, text=True)
+        [sys.executable, "-c", "import sys; from encbench.store import Writer; "
+         "w = Writer(sys.argv[1]); print('held', flush=True); sys.stdin.readline(); w.close()", str(private_db)],
+        env=dict(os.environ, PYTHONPATH=str(REPO)), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     queue = RunQueue(private_db)
     queue.submit("run", {"run_id": "local-test", "grid": {"datasets": ["x"], "label": "mine"}})
     request = queue.claim_next()
@@ -424,6 +426,10 @@ def test_the_worker_waits_for_a_busy_database_and_then_runs(private_db, tmp_path
     def sleep(seconds):
         (active,) = queue.active()
         seen.append(active.waiting)
+        if active.waiting["attempt"] >= 2 and holder.poll() is None:
+            holder.stdin.write("release\n")
+            holder.stdin.flush()
+            holder.wait(timeout=60)
         time.sleep(seconds)
 
     try:
@@ -432,6 +438,8 @@ def test_the_worker_waits_for_a_busy_database_and_then_runs(private_db, tmp_path
     finally:
         holder.kill()
         holder.wait()
+        holder.stdin.close()
+        holder.stdout.close()
     assert seen and seen[0]["reason"].startswith(f"{WAITING}: the database")
     assert seen[-1]["attempt"] >= 2                           # retried with backoff
     (active,) = queue.active()
