@@ -126,11 +126,14 @@ def test_the_wheel_installs_into_a_fresh_environment_and_runs_from_elsewhere(tmp
     def run(*args):
         return subprocess.run(list(args), cwd=elsewhere, env=env, capture_output=True, text=True, timeout=120)
 
-    where = run(str(python), "-c", "import encbench, encbench.resources as r; "
-                                   "print(encbench.__file__); print(r.checkout_root())")
+    # where encbench comes from, and the bundled datasets travel too (one interpreter for both)
+    where = run(str(python), "-c", "import encbench, encbench.resources as r; from encbench.data import "
+                                   "load_dataset; print(encbench.__file__); print(r.checkout_root()); "
+                                   "print(load_dataset('bundled:tic-tac-toe').X.shape)")
     assert where.returncode == 0, where.stderr
-    module_file, root = where.stdout.split()
+    module_file, root, shape = where.stdout.strip().splitlines()
     assert Path(module_file).is_relative_to(purelib) and root == "None"
+    assert shape == "(958, 9)"
     check = run(str(python), "-m", "pip", "check")
     assert check.returncode == 0 and "encbench" not in check.stdout, check.stdout + check.stderr
 
@@ -147,10 +150,6 @@ def test_the_wheel_installs_into_a_fresh_environment_and_runs_from_elsewhere(tmp
     # migrations come from inside the package: all of them applied
     migrations = sorted(p.name for p in (REPO / "db" / "migrations").glob("*.sql"))
     assert all(f"applying migration {name}" in init.stderr for name in migrations)
-    # bundled datasets travel too
-    bundled = run(str(python), "-c", "from encbench.data import load_dataset; "
-                                     "print(load_dataset('bundled:tic-tac-toe').X.shape)")
-    assert bundled.returncode == 0 and bundled.stdout.strip() == "(958, 9)", bundled.stderr
     assert not list(elsewhere.iterdir())          # nothing written to the working directory
     # ENCBENCH_DB still overrides the per-user default
     env["ENCBENCH_DB"] = str(tmp_path / "other.duckdb")
