@@ -128,10 +128,13 @@ def test_overview_counts_tables_and_no_exception(server):
 
 
 def _metrics(page) -> dict[str, str]:
+    """The page's metrics, label to value, read once its run is over (read when the first one
+    showed, the others could still be missing: KeyError 'Datasets')."""
     from playwright.sync_api import expect
 
     metrics = page.locator("[data-testid='stMetric']")
     expect(metrics.first).to_be_visible()
+    settled(page)
     shown = {}
     for text in metrics.all_inner_texts():  # "label\nvalue"
         label, _, value = text.strip().partition("\n")

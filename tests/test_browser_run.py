@@ -1,6 +1,7 @@
 """End to end in a real browser: from a CSV on disk to a ranking of encoders on it.
 
-One server for the module, on a private copy of the database (the worker writes to it), with an
+One server for the module, on a private copy of the small database's published results
+(tests/small_db.py: tic-tac-toe among them, with the 32 encoders; the worker writes to it), with an
 encoder plugin installed: the test suite's frequency-rank encoder declared by a dist-info
 directory on the server's PYTHONPATH (what ``pip install`` of a package with an
 ``encbench.encoders`` entry point leaves behind); the app imports nothing from the upload.
@@ -39,11 +40,11 @@ WAIT = 60_000
 
 
 @pytest.fixture(scope="module")
-def server(published_db, tmp_path_factory):
-    """The app on a free port with a private copy of the database and the plugin installed;
-    yields (url, database path)."""
+def server(small_published_db, tmp_path_factory):
+    """The app on a free port with a private copy of the small published database and the plugin
+    installed; yields (url, database path)."""
     folder = tmp_path_factory.mktemp("run_server")
-    db = private_copy(published_db, folder)
+    db = private_copy(small_published_db, folder)
     plugin_root = folder / "site"
     info = plugin_root / "freq_plugin-0.3.dist-info"
     info.mkdir(parents=True)
