@@ -26,15 +26,16 @@ def warm() -> None:
     from encbench import plots  # noqa: F401 - Altair, for every page with a chart
     from encbench.views import consensus, explorer, overview  # noqa: F401 - the pages' views
     from encbench.views.origins import origins_of
-    from pages import common  # pandas, the store, the exports
+    from pages.ui import exports, filters, jobs, navigation, session, text, widgets  # noqa: F401 - every page's helpers
+    from pages.ui.store import db_path, get_reader, levels, scores, summary  # pandas, the store
 
     try:
-        db = common.db_path()
-        version = common.get_reader(db).version
+        db = db_path()
+        version = get_reader(db).version
         origins = origins_of("published")  # the default view (pages/overview.py)
-        common.levels(db, version)
-        common.summary(db, version, origins)
-        common.scores(db, version, origins=origins, prefer="published")
+        levels(db, version)
+        summary(db, version, origins)
+        scores(db, version, origins=origins, prefer="published")
     except Exception:  # the pages report a bad database to the user
         log.warning("warm-up: the database could not be loaded; pages will say why", exc_info=True)
     log.info("warm-up done in %.2f s", time.perf_counter() - start)

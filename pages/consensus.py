@@ -13,10 +13,16 @@ from encbench.jobs import JobCancelled, ProcessJob
 from encbench.views import consensus
 from encbench.views import consensus_analysis as ca
 from encbench.views import rank_intervals as rank_iv
-from pages import common
-from pages.ui.navigation import drill_link
+from pages.ui import exports, store
+from pages.ui.exports import show_chart, show_table, table_exports
+from pages.ui.filters import empty_selection, factor_filters, origin_banner, origin_filter, split_filter, task_levels
+from pages.ui.jobs import cancel_other_jobs, forget_job, session_job
+from pages.ui.navigation import drill_link, ensure_routed, guarded
+from pages.ui.store import data_key
+from pages.ui.text import md_code, md_text
+from pages.ui.widgets import multiselect, parameter_inputs, selectbox, warn_bad_number, warn_bad_parameters
 
-common.ensure_routed()
+ensure_routed()
 
 MAX_DRAWN = 40  # rankings drawn in the side-by-side charts (tables and exports hold all)
 #: The page's tabs, in order; a label is the URL value that opens it (``?section=Rank+intervals``), so
@@ -38,13 +44,13 @@ MODE_TEXT = {
 @st.cache_data(show_spinner=False, max_entries=64)
 def heuristic_ranks(db: str, version: tuple, load_key: tuple, strategies: tuple, mode: str,
                     params: tuple) -> pd.DataFrame:
-    frame = common.scores(db, version, **dict(load_key))
+    frame = store.scores(db, version, **dict(load_key))
     return consensus.consensus_ranks(frame, list(strategies), mode=mode, params=dict(params))
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def kemeny_ranks(db: str, version: tuple, load_key: tuple, mode: str):
-    frame = common.scores(db, version, **dict(load_key))
+    frame = store.scores(db, version, **dict(load_key))
     return consensus.kemeny_ranks(frame, mode=mode)
 
 
@@ -53,19 +59,19 @@ def kemeny_ranks(db: str, version: tuple, load_key: tuple, mode: str):
 # rankings' parts apart, so that adding a strategy solves no Kemeny problem again).
 @st.cache_data(show_spinner=False, max_entries=64)
 def block_design(db: str, version: tuple, load_key: tuple, combination: str, mode: str, design: str):
-    return ca.block_design(common.scores(db, version, **dict(load_key)), combination, mode, design)
+    return ca.block_design(store.scores(db, version, **dict(load_key)), combination, mode, design)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def critical_difference(db: str, version: tuple, load_key: tuple, combination: str, mode: str, alpha: float,
                         design: str) -> ca.CriticalDifference:
-    return ca.critical_difference(common.scores(db, version, **dict(load_key)), combination, mode, design, alpha)
+    return ca.critical_difference(store.scores(db, version, **dict(load_key)), combination, mode, design, alpha)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def intervals(db: str, version: tuple, load_key: tuple, combination: str, mode: str,
               strategy: str, B: int, params: tuple) -> pd.DataFrame:
-    return ca.intervals(common.scores(db, version, **dict(load_key)), combination, mode, strategy, B, dict(params))
+    return ca.intervals(store.scores(db, version, **dict(load_key)), combination, mode, strategy, B, dict(params))
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
@@ -75,7 +81,7 @@ def analysis_of(db: str, version: tuple, load_key: tuple, strategies: tuple, mod
 
     Few are kept: each holds its selection's rows, and its parts (the ranks, Kemeny's solves, each
     tab's statistics) have caches of their own, so a selection seen again is assembled quickly."""
-    frame = common.scores(db, version, **dict(load_key))
+    frame = store.scores(db, version, **dict(load_key))
     mode = ca.used_mode(frame, mode)
     refused, _ = consensus.refused_for_pooling(frame, strategies, mode)
     kept = tuple(s for s in strategies if s not in refused)
@@ -132,7 +138,7 @@ CONTROL_HELP = (
 @st.cache_data(show_spinner=False, max_entries=64)
 def control_result(db: str, version: tuple, load_key: tuple, combination: str, mode: str, alpha: float,
                    design: str, control: str) -> stats.ControlResult:
-    return ca.control_test(common.scores(db, version, **dict(load_key)), combination, mode, design, alpha, control)
+    return ca.control_test(store.scores(db, version, **dict(load_key)), combination, mode, design, alpha, control)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -149,7 +155,7 @@ def control_chart(db: str, version: tuple, load_key: tuple, combination: str, mo
 @st.cache_data(show_spinner=False, max_entries=64)
 def control_wilcoxon(db: str, version: tuple, load_key: tuple, combination: str, mode: str, control: str,
                      others: tuple, alpha: float) -> pd.DataFrame:
-    return ca.against_control(common.scores(db, version, **dict(load_key)), combination, mode, control, others,
+    return ca.against_control(store.scores(db, version, **dict(load_key)), combination, mode, control, others,
                               alpha)
 
 
@@ -169,7 +175,7 @@ def intervals_spec(iv: pd.DataFrame, strategy: str, combination: str) -> dict:
 @st.cache_data(show_spinner=False, max_entries=64)
 def interval_cells(db: str, version: tuple, load_key: tuple, combination: str, mode: str, B: int) -> int:
     """``B x voters x encoders`` of the rank intervals of ``combination`` (what decides where they run)."""
-    frame = common.scores(db, version, **dict(load_key))
+    frame = store.scores(db, version, **dict(load_key))
     return rank_iv.bootstrap_cells(consensus.subset_for(frame, combination, mode), B)
 
 
@@ -208,7 +214,7 @@ INTERVAL_JOBS = "consensus_interval_jobs"  # session state: {inputs: ProcessJob}
 @st.cache_data(show_spinner=False, max_entries=64)
 def pairwise_tests(db: str, version: tuple, load_key: tuple, combination: str, mode: str,
                    encoders: tuple, alpha: float) -> pd.DataFrame:
-    return ca.pairwise(common.scores(db, version, **dict(load_key)), combination, mode, encoders, alpha)
+    return ca.pairwise(store.scores(db, version, **dict(load_key)), combination, mode, encoders, alpha)
 
 
 # Posterior draws drawn on the simplex: up to 2,000 marks Streamlit draws a chart as SVG, whose
@@ -219,7 +225,7 @@ BAYES_DRAWN = 1_500
 @st.cache_data(show_spinner=False, max_entries=32)
 def bayesian_test(db: str, version: tuple, load_key: tuple, combination: str, mode: str,
                   encoder_a: str, encoder_b: str, rope: float) -> stats.BayesianResult:
-    return ca.bayes(common.scores(db, version, **dict(load_key)), combination, mode, encoder_a, encoder_b, rope)
+    return ca.bayes(store.scores(db, version, **dict(load_key)), combination, mode, encoder_a, encoder_b, rope)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -236,7 +242,7 @@ def bayes_chart(db: str, version: tuple, load_key: tuple, combination: str, mode
 @st.cache_data(show_spinner=False, max_entries=32)
 def elo_ratings(db: str, version: tuple, load_key: tuple, combination: str, mode: str, reference: str,
                 B: int) -> stats.EloResult:
-    return ca.elo(common.scores(db, version, **dict(load_key)), combination, mode, reference, B)
+    return ca.elo(store.scores(db, version, **dict(load_key)), combination, mode, reference, B)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -286,9 +292,9 @@ def _combination(targets: list[str]) -> str:
     """The combination the open section is about: one select, shared by the sections that need it."""
     if len(targets) == 1:
         return targets[0]
-    return common.selectbox("Combination", targets, key="detail",
-                            help="The critical-difference diagram, the rank intervals and the pairwise "
-                                 "tests are for one combination at a time (the same one in each tab).")
+    return selectbox("Combination", targets, key="detail",
+                     help="The critical-difference diagram, the rank intervals and the pairwise "
+                          "tests are for one combination at a time (the same one in each tab).")
 
 
 def _mixed_scale_pool(page: _Page, what: str) -> bool:
@@ -305,18 +311,18 @@ def _mixed_scale_pool(page: _Page, what: str) -> bool:
 
 def _control(encoders: list[str]) -> str | None:
     """The control encoder select, shared by the CD and the pairwise tabs (``?control=OH``)."""
-    choice = common.selectbox("Control encoder", [NO_CONTROL, *sorted(encoders)], key="control",
-                              default=NO_CONTROL, help=CONTROL_HELP)
+    choice = selectbox("Control encoder", [NO_CONTROL, *sorted(encoders)], key="control",
+                       default=NO_CONTROL, help=CONTROL_HELP)
     return None if choice in (None, NO_CONTROL) else choice
 
 
 def _rankings_section(page: _Page) -> None:
     view, provenance, selected = page.view, page.provenance, page.selected
     # every strategy column holds consensus ranks (1 = best): LaTeX sets each column's best in bold
-    picked = common.show_table(view.wide, "rankings", provenance, height=min(38 + 35 * len(view.wide), 700),
-                               select=True,
-                               best={c: "min" for c in view.wide.columns
-                                     if pd.api.types.is_numeric_dtype(view.wide[c])})
+    picked = show_table(view.wide, "rankings", provenance, height=min(38 + 35 * len(view.wide), 700),
+                        select=True,
+                        best={c: "min" for c in view.wide.columns
+                              if pd.api.types.is_numeric_dtype(view.wide[c])})
     if picked is None:
         st.caption("Select a row to see that encoder's scores dataset by dataset.")
     else:
@@ -325,7 +331,7 @@ def _rankings_section(page: _Page) -> None:
                    beyond=bool(st.session_state.get("beyond")))
     drawn = view_charts(*page.view_key, RANKINGS)
     if drawn:
-        common.show_chart(drawn["rank-matrix"], "rank-matrix", provenance)
+        show_chart(drawn["rank-matrix"], "rank-matrix", provenance)
     else:
         st.info(f"{len(view.columns)} rankings are too many to draw; the table and its exports hold "
                 "all of them. Narrow the selection or pool the combinations.")
@@ -340,10 +346,10 @@ def _agreement_section(page: _Page) -> None:
         # side by side while both fit; stacked (each at full width) for many rankings
         a, b = st.columns(2) if len(view.columns) <= 5 else (st.container(), st.container())
         with a:
-            common.show_chart(drawn["agreement-spearman"], "agreement-spearman", provenance, width="content")
+            show_chart(drawn["agreement-spearman"], "agreement-spearman", provenance, width="content")
         with b:
-            common.show_chart(drawn["agreement-jaccard"], "agreement-jaccard", provenance, width="content")
-    common.show_table(page.analysis.agreement, "agreement", provenance)
+            show_chart(drawn["agreement-jaccard"], "agreement-jaccard", provenance, width="content")
+    show_table(page.analysis.agreement, "agreement", provenance)
 
 
 def _kemeny_section(page: _Page) -> None:
@@ -361,11 +367,11 @@ def _kemeny_section(page: _Page) -> None:
                "dataset lacks encoders each dataset's pairs are divided by w (w - 1) (w = encoders it "
                "ranks), so the objective is at most the number of datasets; on complete data it is a "
                "sum of +-1 over every dataset and pair, and runs into the thousands.")
-    common.show_table(kemeny_info, "kemeny", provenance,
-                      column_config={"solve_time_s": st.column_config.NumberColumn("solve time (s)", format="%.4f"),
-                                     "agreement": st.column_config.NumberColumn(format="%.3f"),
-                                     "objective": st.column_config.NumberColumn(format="%.4f"),
-                                     "max_objective": st.column_config.NumberColumn("max objective", format="%.4g")})
+    show_table(kemeny_info, "kemeny", provenance,
+               column_config={"solve_time_s": st.column_config.NumberColumn("solve time (s)", format="%.4f"),
+                              "agreement": st.column_config.NumberColumn(format="%.3f"),
+                              "objective": st.column_config.NumberColumn(format="%.4f"),
+                              "max_objective": st.column_config.NumberColumn("max objective", format="%.4g")})
 
 
 # The sections about one combination have selects of their own (combination, incomplete-data
@@ -373,7 +379,7 @@ def _kemeny_section(page: _Page) -> None:
 # reruns that section only, not the page above it (a bootstrap-driven select).
 # The tabs themselves are outside every fragment: switching tabs reruns the page.
 @st.fragment
-@common.guarded
+@guarded
 def _cd_section(page: _Page) -> None:
     db, version, load_key, mode_used, alpha, provenance = (page.db, page.version, page.load_key, page.mode,
                                                            page.alpha, page.provenance)
@@ -382,7 +388,7 @@ def _cd_section(page: _Page) -> None:
     with d1:
         target = _combination(targets)
     with d2:
-        design_name = common.selectbox(
+        design_name = selectbox(
             "Incomplete datasets (Friedman/Nemenyi)", list(stats.BLOCK_DESIGNS), key="blocks", default="all",
             help="The Friedman test and the Nemenyi CD assume every dataset ranks every encoder. "
                  + "; ".join(f"{k}: {v}" for k, v in stats.BLOCK_DESIGNS.items()) + ".")
@@ -402,10 +408,10 @@ def _cd_section(page: _Page) -> None:
         cd = critical_difference(db, version, load_key, target, mode_used, float(alpha), design_name)
         result = cd.result
     except ValueError as exc:
-        st.info(f"No critical-difference diagram for {target}: {common.md_text(exc)}")
+        st.info(f"No critical-difference diagram for {target}: {md_text(exc)}")
         return
     if control is not None and control not in set(result.mean_ranks.index.astype(str)):
-        st.info(f"The control {common.md_code(control)} has no result in *{design_name}*: showing the "
+        st.info(f"The control {md_code(control)} has no result in *{design_name}*: showing the "
                 "Nemenyi diagram of all pairs.")
         control = None
     if control is not None:
@@ -418,7 +424,7 @@ def _cd_section(page: _Page) -> None:
                                   f" (R-M on the Rankings tab ranks every voter; this diagram *{design_name}*.)"))
     cd_provenance = provenance.with_filters(detail=target, blocks=design_name)
     # one Download menu under the diagram: its picture and its numbers
-    common.show_chart(spec, "cd-diagram", cd_provenance, width="content", scroll=True, table=(cd.table, "nemenyi"))
+    show_chart(spec, "cd-diagram", cd_provenance, width="content", scroll=True, table=(cd.table, "nemenyi"))
 
 
 def _control_diagram(page: _Page, target: str, design_name: str, control: str) -> None:
@@ -429,9 +435,9 @@ def _control_diagram(page: _Page, target: str, design_name: str, control: str) -
     spec, subtitle = control_chart(db, version, load_key, target, mode_used, alpha, design_name, control)
     st.caption(" · ".join(subtitle) + f". Encoders whose mean rank lies outside the orange bar differ "
                f"significantly from {control} (Bonferroni-Dunn).")
-    cprov = provenance.with_filters(detail=target, blocks=design_name, control=control)
-    common.show_chart(spec, "cd-control", cprov, width="content")
-    common.show_table(result.table, "control-test", cprov, best={"p_holm": "min"}, column_config={
+    control_provenance = provenance.with_filters(detail=target, blocks=design_name, control=control)
+    show_chart(spec, "cd-control", control_provenance, width="content")
+    show_table(result.table, "control-test", control_provenance, best={"p_holm": "min"}, column_config={
         c: st.column_config.NumberColumn(format="%.4g") for c in ("difference", "z", "p_value", "p_bonferroni",
                                                                   "p_holm")})
     st.caption(f"difference = mean rank - {control}'s (negative: better than {control}); significant_bd: "
@@ -439,7 +445,7 @@ def _control_diagram(page: _Page, target: str, design_name: str, control: str) -
 
 
 @st.fragment
-@common.guarded
+@guarded
 def _intervals_section(page: _Page) -> None:
     db, version, load_key, mode_used, param_key, provenance = (page.db, page.version, page.load_key, page.mode,
                                                                page.param_key, page.provenance)
@@ -449,7 +455,7 @@ def _intervals_section(page: _Page) -> None:
         target = _combination(targets)
     interval_options, left_out = ca.interval_strategies(strategies)   # expensive ones left out
     with d2:
-        interval_strategy = common.selectbox(
+        interval_strategy = selectbox(
             "Interval strategy", interval_options, key="istrategy",
             help="Bootstrap intervals need one consensus per resample; "
                  + ", ".join(f"{s} (one {vocab.STRATEGY_REGISTRY[s].cost} each)" for s in left_out)
@@ -460,7 +466,7 @@ def _intervals_section(page: _Page) -> None:
     with d3:
         B = st.number_input("Bootstrap resamples", 50, 2000, 200, 50, key="B", bind="query-params")
     key = (db, version, load_key, target, mode_used, interval_strategy, int(B), param_key)
-    common.cancel_other_jobs(INTERVAL_JOBS, key)   # the view changed: stop work nobody will see
+    cancel_other_jobs(INTERVAL_JOBS, key)   # the view changed: stop work nobody will see
     try:
         cells = interval_cells(*key[:5], int(B))
         if rank_iv.in_worker(cells):
@@ -472,12 +478,12 @@ def _intervals_section(page: _Page) -> None:
             iv = intervals(*key)
             spec = intervals_chart(*key)
     except ValueError as exc:
-        st.info(f"No rank intervals for {target}: {common.md_text(exc)}")
+        st.info(f"No rank intervals for {target}: {md_text(exc)}")
         return
     st.caption(f"{interval_strategy} consensus rank with its 95% bootstrap interval "
                f"({int(B)} resamples of the voters, seed 0).")
-    iprov = provenance.with_filters(detail=target, interval_strategy=interval_strategy, B=int(B))
-    common.show_chart(spec, "rank-intervals", iprov, table=(iv, "rank-intervals"))
+    intervals_provenance = provenance.with_filters(detail=target, interval_strategy=interval_strategy, B=int(B))
+    show_chart(spec, "rank-intervals", intervals_provenance, table=(iv, "rank-intervals"))
 
 
 def _worker_intervals(key: tuple, cells: int) -> pd.DataFrame | None:
@@ -497,7 +503,7 @@ def _worker_intervals(key: tuple, cells: int) -> pd.DataFrame | None:
     target, mode_used, strategy, B, param_key = key[3:]
 
     def start() -> ProcessJob:
-        frame = consensus.subset_for(common.scores(*key[:2], **dict(key[2])), target, mode_used)
+        frame = consensus.subset_for(store.scores(*key[:2], **dict(key[2])), target, mode_used)
         return ProcessJob(rank_iv.rank_intervals_job, rank_iv.job_scores(frame), strategy, B, param_key,
                           cancel_grace=0)
 
@@ -510,20 +516,20 @@ def _worker_intervals(key: tuple, cells: int) -> pd.DataFrame | None:
         st.info(text + " The page stays usable; the chart appears when they are done.",
                 icon=":material/hourglass_top:")
 
-    job = common.session_job(INTERVAL_JOBS, key, start, prefix="intervals", progress=progress,
-                             cancel_label="Cancel", restart_label="Compute them",
-                             cancelled_text=f"The {strategy} rank intervals ({B:,} resamples) were cancelled.")
+    job = session_job(INTERVAL_JOBS, key, start, prefix="intervals", progress=progress,
+                      cancel_label="Cancel", restart_label="Compute them",
+                      cancelled_text=f"The {strategy} rank intervals ({B:,} resamples) were cancelled.")
     if job is None:
         return None
     if job.error is None and job.result is not None:
-        common.forget_job(INTERVAL_JOBS, key)   # kept by its inputs for every session
+        forget_job(INTERVAL_JOBS, key)   # kept by its inputs for every session
         finished.put(key, job.result)
         return job.result
     if isinstance(job.error, ValueError):
         raise job.error
     error = job.error or JobCancelled("the worker returned no intervals")
     st.error(f"The {strategy} rank intervals could not be computed: {type(error).__name__}: "
-             f"{common.md_text(error)}")
+             f"{md_text(error)}")
     return None
 
 
@@ -548,7 +554,7 @@ def _effect_columns() -> dict:
 
 
 @st.fragment
-@common.guarded
+@guarded
 def _pairwise_section(page: _Page) -> None:
     db, version, load_key, mode_used, alpha = page.db, page.version, page.load_key, page.mode, page.alpha
     lower_is_better = page.analysis.lower_is_better
@@ -566,15 +572,15 @@ def _pairwise_section(page: _Page) -> None:
         return
     # No "Select all" row: while the user types, Streamlit puts "Select N matches" first, so
     # typing MT + Enter added the 13 encoders whose names contain MT instead of MT.
-    chosen = common.multiselect("Encoders to compare", present, key="wilcoxon", default=present[:2],
-                                help="A is the encoder listed first; a positive median difference "
-                                     "means A scores higher.", select_all=False)
+    chosen = multiselect("Encoders to compare", present, key="wilcoxon", default=present[:2],
+                         help="A is the encoder listed first; a positive median difference "
+                              "means A scores higher.", select_all=False)
     if len(chosen) < 2:
         st.info("Choose two encoders or more to test.")
         return
     table = pairwise_tests(db, version, load_key, target, mode_used, tuple(chosen), float(alpha))
-    wprov = page.provenance.with_filters(detail=target, wilcoxon=list(chosen))
-    common.show_table(table, "wilcoxon", wprov, best={"p_holm": "min"}, column_config={
+    wilcoxon_provenance = page.provenance.with_filters(detail=target, wilcoxon=list(chosen))
+    show_table(table, "wilcoxon", wilcoxon_provenance, best={"p_holm": "min"}, column_config={
         c: st.column_config.NumberColumn(format="%.4g") for c in ("median_difference", "p_value", "p_holm")}
         | _effect_columns())
     st.caption(EFFECT_HELP)
@@ -585,7 +591,7 @@ def _control_pairs(page: _Page, target: str, control: str, others: list[str]) ->
     db, version, load_key, mode_used, alpha = page.db, page.version, page.load_key, page.mode, page.alpha
     lower_is_better = page.analysis.lower_is_better
     if not others:
-        st.info(f"{target} has no encoder besides {common.md_code(control)} to compare with it.")
+        st.info(f"{target} has no encoder besides {md_code(control)} to compare with it.")
         return
     table = control_wilcoxon(db, version, load_key, target, mode_used, control, tuple(others), float(alpha))
     differ = table[table["significant"]]
@@ -598,8 +604,8 @@ def _control_pairs(page: _Page, target: str, control: str, others: list[str]) ->
                     f"**{len(better)}** {better_word} ({', '.join(better) or 'none'}), **{len(worse)}** {worse_word} "
                     f"({', '.join(worse) or 'none'}); the other {len(others) - len(differ)} do not differ "
                     f"significantly.")
-    cprov = page.provenance.with_filters(detail=target, control=control)
-    common.show_table(table, "wilcoxon-control", cprov, best={"p_holm": "min"}, column_config={
+    control_provenance = page.provenance.with_filters(detail=target, control=control)
+    show_table(table, "wilcoxon-control", control_provenance, best={"p_holm": "min"}, column_config={
         c: st.column_config.NumberColumn(format="%.4g") for c in ("median_difference", "p_value", "p_holm")}
         | _effect_columns())
     st.caption(f"A is the control, {control}: a negative median difference or rank-biserial means the other "
@@ -618,11 +624,11 @@ BAYES_HELP = (
 
 
 @st.fragment
-@common.guarded
+@guarded
 def _bayes_section(page: _Page) -> None:
     db, version, load_key, mode_used = page.db, page.version, page.load_key, page.mode
     st.caption(BAYES_HELP)
-    common.warn_bad_number("rope", low=0.0, high=0.5)
+    warn_bad_number("rope", low=0.0, high=0.5)
     d1, d2, d3, d4 = st.columns([2, 1, 1, 1])
     with d1:
         target = _combination(page.analysis.targets)
@@ -633,9 +639,9 @@ def _bayes_section(page: _Page) -> None:
         st.info(f"{target} has fewer than two encoders with results: nothing to compare.")
         return
     with d2:
-        a = common.selectbox("Encoder A", present, key="bayes_a", default=present[0])
+        a = selectbox("Encoder A", present, key="bayes_a", default=present[0])
     with d3:
-        b = common.selectbox("Encoder B", [e for e in present if e != a], key="bayes_b", default=present[1])
+        b = selectbox("Encoder B", [e for e in present if e != a], key="bayes_b", default=present[1])
     with d4:
         rope = st.number_input("ROPE (score units)", 0.0, 0.5, 0.01, 0.001, format="%.3f", key="rope",
                                bind="query-params",
@@ -647,19 +653,19 @@ def _bayes_section(page: _Page) -> None:
     try:
         result = bayesian_test(db, version, load_key, target, mode_used, a, b, float(rope))
     except ValueError as exc:
-        st.info(f"No Bayesian test for {target}: {common.md_text(exc)}")
+        st.info(f"No Bayesian test for {target}: {md_text(exc)}")
         return
     with st.container(key="bayes-probabilities"):
         st.markdown(f"P({a} better) = **{result.p_a_better:.3f}** · P(equivalent) = **{result.p_equivalent:.3f}** "
                     f"· P({b} better) = **{result.p_b_better:.3f}** ({ca.n_text(result.n_datasets, mode_used)}, "
                     f"ROPE = +-{result.rope:g})")
-    bprov = page.provenance.with_filters(detail=target, bayes_a=a, bayes_b=b, rope=float(rope))
-    common.show_chart(bayes_chart(db, version, load_key, target, mode_used, a, b, float(rope)),
-                      "bayesian-simplex", bprov, width="content")
-    common.show_table(result.table, "bayesian", bprov, column_config={
+    bayes_provenance = page.provenance.with_filters(detail=target, bayes_a=a, bayes_b=b, rope=float(rope))
+    show_chart(bayes_chart(db, version, load_key, target, mode_used, a, b, float(rope)),
+               "bayesian-simplex", bayes_provenance, width="content")
+    show_table(result.table, "bayesian", bayes_provenance, column_config={
         c: st.column_config.NumberColumn(format="%.4f") for c in result.table.columns if c.startswith(("p_", "mean_"))})
     st.caption(f"The {result.samples.shape[0]:,} posterior draws behind it:")
-    common.table_exports(result.sample_frame(), "bayesian-draws", bprov)
+    table_exports(result.sample_frame(), "bayesian-draws", bayes_provenance)
 
 
 #: what the Elo tab computes and assumes (its help)
@@ -675,19 +681,19 @@ ELO_HELP = (
 
 
 @st.fragment
-@common.guarded
+@guarded
 def _elo_section(page: _Page) -> None:
     db, version, load_key, mode_used = page.db, page.version, page.load_key, page.mode
     st.caption(ELO_HELP)
-    common.warn_bad_number("elo_B", low=50, high=2000, integer=True)
+    warn_bad_number("elo_B", low=50, high=2000, integer=True)
     d1, d2, d3 = st.columns([2, 1, 1])
     with d1:
         target = _combination(page.analysis.targets)
     scored = sorted(set(consensus.subset_for(page.analysis.scores, target, mode_used)["encoder"].astype(str)))
     with d2:
-        reference = common.selectbox("Reference encoder (Elo 1000)", scored, key="elo_ref", default="OH",
-                                     help="The ratings are shifted so that this encoder has 1000; "
-                                          "differences between encoders do not depend on it.")
+        reference = selectbox("Reference encoder (Elo 1000)", scored, key="elo_ref", default="OH",
+                              help="The ratings are shifted so that this encoder has 1000; "
+                                   "differences between encoders do not depend on it.")
     with d3:
         B = st.number_input("Bootstrap resamples", 50, 2000, 200, 50, key="elo_B", bind="query-params")
     if mode_used == "pooled":
@@ -696,7 +702,7 @@ def _elo_section(page: _Page) -> None:
     try:
         result = elo_ratings(db, version, load_key, target, mode_used, reference, int(B))
     except ValueError as exc:
-        st.info(f"No Elo ratings for {target}: {common.md_text(exc)}")
+        st.info(f"No Elo ratings for {target}: {md_text(exc)}")
         return
     best = result.table.iloc[0]
     # ratings that show the same (rounded to a point) are a tie, not a winner
@@ -709,18 +715,18 @@ def _elo_section(page: _Page) -> None:
             head = (f"Highest Elo: **{best['encoder']}** ({best['elo']:.0f}, {result.level:.0%} interval "
                     f"{best['low']:.0f} to {best['high']:.0f}; win rate {best['win_rate']:.3f})")
         st.markdown(f"{head} · {result.reference} = 1000 (the reference) · {ca.n_text(result.n_datasets, mode_used)}")
-    eprov = page.provenance.with_filters(detail=target, elo_ref=reference, elo_B=int(B))
+    elo_provenance = page.provenance.with_filters(detail=target, elo_ref=reference, elo_B=int(B))
     drawn = elo_charts(db, version, load_key, target, mode_used, reference, int(B))
-    common.show_chart(drawn["elo"], "elo", eprov)
-    common.show_table(result.table, "elo", eprov, best={"elo": "max", "win_rate": "max"}, column_config={
+    show_chart(drawn["elo"], "elo", elo_provenance)
+    show_table(result.table, "elo", elo_provenance, best={"elo": "max", "win_rate": "max"}, column_config={
         "elo": st.column_config.NumberColumn("Elo", format="%.0f"),
         "low": st.column_config.NumberColumn(format="%.0f"), "high": st.column_config.NumberColumn(format="%.0f"),
         "win_rate": st.column_config.NumberColumn("win rate", format="%.3f"),
         "wins": st.column_config.NumberColumn(help="matches won, ties counting half", format="%g")})
     st.caption("Win rates: the share of their shared datasets on which the row encoder beats the column "
                "one (ties half); grey: the diagonal, and pairs that never meet.")
-    common.show_chart(drawn["win-rates"], "win-rates", eprov, width="content",
-                      table=(result.win_rates.reset_index(), "win-rates"))
+    show_chart(drawn["win-rates"], "win-rates", elo_provenance, width="content",
+               table=(result.win_rates.reset_index(), "win-rates"))
 
 
 def _tabs(page: _Page) -> None:
@@ -742,7 +748,7 @@ def _tabs(page: _Page) -> None:
         if asked and asked not in sections:   # Streamlit drops it and opens the first tab
             needs = {AGREEMENT: " (it needs two rankings or more)",
                      KEMENY: f" (it needs {consensus.KEMENY_STRATEGY} among the strategies)"}
-            st.info(f"This view has no {common.md_code(asked)} tab{needs.get(asked, '')}: showing *{RANKINGS}*.")
+            st.info(f"This view has no {md_code(asked)} tab{needs.get(asked, '')}: showing *{RANKINGS}*.")
     # Streamlit identifies a tab set by its labels: another set is another widget, which can come
     # back with the tab last open in *that* set. So when the set changes (a filter changed, no tab
     # was clicked) the tab open until now stays open if the new set has it, and Rankings otherwise.
@@ -777,7 +783,7 @@ def _tabs(page: _Page) -> None:
             _elo_section(page)
 
 
-@common.guarded
+@guarded
 def main() -> None:
     """The page: the filters, the analysis of the selection, and the open tab."""
     st.title("Consensus rankings")
@@ -785,39 +791,39 @@ def main() -> None:
                "(1 = best; ties share a rank). Everything below follows the filters, which are kept "
                "in the URL.")
 
-    db, version = common.data_key()
-    task, lv = common.task_levels(db, version)
+    db, version = data_key()
+    task, lv = task_levels(db, version)
 
-    common.warn_bad_parameters()
-    common.warn_bad_number("B", low=50, high=2000, integer=True)
+    warn_bad_parameters()
+    warn_bad_number("B", low=50, high=2000, integer=True)
     with st.container(border=True):
-        selected = common.factor_filters(lv, {"model": ["LogReg"], "tuning": ["no"], "scoring": ["AUC"]}, task=task)
+        selected = factor_filters(lv, {"model": ["LogReg"], "tuning": ["no"], "scoring": ["AUC"]}, task=task)
         c1, c2, c3 = st.columns([3, 2, 2])
         with c1:
-            strategies = common.multiselect(
+            strategies = multiselect(
                 "Aggregation strategies", list(stats.STRATEGIES), key="strategy",
                 default=["R-M", "Q-M", "R-Nem"], help=vocab.strategy_help())
         with c2:
             # alpha stays enabled without R-Nem: the CD diagram and the pairwise tests below use it
-            values = common.parameter_inputs(strategies, keep_enabled=("alpha",))
+            values = parameter_inputs(strategies, keep_enabled=("alpha",))
         alpha = values["alpha"]
         with c3:
             mode = st.radio("Several combinations", list(consensus.MODES), key="mode",
                             bind="query-params",
                             help="; ".join(f"{k}: {v}" for k, v in MODE_TEXT.items()))
-        choice, origins, prefer = common.origin_filter(lv)
-        split = common.split_filter(lv)
+        choice, origins, prefer = origin_filter(lv)
+        split = split_filter(lv)
 
-    missing = common.empty_selection({**selected, "strategy": strategies})
+    missing = empty_selection({**selected, "strategy": strategies})
     if missing:
         st.warning(f"Select at least one value for: {', '.join(missing)}.")
         st.stop()
 
     filter_key = (("models", tuple(selected["model"])), ("tunings", tuple(selected["tuning"])),
                   ("scorings", tuple(selected["scoring"])), ("splits", (split,)), ("tasks", (task,)))
-    common.origin_banner(choice, prefer, **dict(filter_key))
+    origin_banner(choice, prefer, **dict(filter_key))
     load_key = (*filter_key, ("origins", origins), ("prefer", prefer))
-    rows = common.scores(db, version, **dict(load_key))
+    rows = store.scores(db, version, **dict(load_key))
     if rows.empty:
         st.info("No results for this combination of model, tuning and metric. "
                 "(In the published data LGBM was run without tuning only, and SVM without model tuning.)")
@@ -845,7 +851,7 @@ def main() -> None:
                 if expensive else contextlib.nullcontext():
             analysis = analysis_of(*view_key)
     except ValueError as exc:  # e.g. Q-Th on RMSE (it needs a bounded, higher-is-better metric)
-        st.warning(f"No consensus for this selection: {common.md_text(exc)}.")
+        st.warning(f"No consensus for this selection: {md_text(exc)}.")
         st.stop()
     mode_used = analysis.mode
     if analysis.refused:
@@ -860,7 +866,7 @@ def main() -> None:
                "strategy": strategies, **params, "mode": mode_used, "origin": choice,
                **({"prefer": prefer} if choice == "both" else {}),
                **({"split": split} if "time" in lv.get("split", []) else {})}
-    provenance = common.provenance("consensus", filters, rows, version, task=task)
+    provenance = exports.provenance("consensus", filters, rows, version, task=task)
     page = _Page(db, version, task, selected, choice, prefer, load_key, view_key, param_key, float(alpha), analysis,
                  provenance)
 

@@ -3,15 +3,21 @@ import pandas as pd
 import streamlit as st
 
 from encbench import plots, vocab
-from encbench.metrics import greater_is_better
 from encbench.experiment import key_columns
+from encbench.metrics import greater_is_better
+from encbench.store import published, queries
 from encbench.views import explorer, labels
 from encbench.views import origins as origin_views
 from encbench.views.run_result import published_agreement
-from encbench.store import published, queries
-from pages import common
+from pages.ui import exports, store
+from pages.ui.exports import dash_missing, show_chart, show_table
+from pages.ui.filters import empty_selection, factor_filters, origin_banner, origin_filter, split_filter, task_levels
+from pages.ui.navigation import ensure_routed
+from pages.ui.store import data_key, datasets_table, get_reader, raw_scores, view_datasets
+from pages.ui.text import md_text
+from pages.ui.widgets import multiselect, selectbox
 
-common.ensure_routed()
+ensure_routed()
 
 #: The tabs below the summary (labels are URL values: ?section=Distributions).
 DRILL = "Drill down"
@@ -23,24 +29,24 @@ st.title("Results explorer")
 st.caption("Scores per dataset, filtered. Ranks are computed within each (dataset, model, tuning, "
            "metric): 1 = best score. Filters are kept in the URL: share it to share this view.")
 
-db, version = common.data_key()
-task, lv = common.task_levels(db, version)
-datasets_info = common.datasets_table(db, version)
+db, version = data_key()
+task, levels = task_levels(db, version)
+datasets_info = datasets_table(db, version)
 names = dict(zip(datasets_info["dataset"].astype(str), datasets_info["name"].astype(str)))
 
 with st.container(border=True):
-    selected = common.factor_filters(lv, {"model": None, "tuning": ["no"], "scoring": ["AUC"]}, task=task)
-    choice, origins, prefer = common.origin_filter(lv)
-    split = common.split_filter(lv)
+    selected = factor_filters(levels, {"model": None, "tuning": ["no"], "scoring": ["AUC"]}, task=task)
+    choice, origins, prefer = origin_filter(levels)
+    split = split_filter(levels)
     # the picker offers the datasets of this view only (local-only uploads are not published ones)
-    task_datasets = set(lv["dataset"])  # the datasets of this task
-    all_datasets = [d for d in common.view_datasets(db, version, origins) if d in task_datasets]
+    task_datasets = set(levels["dataset"])  # the datasets of this task
+    all_datasets = [d for d in view_datasets(db, version, origins) if d in task_datasets]
     c1, c3 = st.columns([4, 1])
     with c1:
         # the encoders beyond the study are a family of the registry's, offered while they are added
-        families = common.multiselect("Encoder family",
-                                      labels.family_names(beyond=origin_views.BEYOND_ORIGIN in origins),
-                                      key="family", help="Families from the encoder registry.")
+        families = multiselect("Encoder family",
+                               labels.family_names(beyond=origin_views.BEYOND_ORIGIN in origins),
+                               key="family", help="Families from the encoder registry.")
     with c3:
         every = st.toggle("All datasets", value=True, key="all_datasets", bind="query-params")
     if every:
@@ -49,18 +55,18 @@ with st.container(border=True):
         # Options are "id: name" as shown, so the URL holds readable values (?dataset=31: credit-g).
         label_of = {d: f"{d}: {names.get(d, '?')}" for d in all_datasets}
         id_of = {v: k for k, v in label_of.items()}
-        picked = common.multiselect("Datasets", list(label_of.values()), key="dataset",
-                                    default=[label_of[d] for d in all_datasets[:5]])
+        picked = multiselect("Datasets", list(label_of.values()), key="dataset",
+                             default=[label_of[d] for d in all_datasets[:5]])
         chosen_datasets = [id_of[p] for p in picked]
 
-missing = common.empty_selection({**selected, "family": families, "dataset": chosen_datasets})
+missing = empty_selection({**selected, "family": families, "dataset": chosen_datasets})
 if missing:
     st.warning(f"Select at least one value for: {', '.join(missing)}.")
     st.stop()
 
 # the study's 32 and, while they are added, the encoders beyond it (a local run of one of those
 # counts too: it is in the view's rows)
-encoders = [e for e in labels.encoders_of_families(families) if e in lv["encoder"]]
+encoders = [e for e in labels.encoders_of_families(families) if e in levels["encoder"]]
 if not encoders:
     st.info("No encoder of the chosen families has results.")
     st.stop()
@@ -68,8 +74,8 @@ if not encoders:
 filter_args = dict(datasets=None if every else tuple(chosen_datasets), models=tuple(selected["model"]),
                    tunings=tuple(selected["tuning"]), scorings=tuple(selected["scoring"]),
                    encoders=tuple(encoders), splits=(split,), tasks=(task,))
-common.origin_banner(choice, prefer, **filter_args)
-rows = common.scores(db, version, **filter_args, origins=origins, prefer=prefer)
+origin_banner(choice, prefer, **filter_args)
+rows = store.scores(db, version, **filter_args, origins=origins, prefer=prefer)
 # the coverage grid and the heatmap hold the study's encoders and those of the view's rows, not
 # an encoder whose results this view leaves out (beyond the study while they are not added)
 encoders = [e for e in encoders if e in vocab.ENCODERS or e in set(rows["encoder"])]
@@ -81,13 +87,13 @@ if rows.empty:
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def ranked(db: str, version: tuple, key: tuple):
-    frame = common.scores(db, version, **dict(key))
+    frame = store.scores(db, version, **dict(key))
     return explorer.ranked_scores(frame)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def fold_spread(db: str, version: tuple, run_ids: tuple) -> pd.DataFrame:
-    return queries.fold_spread(common.get_reader(db), list(run_ids))
+    return queries.fold_spread(get_reader(db), list(run_ids))
 
 
 def with_fold_spread(db: str, version: tuple, table: pd.DataFrame) -> pd.DataFrame:
@@ -138,21 +144,21 @@ def heatmap_chart(db: str, version: tuple, key: tuple, field: str, encoders: tup
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def side_by_side(db: str, version: tuple, key: tuple):
-    both = common.raw_scores(db, version, **dict(key), origins=("published", "local"))
+    both = raw_scores(db, version, **dict(key), origins=("published", "local"))
     return explorer.published_vs_local(both)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def agreements(db: str, version: tuple, key: tuple):
     """Per published dataset with local scores: how they agree with the published ones."""
-    both = common.raw_scores(db, version, **dict(key), origins=("published", "local"))
+    both = raw_scores(db, version, **dict(key), origins=("published", "local"))
     return published_agreement(both[both["origin"] == "local"], both[both["origin"] == "published"])
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def fold_rows(db: str, version: tuple, run_ids: tuple) -> pd.DataFrame:
     """The per-fold scores of local runs (the published ones come averaged over folds)."""
-    return queries.fold_scores(common.get_reader(db), list(run_ids))
+    return queries.fold_scores(get_reader(db), list(run_ids))
 
 
 def dataset_label(dataset: str) -> str:
@@ -181,7 +187,7 @@ def drill_down() -> None:
     st.caption("Pick an encoder to see where it wins and loses, a dataset to see its scores fold by fold, "
                "two encoders to compare them dataset by dataset. The filters above apply.")
     st.subheader("An encoder, dataset by dataset")
-    encoder = common.selectbox("Encoder", present, key="drill_encoder", default=present[0] if present else None)
+    encoder = selectbox("Encoder", present, key="drill_encoder", default=present[0] if present else None)
     if encoder:
         profile = explorer.encoder_profile(table, encoder, names)
         best = int((profile["rank"] == 1).sum())
@@ -189,22 +195,22 @@ def drill_down() -> None:
             st.markdown(f"**{encoder}** is best on **{best}** of {len(profile):,} (dataset, setting) pairs on "
                         f"{profile['dataset'].nunique()} datasets; its median rank is "
                         f"{profile['rank'].median():g}. Largest gaps to the best first.")
-        common.show_table(profile.rename(columns={"scoring": "metric"}), "drill-encoder",
-                          prov.with_filters(drill_encoder=encoder), height=min(38 + 35 * max(len(profile), 1), 420),
-                          column_config={
-                              "cv_score": st.column_config.NumberColumn("score", format="%.4f"),
-                              "best_score": st.column_config.NumberColumn("best score", format="%.4f"),
-                              "best_encoders": st.column_config.TextColumn("best encoder(s)"),
-                              "n_encoders": st.column_config.NumberColumn("encoders ranked"),
-                              "behind": st.column_config.NumberColumn(
-                                  "behind the best", format="%.4f",
-                                  help="How far its score is from the best of that dataset and setting, in "
-                                       "score units (a lower-is-better metric counted the same way).")})
+        show_table(profile.rename(columns={"scoring": "metric"}), "drill-encoder",
+                   page_provenance.with_filters(drill_encoder=encoder), height=min(38 + 35 * max(len(profile), 1), 420),
+                   column_config={
+                       "cv_score": st.column_config.NumberColumn("score", format="%.4f"),
+                       "best_score": st.column_config.NumberColumn("best score", format="%.4f"),
+                       "best_encoders": st.column_config.TextColumn("best encoder(s)"),
+                       "n_encoders": st.column_config.NumberColumn("encoders ranked"),
+                       "behind": st.column_config.NumberColumn(
+                           "behind the best", format="%.4f",
+                           help="How far its score is from the best of that dataset and setting, in "
+                                "score units (a lower-is-better metric counted the same way).")})
 
     st.subheader("A dataset, fold by fold")
     shown_datasets = [d for d in chosen_datasets if d in set(table["dataset"].astype(str))]
     label_of = {d: dataset_label(d) for d in shown_datasets}
-    picked = common.selectbox("Dataset", list(label_of.values()), key="drill_dataset")
+    picked = selectbox("Dataset", list(label_of.values()), key="drill_dataset")
     dataset = next((d for d, label in label_of.items() if label == picked), None)
     if dataset is not None:
         local = sorted({r for r in table.loc[(table["dataset"].astype(str) == dataset)
@@ -217,24 +223,25 @@ def drill_down() -> None:
         per_fold = explorer.dataset_folds(folds, dataset)
         if per_fold.empty:
             with st.container(key="drill-no-folds"):
-                st.info(f"No per-fold scores of {common.md_text(dataset_label(dataset))} in this view: the published "
+                st.info(f"No per-fold scores of {md_text(dataset_label(dataset))} in this view: the published "
                         "scores come averaged over their 5 folds, and only local runs keep each fold. Its "
                         "scores per encoder are below; run it on the Run page (or choose *both* or *local* "
                         "under *Results*) to see the folds.")
             mine = table[table["dataset"].astype(str) == dataset]
             mine = mine[[c for c in ("encoder", "family", "model", "tuning", "scoring", "cv_score", "rank", "origin")
                          if c in mine.columns]].sort_values([*vocab.FACTORS, "rank"], kind="stable")
-            common.show_table(mine.rename(columns={"scoring": "metric"}), "drill-dataset",
-                              prov.with_filters(drill_dataset=dataset), height=min(38 + 35 * max(len(mine), 1), 420),
-                              column_config={"cv_score": st.column_config.NumberColumn("score", format="%.4f")})
+            show_table(mine.rename(columns={"scoring": "metric"}), "drill-dataset",
+                       page_provenance.with_filters(drill_dataset=dataset),
+                       height=min(38 + 35 * max(len(mine), 1), 420),
+                       column_config={"cv_score": st.column_config.NumberColumn("score", format="%.4f")})
         else:
             fold_columns = [c for c in per_fold.columns if c.startswith("fold_")]
             st.caption(f"{len(per_fold):,} experiments of local runs, {len(fold_columns)} folds each; mean and sample "
                        "standard deviation over the folds. Best mean first within each setting.")
-            common.show_table(per_fold.rename(columns={"scoring": "metric"}), "drill-folds",
-                              prov.with_filters(drill_dataset=dataset),
-                              column_config={c: st.column_config.NumberColumn(format="%.4f")
-                                             for c in [*fold_columns, "mean", "sd"]})
+            show_table(per_fold.rename(columns={"scoring": "metric"}), "drill-folds",
+                       page_provenance.with_filters(drill_dataset=dataset),
+                       column_config={c: st.column_config.NumberColumn(format="%.4f")
+                                      for c in [*fold_columns, "mean", "sd"]})
 
     st.subheader("Two encoders, head to head")
     if len(present) < 2:
@@ -242,21 +249,21 @@ def drill_down() -> None:
         return
     a_col, b_col = st.columns(2)
     with a_col:
-        a = common.selectbox("Encoder A", present, key="drill_a", default=present[0])
+        a = selectbox("Encoder A", present, key="drill_a", default=present[0])
     with b_col:
-        b = common.selectbox("Encoder B", [e for e in present if e != a], key="drill_b",
-                             default=present[1] if present[1] != a else present[0])
+        b = selectbox("Encoder B", [e for e in present if e != a], key="drill_b",
+                      default=present[1] if present[1] != a else present[0])
     duel = explorer.head_to_head(table, a, b, names)
     if duel.points.empty:
         st.info(f"{a} and {b} have no dataset and setting in common in this selection.")
         return
     with st.container(key="drill-duel-summary"):
         st.markdown(duel.summary)
-    duel_prov = prov.with_filters(drill_a=a, drill_b=b)
+    duel_provenance = page_provenance.with_filters(drill_a=a, drill_b=b)
     chart = plots.head_to_head_scatter(duel.points.assign(name=duel.points["name"].fillna(duel.points["dataset"])),
                                        encoder_a=a, encoder_b=b, title=f"{a} vs {b}: one point per dataset and setting")
-    common.show_chart(chart, "head-to-head", duel_prov, width="content",
-                      table=(duel.points.rename(columns={"scoring": "metric"}), "head-to-head"))
+    show_chart(chart, "head-to-head", duel_provenance, width="content",
+               table=(duel.points.rename(columns={"scoring": "metric"}), "head-to-head"))
     st.caption(f"Above the dashed diagonal {b} scores higher, below it {a} (for a lower-is-better metric the "
                "better one is the lower score: the colour says which is better).")
 
@@ -273,8 +280,8 @@ table = with_fold_spread(db, version, table)
 filters = {"model": selected["model"], "tuning": selected["tuning"], "metric": selected["scoring"],
            "family": families, "origin": choice, **({"prefer": prefer} if choice == "both" else {}),
            "dataset": "all" if every else chosen_datasets,
-           **({"split": split} if "time" in lv.get("split", []) else {})}
-prov = common.provenance("explorer", filters, table, version, task=task)
+           **({"split": split} if "time" in levels.get("split", []) else {})}
+page_provenance = exports.provenance("explorer", filters, table, version, task=task)
 
 grid = explorer.coverage(table, encoders, chosen_datasets)
 n_combos = table[list(vocab.FACTORS)].drop_duplicates().shape[0]
@@ -308,14 +315,14 @@ if scores_tab.open:
                                     "rows). Local runs record the same quantity here, so the two compare like "
                                     "with like; their total time (encoding + fitting or tuning + predicting) "
                                     "is kept apart.")}
-        shown, as_text = common.dash_missing(listed, {c: spec[1] for c, spec in optional.items()})
+        shown, as_text = dash_missing(listed, {c: spec[1] for c, spec in optional.items()})
         optional_config = {
             c: (st.column_config.TextColumn(label, help=text, alignment="right") if c in as_text
                 else st.column_config.NumberColumn(label, format=printf, help=text))
             for c, (label, _, printf, text) in optional.items()}
         # 20 rows when there are as many (Streamlit's default shows 10 in any window)
-        common.show_table(
-            listed, "scores", prov, shown=shown, height=min(38 + 35 * max(len(listed), 1), 38 + 35 * 20),
+        show_table(
+            listed, "scores", page_provenance, shown=shown, height=min(38 + 35 * max(len(listed), 1), 38 + 35 * 20),
             best={c: d for c, d in (("cv_score", SCORE_BEST), ("rank", "min")) if c in listed and d},
             latex={"best_within": [c for c in ("dataset", "model", "tuning", "metric") if c in listed],
                    "drop": [c for c in internal if c in listed]},
@@ -324,14 +331,14 @@ if distributions_tab.open:
     with distributions_tab:
         for column, (item, spec) in zip(st.columns(2), box_charts(db, version, load_key).items()):
             with column:
-                common.show_chart(spec, item, prov)
+                show_chart(spec, item, page_provenance)
 if heatmap_tab.open:
     with heatmap_tab:
         value = st.radio("Cell value", ["rank", "score"], horizontal=True, key="cell", bind="query-params",
                          help="Mean over the selected model/tuning/metric combinations.")
         field = "rank" if value == "rank" else "cv_score"
-        clicked = common.show_chart(heatmap_chart(db, version, load_key, field, tuple(encoders),
-                                                  tuple(chosen_datasets)), f"heatmap-{value}", prov, select=CELL)
+        clicked = show_chart(heatmap_chart(db, version, load_key, field, tuple(encoders),
+                                           tuple(chosen_datasets)), f"heatmap-{value}", page_provenance, select=CELL)
         if clicked:
             cell_encoder, cell_dataset = str(clicked[0]["encoder"]), str(clicked[0]["dataset"])
             st.button(f"Drill down: {cell_encoder} dataset by dataset, and {dataset_label(cell_dataset)} fold by fold",
@@ -356,7 +363,7 @@ if not pairs.empty:
     for dataset, agreement in agreements(db, version, filter_key).items():
         if agreement.low:
             with st.container(key=f"agreement-{dataset}"):
-                st.warning(agreement.message(common.md_text(names.get(dataset, dataset))), icon=":material/rule:")
+                st.warning(agreement.message(md_text(names.get(dataset, dataset))), icon=":material/rule:")
     diff = pairs["difference"]
     st.markdown(f"Mean difference **{diff.mean():+.4f}**, mean absolute difference "
                 f"**{diff.abs().mean():.4f}**, largest **{diff.abs().max():.4f}** "
@@ -375,10 +382,10 @@ if not pairs.empty:
     shown = pairs.assign(name=pairs["dataset"].map(names)).rename(columns={"scoring": "metric"})
     shown = shown[["dataset", "name", "model", "tuning", "metric", "encoder", "published", "local",
                    "difference", "note", "local_runs"]]
-    pair_prov = common.provenance("explorer-published-vs-local", {**filters, "origin": "both"},
-                                  common.raw_scores(db, version, **filter_args, origins=("published", "local")),
+    pair_provenance = exports.provenance("explorer-published-vs-local", {**filters, "origin": "both"},
+                                  raw_scores(db, version, **filter_args, origins=("published", "local")),
                                   version)
-    common.show_table(shown, "published-vs-local", pair_prov, height=min(38 + 35 * len(shown), 420),
-                      column_config={c: st.column_config.NumberColumn(format="%.4f")
-                                     for c in ("published", "local")}
-                      | {"difference": st.column_config.NumberColumn(format="%+.4f")})
+    show_table(shown, "published-vs-local", pair_provenance, height=min(38 + 35 * len(shown), 420),
+               column_config={c: st.column_config.NumberColumn(format="%.4f")
+                              for c in ("published", "local")}
+               | {"difference": st.column_config.NumberColumn(format="%+.4f")})

@@ -12,9 +12,13 @@ import streamlit as st
 
 from encbench import custom, placement, vocab
 from encbench.stats import STRATEGIES
-from pages import common
+from pages.ui.exports import show_chart, show_table
+from pages.ui.filters import DEFAULT_TASK, task_filter
+from pages.ui.navigation import ensure_routed, guarded
+from pages.ui.store import data_key, get_reader, snapshot_label
+from pages.ui.text import md_code, md_text
 
-common.ensure_routed()
+ensure_routed()
 
 st.title("New encoder")
 st.caption(
@@ -28,12 +32,12 @@ st.caption(
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _runs(db: str, version: tuple):
-    return placement.comparison_runs(common.get_reader(db))
+    return placement.comparison_runs(get_reader(db))
 
 
 @st.cache_data(show_spinner="Ranking the new encoder among the 32 under every strategy...", max_entries=8)
 def _place(db: str, version: tuple, run_id: str, strategies: tuple, alpha: float):
-    return placement.place(common.get_reader(db), run_id, strategies=list(strategies), alpha=alpha)
+    return placement.place(get_reader(db), run_id, strategies=list(strategies), alpha=alpha)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -55,11 +59,11 @@ def _plugins_note() -> None:
                    "See docs/user-guide.md, 'Bring your own encoder'.")
 
 
-@common.guarded
+@guarded
 def main() -> None:
-    db, version = common.data_key()
-    task = common.task_filter()
-    if task != common.DEFAULT_TASK:
+    db, version = data_key()
+    task = task_filter()
+    if task != DEFAULT_TASK:
         # the 32 are placed by their published scores, which exist for binary targets only
         with st.container(key="no-published-reference"):
             st.info(f"No published reference for {task}: this page ranks an encoder among the study's 32 by "
@@ -77,7 +81,7 @@ def main() -> None:
     run_ids = list(labels)
     wanted = st.query_params.get("run")
     if wanted and wanted not in run_ids:
-        st.warning(f"The link names run {common.md_code(wanted)}, which holds no custom encoder; "
+        st.warning(f"The link names run {md_code(wanted)}, which holds no custom encoder; "
                    "showing the newest one.")
     run_id = st.selectbox("Comparison run", run_ids, index=run_ids.index(wanted) if wanted in run_ids else 0,
                           format_func=labels.get, key="byo_run")
@@ -89,13 +93,13 @@ def main() -> None:
                                  value=vocab.ALPHA.default, key="byo_alpha", help=vocab.ALPHA.help)
     result = _place(db, version, run_id, tuple(strategies), float(alpha))
     info = result.info
-    prov = dataclasses.replace(result.provenance(), snapshot=common.snapshot_label(version), task=task)
+    page_provenance = dataclasses.replace(result.provenance(), snapshot=snapshot_label(version), task=task)
 
     for c in info.customs:
         p = c.provenance()
         package = " ".join(filter(None, [p["package"], p["version"]])) or "package and version unknown"
-        st.markdown(f"**{common.md_text(c.name)}**: {common.md_code(p['import'])} ({common.md_text(package)}), "
-                    f"parameters {common.md_code(p['params'])}")
+        st.markdown(f"**{md_text(c.name)}**: {md_code(p['import'])} ({md_text(package)}), "
+                    f"parameters {md_code(p['params'])}")
 
     st.subheader("1. Controls: does the local protocol reproduce the published numbers here?")
     agreement = result.agreement
@@ -104,10 +108,10 @@ def main() -> None:
     else:
         st.success(agreement.headline().capitalize(), icon=":material/check_circle:")
     if len(agreement.by_encoder_model):
-        common.show_table(agreement.by_encoder_model, "controls", prov,
-                          column_config={"share": st.column_config.NumberColumn(format="percent")})
+        show_table(agreement.by_encoder_model, "controls", page_provenance,
+                   column_config={"share": st.column_config.NumberColumn(format="percent")})
     if result.unpublished:
-        st.caption(f"Left out (no published results): {common.md_text(', '.join(result.unpublished))}.")
+        st.caption(f"Left out (no published results): {md_text(', '.join(result.unpublished))}.")
     if result.ranks.empty:
         st.info("The new encoder has no finished score on a published dataset yet.")
         return
@@ -118,7 +122,7 @@ def main() -> None:
                "place; \"3 of 33\" is a rank without ties.")
     for line in result.summary_lines():
         st.markdown(f"- {line.strip()}")
-    common.show_table(result.rank_table(), "ranks", prov)
+    show_table(result.rank_table(), "ranks", page_provenance)
 
     st.subheader("3. Critical-difference diagram against the 32")
     combos = [(placement.POOLED, placement.POOLED)] + sorted(
@@ -139,16 +143,16 @@ def main() -> None:
     else:
         st.caption(f"{description.rstrip('.')}. The new encoder is drawn in orange, its label in bold.")
         # at its own width: stretched, the right-hand labels (where a weak new encoder hangs) ran off
-        common.show_chart(chart, "cd", prov.with_filters(combination=names[combo], design=design),
-                          width="content", scroll=True)
+        show_chart(chart, "cd", page_provenance.with_filters(combination=names[combo], design=design),
+                   width="content", scroll=True)
 
     st.subheader("4. Against the best published encoder")
     st.caption("Wilcoxon signed-rank test over datasets (pooled: over dataset x model x metric, which are "
                "not independent: read its p-value as descriptive). The best published encoder is the R-M "
                "winner among the 32 on the same datasets.")
-    common.show_table(result.wilcoxon.drop(columns=["tuning"]), "wilcoxon", prov,
-                      column_config={"median_difference": st.column_config.NumberColumn(format="%.4f"),
-                                     "pvalue": st.column_config.NumberColumn(format="%.3g")})
+    show_table(result.wilcoxon.drop(columns=["tuning"]), "wilcoxon", page_provenance,
+               column_config={"median_difference": st.column_config.NumberColumn(format="%.4f"),
+                              "pvalue": st.column_config.NumberColumn(format="%.3g")})
 
 
 main()

@@ -4,14 +4,17 @@ import streamlit as st
 
 from encbench import plots, vocab
 from encbench.views import overview
-from pages import common
-from pages.ui.navigation import drill_link
+from pages.ui import store
+from pages.ui.exports import provenance, show_chart, show_table
+from pages.ui.filters import DEFAULT_TASK, origin_banner, origin_filter, task_levels
+from pages.ui.navigation import drill_link, ensure_routed
+from pages.ui.store import data_key, datasets_table, runs_table, summary
 
 HEADLINE = overview.HEADLINE_STRATEGY
 #: The tabs below the headline (labels are URL values: ?section=Runs).
 SECTIONS = ("Results per model and tuning", "Runs", "Datasets")
 
-common.ensure_routed()
+ensure_routed()
 
 #: where a newcomer goes next: the paper behind the published results
 PAPER_URL = "https://arxiv.org/abs/2307.09191"
@@ -26,13 +29,13 @@ GUIDE = (
     "your file before running anything, then runs them with the published protocol.")
 
 st.title("encbench")
-db, version = common.data_key()
-task, lv = common.task_levels(db, version)
+db, version = data_key()
+task, levels = task_levels(db, version)
 st.markdown(f"Which encoder should turn your categorical columns into numbers? encbench compares "
             f"{len(vocab.ALL_ENCODERS)} encoders (the published benchmark's {len(vocab.ENCODERS)}, Matteucci et al., "
             f"NeurIPS 2023, and {len(vocab.BEYOND_ENCODERS)} practitioners use today) on binary, multiclass and "
             f"regression targets: the published datasets, encbench's own R datasets and your own data.")
-st.caption(overview.task_holds(task, lv) + " What is in the database, and which encoders win overall.")
+st.caption(overview.task_holds(task, levels) + " What is in the database, and which encoders win overall.")
 with st.container(horizontal=True, key="next-steps"):
     st.page_link("pages/run.py", label="Run the encoders on your data", icon=":material/upload_file:")
     st.page_link("pages/consensus.py", label="Rankings per model and metric", icon=":material/leaderboard:")
@@ -40,13 +43,13 @@ with st.container(horizontal=True, key="next-steps"):
 with st.expander("New here? How to read this page", icon=":material/school:"):
     st.markdown(GUIDE)
 tasks = (task,)
-choice, origins, prefer = common.origin_filter(lv)
-info = common.summary(db, version, origins)
-if (choice != "published" or task != common.DEFAULT_TASK) and info["results"]:
+choice, origins, prefer = origin_filter(levels)
+info = summary(db, version, origins)
+if (choice != "published" or task != DEFAULT_TASK) and info["results"]:
     # one score per experiment (a local re-run of a published experiment is not a new result),
     # of the view's task only
-    info = {**info, **overview.score_counts(common.scores(db, version, origins=origins, prefer=prefer,
-                                                          tasks=tasks)).as_dict()}
+    info = {**info, **overview.score_counts(store.scores(db, version, origins=origins, prefer=prefer,
+                                                         tasks=tasks)).as_dict()}
 if info["results"] == 0:
     st.info("The database holds no results yet. Build it with `python -m encbench db init` "
             "(which `make run` does) or run experiments from *Run on your data*.")
@@ -57,31 +60,31 @@ for col, (label, key) in zip(cols, [("Datasets", "datasets"), ("Encoders", "enco
                                     ("Models", "models"), ("Metrics", "scorings"),
                                     ("Results", "results"), ("Runs", "runs")]):
     col.metric(label, f"{info[key]:,}")
-common.origin_banner(choice, prefer, tasks=tasks)
+origin_banner(choice, prefer, tasks=tasks)
 if choice != "published":
     st.caption("Results count one score per experiment: where a published and a local score "
                f"exist, only the {prefer} one.")
 
 st.markdown(
-    f"**Models** {', '.join(vocab.ordered('model', lv['model']))} · "
-    f"**Metrics** {', '.join(vocab.ordered('scoring', lv['scoring']))} · "
-    f"**Tuning** {', '.join(vocab.ordered('tuning', lv['tuning']))} · "
-    f"**Origins in the database** {', '.join(lv['origin'])}"
+    f"**Models** {', '.join(vocab.ordered('model', levels['model']))} · "
+    f"**Metrics** {', '.join(vocab.ordered('scoring', levels['scoring']))} · "
+    f"**Tuning** {', '.join(vocab.ordered('tuning', levels['tuning']))} · "
+    f"**Origins in the database** {', '.join(levels['origin'])}"
 )
 
-everything = common.scores(db, version, origins=origins, prefer=prefer, tasks=tasks)
+everything = store.scores(db, version, origins=origins, prefer=prefer, tasks=tasks)
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
 def headline(db: str, version: tuple, origins: tuple, prefer: str,
              tasks: tuple = ("binary",)) -> overview.Headline:
-    return overview.headline_consensus(common.scores(db, version, origins=origins, prefer=prefer, tasks=tasks))
+    return overview.headline_consensus(store.scores(db, version, origins=origins, prefer=prefer, tasks=tasks))
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
 def result_counts(db: str, version: tuple, origins: tuple, prefer: str,
                   tasks: tuple = ("binary",)) -> dict[str, pd.DataFrame]:
-    everything = common.scores(db, version, origins=origins, prefer=prefer, tasks=tasks)
+    everything = store.scores(db, version, origins=origins, prefer=prefer, tasks=tasks)
     return {"model": overview.counts_by_pair(everything, "model", "tuning"),
             "scoring": overview.counts_by_pair(everything, "scoring", "tuning")}
 
@@ -109,7 +112,7 @@ st.caption(
 )
 head = headline(db, version, origins, prefer, tasks)
 table = head.table
-prov = common.provenance("overview", {"strategy": HEADLINE, "scope": "all results", "origin": choice,
+page_provenance = provenance("overview", {"strategy": HEADLINE, "scope": "all results", "origin": choice,
                                       **({"prefer": prefer} if choice == "both" else {})},
                          everything, version, task=task)
 best = head.best
@@ -118,26 +121,26 @@ with st.container(key="headline-best"):
                 f"{table['mean_rank'].iloc[0]:.2f}; {head.coverage_text}).")
 left, right = st.columns([1, 1])  # 3:2 left the table too narrow for its five columns
 with left:
-    common.show_chart(charts(db, version, origins, prefer, tasks)["headline-consensus"], "headline-consensus", prov)
+    show_chart(charts(db, version, origins, prefer, tasks)["headline-consensus"], "headline-consensus", page_provenance)
 with right:
     # narrow number columns: the table fits its column without a horizontal scroll
-    picked = common.show_table(table[["rank", "encoder", "family", "mean_rank", "n_voters"]],
-                               "headline-consensus", prov, height=420, best={"mean_rank": "min"}, select=True,
-                               column_config={"mean_rank": st.column_config.NumberColumn("mean rank", format="%.3f"),
-                                              "n_voters": st.column_config.NumberColumn("voters")})
+    picked = show_table(table[["rank", "encoder", "family", "mean_rank", "n_voters"]],
+                        "headline-consensus", page_provenance, height=420, best={"mean_rank": "min"}, select=True,
+                        column_config={"mean_rank": st.column_config.NumberColumn("mean rank", format="%.3f"),
+                                       "n_voters": st.column_config.NumberColumn("voters")})
     if picked is None:
         st.caption("Select a row to see that encoder's scores dataset by dataset.")
     else:
         # the headline pools every model, tuning and metric: the explorer opens on all of them
-        drill_link(str(picked["encoder"]), task=task, models=lv["model"], tunings=lv["tuning"],
-                   metrics=lv["scoring"], origin=choice, prefer=prefer, beyond=bool(st.session_state.get("beyond")))
+        drill_link(str(picked["encoder"]), task=task, models=levels["model"], tunings=levels["tuning"],
+                   metrics=levels["scoring"], origin=choice, prefer=prefer, beyond=bool(st.session_state.get("beyond")))
 if len(head.left_out):
     st.caption("Not in the headline ranking, as their results cover too few of the voters: their mean rank "
                "over the voters they have, among the encoders each of those has, is not comparable with the "
                "ranking above. The *Consensus* page ranks them per model, tuning and metric.")
-    common.show_table(head.left_out, "headline-left-out", prov,
-                      column_config={"mean_rank": st.column_config.NumberColumn("own mean rank", format="%.3f"),
-                                     "n_voters": st.column_config.NumberColumn("voters")})
+    show_table(head.left_out, "headline-left-out", page_provenance,
+               column_config={"mean_rank": st.column_config.NumberColumn("own mean rank", format="%.3f"),
+                              "n_voters": st.column_config.NumberColumn("voters")})
 
 # Below the headline, one section at a time: only the open tab is drawn (stateful tabs, bound to
 # the URL as ?section=...), which keeps a first visit to two elements a browser must draw besides
@@ -147,16 +150,17 @@ if counts_tab.open:
     with counts_tab:
         c1, c2 = st.columns([3, 2])
         with c1:
-            common.show_chart(charts(db, version, origins, prefer, tasks)["results-per-model"], "results-per-model",
-                              prov)
+            show_chart(charts(db, version, origins, prefer, tasks)["results-per-model"], "results-per-model",
+                       page_provenance)
         with c2:
-            common.show_table(result_counts(db, version, origins, prefer, tasks)["scoring"], "results-per-metric", prov)
+            show_table(result_counts(db, version, origins, prefer, tasks)["scoring"], "results-per-metric",
+                       page_provenance)
 if runs_tab.open:
     with runs_tab:
-        runs = common.runs_table(db, version)
+        runs = runs_table(db, version)
         shown = runs[["run_id", "label", "origin", "status", "n_ok", "n_failed", "n_timeout", "created_at",
                       "finished_at"]]
-        common.show_table(shown, "runs", prov, column_config={
+        show_table(shown, "runs", page_provenance, column_config={
             "run_id": st.column_config.TextColumn("run", width="medium"),
             **{c: st.column_config.NumberColumn(c.removeprefix("n_"), width="small")
                for c in ("n_ok", "n_failed", "n_timeout")},
@@ -167,7 +171,7 @@ if datasets_tab.open:
     with datasets_tab:
         st.caption(f"{info['datasets']} datasets with results in this view; *results* counts the "
                    "view's score rows of each.")
-        datasets = overview.datasets_in_view(common.datasets_table(db, version), everything)
+        datasets = overview.datasets_in_view(datasets_table(db, version), everything)
         keep = [c for c in ("dataset", "name", "source", "openml_id", "n_rows", "n_features",
                             "n_categorical", "results") if c in datasets.columns]
-        common.show_table(datasets[keep], "datasets", prov)
+        show_table(datasets[keep], "datasets", page_provenance)

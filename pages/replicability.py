@@ -6,9 +6,15 @@ from encbench import plots, stats, vocab
 from encbench.jobs import ProcessJob
 from encbench.views import replicability
 from encbench.views.labels import combination_label
-from pages import common
+from pages.ui.exports import provenance, show_chart, show_table
+from pages.ui.filters import origin_banner, origin_filter, split_filter, task_levels, task_options
+from pages.ui.jobs import cancel_other_jobs, session_job
+from pages.ui.navigation import ensure_routed
+from pages.ui.store import data_key, scores
+from pages.ui.text import md_text
+from pages.ui.widgets import multiselect, parameter_inputs, selectbox, warn_bad_number, warn_bad_parameters
 
-common.ensure_routed()
+ensure_routed()
 
 st.title("Replicability")
 st.caption("For each sample size s, draw pairs of disjoint samples of s datasets, compute the "
@@ -16,48 +22,48 @@ st.caption("For each sample size s, draw pairs of disjoint samples of s datasets
            "rho, J-replicability the mean Jaccard index of the best encoders. Bands are "
            "bootstrapped 95% intervals of the means (the study's Figure 2).")
 
-db, version = common.data_key()
-task, lv = common.task_levels(db, version)
+db, version = data_key()
+task, levels = task_levels(db, version)
 tasks = (task,)
 
-common.warn_bad_number("n_pairs", low=10, high=1000, integer=True)
-common.warn_bad_number("step", low=1, high=10, integer=True)
-common.warn_bad_parameters()
+warn_bad_number("n_pairs", low=10, high=1000, integer=True)
+warn_bad_number("step", low=1, high=10, integer=True)
+warn_bad_parameters()
 with st.container(border=True):
     c1, c2, c3 = st.columns(3)
     with c1:
-        model = common.selectbox("Model", common.task_options("model", lv["model"], task), key="model",
-                                 default="LogReg")
+        model = selectbox("Model", task_options("model", levels["model"], task), key="model",
+                          default="LogReg")
     with c2:
-        tuning = common.selectbox("Tuning", vocab.ordered("tuning", lv["tuning"]), key="tuning",
-                                  default="no")
+        tuning = selectbox("Tuning", vocab.ordered("tuning", levels["tuning"]), key="tuning",
+                           default="no")
     with c3:
-        scoring = common.selectbox("Metric", common.task_options("scoring", lv["scoring"], task), key="metric",
-                                   default="AUC")
+        scoring = selectbox("Metric", task_options("scoring", levels["scoring"], task), key="metric",
+                            default="AUC")
     # the last column holds two sliders side by side: at 2/8 "alpha (R-Nem)" wrapped
     s1, s2, s3, s4 = st.columns([3, 2, 1, 3])
     with s1:
-        strategies = common.multiselect("Aggregation strategies", list(stats.STRATEGIES),
-                                        key="strategy", default=["R-M", "Q-M"],
-                                        help=vocab.strategy_help())
+        strategies = multiselect("Aggregation strategies", list(stats.STRATEGIES),
+                                 key="strategy", default=["R-M", "Q-M"],
+                                 help=vocab.strategy_help())
     with s2:
         n_pairs = st.number_input("Sample pairs per size", 10, 1000, 100, 10, key="n_pairs",
                                   bind="query-params")
     with s3:
         step = st.number_input("Size step", 1, 10, 5, 1, key="step", bind="query-params")
     with s4:
-        values = common.parameter_inputs(strategies)
-    choice, origins, prefer = common.origin_filter(lv)
-    split = common.split_filter(lv)
+        values = parameter_inputs(strategies)
+    choice, origins, prefer = origin_filter(levels)
+    split = split_filter(levels)
 
 if not strategies:
     st.warning("Select at least one aggregation strategy.")
     st.stop()
 
-common.origin_banner(choice, prefer, models=(model,), tunings=(tuning,), scorings=(scoring,), splits=(split,),
-                     tasks=tasks)
-rows = common.scores(db, version, models=(model,), tunings=(tuning,), scorings=(scoring,),
-                     origins=origins, prefer=prefer, splits=(split,), tasks=tasks)
+origin_banner(choice, prefer, models=(model,), tunings=(tuning,), scorings=(scoring,), splits=(split,),
+              tasks=tasks)
+rows = scores(db, version, models=(model,), tunings=(tuning,), scorings=(scoring,),
+              origins=origins, prefer=prefer, splits=(split,), tasks=tasks)
 if rows.empty:
     st.info(f"No results for {combination_label(model, tuning, scoring)}. "
             "(In the published data LGBM was run without tuning only, and SVM without model tuning.)")
@@ -76,8 +82,8 @@ params = stats.params_for(strategies, values)
 def one_size(db: str, version: tuple, combo: tuple, strategy: str, size: int, n_pairs: int,
              params: tuple, origins: tuple = ("published",), prefer: str = "published",
              splits: tuple = ("cv",), tasks: tuple = ("binary",)):
-    frame = common.scores(db, version, models=(combo[0],), tunings=(combo[1],), scorings=(combo[2],),
-                          origins=origins, prefer=prefer, splits=splits, tasks=tasks)
+    frame = scores(db, version, models=(combo[0],), tunings=(combo[1],), scorings=(combo[2],),
+                   origins=origins, prefer=prefer, splits=splits, tasks=tasks)
     use = stats.params_for(strategy, dict(params))
     result = stats.replicability(frame, [size], n_pairs=n_pairs, seed=0, strategy=strategy, **use)
     return result.summary.assign(strategy=strategy), result.pairs.assign(strategy=strategy)
@@ -122,21 +128,21 @@ def worker_job(strategy: str):
         st.progress(job.fraction, text=text + f" The page stays usable; the {strategy} line is added when "
                                               "they are done.")
 
-    return common.session_job(f"replicability_{spec.worker}", key, start, prefix=spec.worker, progress=progress,
-                              cancel_label=f"Cancel {strategy}", restart_label=f"Compute {strategy}",
-                              cancelled_text=f"{strategy} was cancelled; the figure shows the other strategies.")
+    return session_job(f"replicability_{spec.worker}", key, start, prefix=spec.worker, progress=progress,
+                       cancel_label=f"Cancel {strategy}", restart_label=f"Compute {strategy}",
+                       cancelled_text=f"{strategy} was cancelled; the figure shows the other strategies.")
 
 
 for strategy in vocab.worker_strategies(vocab.AGGREGATIONS):
     if strategy not in in_worker:
-        common.cancel_other_jobs(f"replicability_{vocab.STRATEGY_REGISTRY[strategy].worker}")  # left out: stop
+        cancel_other_jobs(f"replicability_{vocab.STRATEGY_REGISTRY[strategy].worker}")  # left out: stop
         continue                                                                                # work nobody sees
     job = worker_job(strategy)
     if job is not None and job.error is None:
         summaries.append(job.result.summary.assign(strategy=strategy))
         pairs.append(job.result.pairs.assign(strategy=strategy))
     elif job is not None:
-        st.error(f"{strategy} could not be computed: {type(job.error).__name__}: {common.md_text(job.error)}")
+        st.error(f"{strategy} could not be computed: {type(job.error).__name__}: {md_text(job.error)}")
 if in_worker and not summaries:
     st.stop()
 
@@ -147,16 +153,16 @@ long = pd.concat([replicability.replicability_long(summary[summary["strategy"] =
 filters = {"model": model, "tuning": tuning, "metric": scoring, "strategy": shown,
            "n_pairs": int(n_pairs), "sizes": sizes, **params, "seed": 0, "origin": choice,
            **({"prefer": prefer} if choice == "both" else {}),
-           **({"split": split} if "time" in lv.get("split", []) else {})}
-prov = common.provenance("replicability", filters, rows, version, task=task)
+           **({"split": split} if "time" in levels.get("split", []) else {})}
+page_provenance = provenance("replicability", filters, rows, version, task=task)
 
 title = f"Replicability: {combination_label(model, tuning, scoring)}"
-common.show_chart(plots.replicability_chart(long, color="strategy", title=title),
-                  "replicability", prov, width="content")
+show_chart(plots.replicability_chart(long, color="strategy", title=title),
+           "replicability", page_provenance, width="content")
 st.subheader("Summary")
-common.show_table(summary[["strategy", "sample_size", "n_pairs", "rho_mean", "rho_low", "rho_high",
-                           "J_mean", "J_low", "J_high"]], "replicability-summary", prov,
+show_table(summary[["strategy", "sample_size", "n_pairs", "rho_mean", "rho_low", "rho_high",
+                    "J_mean", "J_low", "J_high"]], "replicability-summary", page_provenance,
                   best={"rho_mean": "max", "J_mean": "max"})
 with st.expander("Every sample pair"):
-    common.show_table(pd.concat(pairs, ignore_index=True)[["strategy", "sample_size", "pair", "rho", "J"]],
-                      "replicability-pairs", prov)
+    show_table(pd.concat(pairs, ignore_index=True)[["strategy", "sample_size", "pair", "rho", "J"]],
+               "replicability-pairs", page_provenance)

@@ -13,20 +13,23 @@ from encbench.data import BUNDLED_DIR, DEFAULT_MAX_BYTES, DatasetError, list_bun
 from encbench.data.bundled import find_bundled
 from encbench.data.fingerprint import match_published, recognise
 from encbench.data.target import target_task
-from encbench.metrics import metrics_for
-from encbench.models import models_for
 from encbench.encoders import ALL_REGISTRY, BEYOND_FAMILY, FAMILIES, applies_to_task
 from encbench.encoders.registry import BEYOND_REGISTRY
 from encbench.engine.grid import Grid
 from encbench.engine.queue_requests import SPLIT_MODES, default_workers
-from encbench.run_form import RunForm, positive_class_choice
 from encbench.engine.splits import late_level_warnings, time_column_candidates
+from encbench.metrics import metrics_for
+from encbench.models import models_for
+from encbench.run_form import RunForm, positive_class_choice
 from encbench.uploads import previous_upload, stage_upload
 from encbench.views.run_result import cv_folds
-from pages import common, run_advice
-from pages.ui import run_panels
+from pages import run_advice
+from pages.ui import run_panels, store
+from pages.ui.navigation import ensure_routed, guarded
+from pages.ui.session import read_only, read_only_notice, session_owner
+from pages.ui.text import md_code, md_text
 
-common.ensure_routed()
+ensure_routed()
 
 MAX_MB = DEFAULT_MAX_BYTES // 1_000_000
 FILE_TYPES = ["csv", "tsv", "txt", "parquet", "pq", "arff", "gz"]
@@ -183,9 +186,9 @@ def _count(n: int, noun: str) -> str:
 st.title("Run on your data")
 st.caption("Which encoder should I use on my dataset? Upload it, run the encoders, and compare "
            "their ranking on your data with the published consensus.")
-if common.read_only():  # nothing is uploaded, stored or queued on a server shared read-only
-    common.read_only_notice("uploads and runs are turned off. The Runs page lists the runs made so far; "
-                            "to run the encoders on your data, start encbench on your own machine.")
+if read_only():  # nothing is uploaded, stored or queued on a server shared read-only
+    read_only_notice("uploads and runs are turned off. The Runs page lists the runs made so far; "
+                     "to run the encoders on your data, start encbench on your own machine.")
     st.stop()
 queue = run_panels.queue()
 run_panels.keep_worker_alive(queue)
@@ -201,14 +204,14 @@ if source == "Upload a file":
     if upload is None:
         st.info("Choose a file to start, or pick a bundled dataset.")
         st.stop()
-    staged = _stage(upload.getvalue(), upload.name, common.db_path())
+    staged = _stage(upload.getvalue(), upload.name, store.db_path())
     if not staged.ok:
         for error in staged.errors:
-            st.error(common.md_text(error))
+            st.error(md_text(error))
         st.stop()
     # said only to the session that launched a run on these bytes: to any other it would tell
     # that someone else uploaded them (the staged file is cached for every session, so asked here)
-    previous = previous_upload(staged.sha256, common.session_owner(), common.db_path())
+    previous = previous_upload(staged.sha256, session_owner(), store.db_path())
     if previous is not None:
         st.info(f"You uploaded this exact file before (stored as `{previous.name}`); "
                 "a run with the same choices resumes instead of starting over.")
@@ -282,7 +285,7 @@ else:
     if candidates:
         with st.container(border=True, key="time-split"):
             st.markdown(f"**Evaluation split.** This file has a column that orders its rows in time "
-                        f"({', '.join(common.md_code(c) for c in candidates)}). "
+                        f"({', '.join(md_code(c) for c in candidates)}). "
                         + ("Shuffled folds (cv: KFold, for a regression target)" if task == "regression"
                            else "Stratified folds (the published protocol)")
                         + " train on rows from the future of their test rows; a target encoder then "
@@ -323,12 +326,12 @@ else:
     report = _check(staged.sha256, staged.filename, target, positive, tuple(categorical) if categorical else None,
                     tuple(drop), time_column, staged, task)
     for error in report.errors:
-        st.error(common.md_text(_on_page(error)))
+        st.error(md_text(_on_page(error)))
     for warning in report.warnings:
-        st.warning(common.md_text(_on_page(warning)))
+        st.warning(md_text(_on_page(warning)))
     if time_column:  # levels first seen late: warned, never refused
         for warning in late_level_warnings(frame_kept, time_column, report.categorical, N_FOLDS):
-            st.warning(common.md_text(warning), icon=":material/schedule:")
+            st.warning(md_text(warning), icon=":material/schedule:")
     if report.errors:
         st.stop()
     copy_of = _published_copy(staged.sha256, target, tuple(drop), frame_kept) if task == "binary" else None
@@ -435,9 +438,9 @@ if st.button("Launch run", type="primary", key="launch"):
     try:
         # an upload that does not validate, or a plugin that fails on a sample of the data, is
         # refused here with the reason; one run is queued per split
-        grids = dataclasses.replace(form, owner=common.session_owner()).submit(queue)
+        grids = dataclasses.replace(form, owner=session_owner()).submit(queue)
     except (DatasetError, ValueError) as exc:
-        st.error(common.md_text(exc))
+        st.error(md_text(exc))
         st.stop()
     queue.ensure_worker()
     st.session_state["last_run"] = grids[0].run_id
@@ -455,7 +458,7 @@ if st.button("Launch run", type="primary", key="launch"):
 
 
 @st.fragment(run_every=2.0)
-@common.guarded
+@guarded
 def _watch(run_id: str, results: bool = True) -> None:
     run_panels.keep_worker_alive(run_panels.queue())   # a worker killed mid-run is started again
     row = run_panels.run_progress(run_id)

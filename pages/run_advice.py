@@ -13,16 +13,18 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from encbench import metafeatures, vocab
-from encbench import advisor
+from encbench import advisor, metafeatures, vocab
 from encbench.data import DatasetError
 from encbench.engine.queue_requests import RunRequest, default_workers
 from encbench.store import queries
-from pages import common
-from pages.ui import run_panels
+from pages.ui import run_panels, store
+from pages.ui.navigation import ensure_routed, guarded
+from pages.ui.session import session_owner
+from pages.ui.store import data_key, get_reader
+from pages.ui.text import md_text
 
 if __name__ == "__main__":  # opened as a page (/run_advice, before app.py's navigation ran)
-    common.ensure_routed()
+    ensure_routed()
 
 #: encoders shown per ranking
 SHOWN = 10
@@ -77,14 +79,13 @@ def _validation_table(tuning: str, model: str, scoring: str, task: str = "binary
 
 def _queue_check(result: advisor.Recommendation, *, staged, bundled: str | None, target: str, positive,
                  categorical, drop: list[str], time_column: str | None, data_id: str) -> None:
-    from encbench.uploads import queue_upload_run
-
     from encbench.metrics import metrics_for
+    from encbench.uploads import queue_upload_run
 
     encoders = list(dict.fromkeys([*result.recommended, advisor.BASELINE_ENCODER]))
     kwargs = dict(encoders=encoders, models=[result.model], scorings=list(metrics_for(result.task)),
                   tuning=result.tuning,
-                  timeout=TIMEOUT, workers=default_workers(), owner=common.session_owner())
+                  timeout=TIMEOUT, workers=default_workers(), owner=session_owner())
     queue = run_panels.queue()
     try:
         if bundled is not None:
@@ -93,10 +94,10 @@ def _queue_check(result: advisor.Recommendation, *, staged, bundled: str | None,
             grid = request.grid
         else:  # the published stratified folds; a time column chosen above is set aside, as in the advice
             grid = queue_upload_run(staged, target=target, positive_class=positive, categorical=categorical,
-                                    drop=drop, db_path=common.db_path(), task=result.task,
+                                    drop=drop, db_path=store.db_path(), task=result.task,
                                     split=f"cv:{time_column}" if time_column else "cv", **kwargs)
     except (DatasetError, ValueError) as exc:
-        st.error(common.md_text(exc))
+        st.error(md_text(exc))
         return
     queue.ensure_worker()
     st.session_state.setdefault(_CHECKS, {})[grid.run_id] = {
@@ -107,10 +108,10 @@ def _queue_check(result: advisor.Recommendation, *, staged, bundled: str | None,
 
 
 @st.fragment(run_every=2.0)
-@common.guarded
+@guarded
 def _verdict(run_id: str, check: dict) -> None:
-    db, _ = common.data_key()
-    rows = queries.load_scores(common.get_reader(db), run_ids=[run_id])
+    db, _ = data_key()
+    rows = queries.load_scores(get_reader(db), run_ids=[run_id])
     rows = rows[(rows["model"] == check["model"]) & (rows["tuning"] == check["tuning"])]
     outcome = advisor.verify(rows, check["recommended"], scoring=check["scoring"])
     show = {"held": st.success, "partly": st.info, "not held": st.warning, "incomplete": st.caption}[outcome.verdict]
@@ -124,7 +125,7 @@ def _verdict(run_id: str, check: dict) -> None:
                f"is under *Your run* below.")
 
 
-@common.guarded
+@guarded
 def show(frame: pd.DataFrame, target: str, positive=None, categorical=None, *, data_id: str, staged=None,
          bundled: str | None = None, drop=(), time_column: str | None = None, task: str | None = None) -> None:
     """The advice expander for a validated table.
@@ -151,7 +152,7 @@ def show(frame: pd.DataFrame, target: str, positive=None, categorical=None, *, d
             features = _features(data_id, target, positive, tuple(categorical) if categorical else None,
                                  tuple(drop), frame, task)
         except ValueError as exc:
-            st.warning(f"No advice for this table: {common.md_text(exc)}")
+            st.warning(f"No advice for this table: {md_text(exc)}")
             return
         task = features.task
         reference = _reference(task)
@@ -171,11 +172,11 @@ def show(frame: pd.DataFrame, target: str, positive=None, categorical=None, *, d
         scoring = c2.selectbox("Metric", metrics, index=first_metric, key=f"advice-metric{suffix}")
         tuning = c3.selectbox("Tuning", vocab.ordered("tuning", reference["tuning"].unique()),
                               key=f"advice-tuning{suffix}")
-        db, version = common.data_key()
+        db, version = data_key()
         try:
             result = _advice(db, version, features, model, scoring, tuning)
         except ValueError as exc:
-            st.warning(common.md_text(exc))
+            st.warning(md_text(exc))
             return
         n_reference = len(metafeatures.reference_metafeatures(task))
         source = {"neighbours": "from the similar datasets", "global": "the global consensus",
@@ -183,7 +184,7 @@ def show(frame: pd.DataFrame, target: str, positive=None, categorical=None, *, d
         with st.container(key=f"advice-{result.use}"):
             st.markdown(f"**Recommended: {', '.join(result.recommended)}** ({source[result.use]})")
             (st.success if result.use == "neighbours" else st.info)(result.message)
-        names = ", ".join(common.md_text(n) for n in result.neighbours["name"].head(8))
+        names = ", ".join(md_text(n) for n in result.neighbours["name"].head(8))
         more = f" and {result.k - 8} more" if result.k > 8 else ""
         known = f"known for {n_reference} reference datasets ({advisor.reference_label(task)}"
         if task == "binary":

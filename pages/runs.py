@@ -6,20 +6,25 @@ import streamlit as st
 
 from encbench import vocab
 from encbench.engine.queue_requests import DeleteRequest, RunRequest, custom_encoder_problems, dataset_source_problem
+from encbench.store import queries
 from encbench.views.run_tasks import run_tasks, runs_of_task, task_label
 from encbench.views.runs import WAITING, error_for_others, format_duration, hide_upload_paths, upload_paths
-from encbench.store import queries
-from pages import common
 from pages.ui import run_panels
+from pages.ui.exports import MISSING
+from pages.ui.filters import DEFAULT_TASK, task_filter
+from pages.ui.navigation import ensure_routed, guarded
+from pages.ui.session import owns, read_only, read_only_notice, session_owner
+from pages.ui.store import data_key, datasets_table, get_reader, runs_table
+from pages.ui.text import md_code
 
-common.ensure_routed()
+ensure_routed()
 
 ACTIVE = ("queued", "running", WAITING)  # WAITING: the worker retries a busy database
 
 st.title("Runs")
-if common.read_only():
-    common.read_only_notice("runs are listed with their results, but none can be cancelled, resumed "
-                            "or deleted.")
+if read_only():
+    read_only_notice("runs are listed with their results, but none can be cancelled, resumed "
+                     "or deleted.")
 queue = run_panels.queue()
 run_panels.keep_worker_alive(queue)
 
@@ -27,11 +32,11 @@ run_panels.keep_worker_alive(queue)
 def _tasks(table, read) -> dict[str, tuple[str, ...] | None]:
     """Each listed run's task types (None while not known: queued, its target not read yet),
     from the queue's requests ``read`` for the progress table."""
-    db, version = common.data_key()
-    runs = common.runs_table(db, version)[["run_id", "config"]]
+    db, version = data_key()
+    runs = runs_table(db, version)[["run_id", "config"]]
     requests = {r.run_id: r.payload.get("grid", {}) for r in (*read[0], *read[1], *read[2]) if r.kind == "run"}
     return run_tasks(table[["run_id", "origin"]].merge(runs, on="run_id", how="left"),
-                     common.datasets_table(db, version), requests)
+                     datasets_table(db, version), requests)
 
 
 def _of_task(table, task: str, read):
@@ -56,17 +61,17 @@ wanted = (linked if linked and linked != st.session_state.get("runs-url-run")
 if wanted:
     read = run_panels.requests(queue)
     wanted_tasks = _tasks(run_panels.progress(queue, read), read).get(wanted)
-    shown_task = st.session_state.get("task", st.query_params.get("task", common.DEFAULT_TASK))
+    shown_task = st.session_state.get("task", st.query_params.get("task", DEFAULT_TASK))
     if wanted_tasks and shown_task not in wanted_tasks:
         st.session_state["task"] = wanted_tasks[0]
-task = common.task_filter()
+task = task_filter()
 st.caption(f"Runs of **{task}** tasks, as the sidebar's Task says, and runs whose task is not known "
            f"yet (queued, their target not read); a run over datasets of several tasks is listed "
            f"under each.")
 
 
 @st.fragment(run_every=3.0)
-@common.guarded
+@guarded
 def _overview() -> None:
     read = run_panels.requests(queue)       # once per rerun, for the progress and the tasks
     table = run_panels.progress(queue, read)
@@ -78,7 +83,7 @@ def _overview() -> None:
         st.info("No runs yet.")
         return
     table, others = _of_task(table, task, read)
-    table["task"] = table["task"].fillna(common.MISSING)
+    table["task"] = table["task"].fillna(MISSING)
     if others:
         st.caption("Not listed: " + ", ".join(f"{n} {t} run{'s' if n > 1 else ''}" for t, n in
                                             sorted(others.items(), key=lambda kv: vocab.TASKS.index(kv[0])))
@@ -88,7 +93,7 @@ def _overview() -> None:
         return
     shown = table.assign(
         # a run started without --label (from the command line) has none: a dash, not "None"
-        label=[lab if isinstance(lab, str) and lab.strip() else common.MISSING for lab in table["label"]],
+        label=[lab if isinstance(lab, str) and lab.strip() else MISSING for lab in table["label"]],
         progress=[d / t if t else None for d, t in zip(table["done"], table["total"])],
         rows=[f"{d:,} / {t:,}" if t else f"{d:,}" for d, t in zip(table["done"], table["total"])],
         eta=[format_duration(e) for e in table["eta_s"]],
@@ -130,7 +135,7 @@ if linked and linked != st.session_state.get("runs-url-run"):
     if linked in run_ids:
         st.session_state["run_choice"] = linked
     else:
-        st.warning(f"The link names run {common.md_code(linked)}, which this database does not have "
+        st.warning(f"The link names run {md_code(linked)}, which this database does not have "
                    f"(deleted, or from another database); ignored.")
 if st.session_state.get("run_choice") not in run_ids:  # first visit, or the run was deleted
     st.session_state.pop("run_choice", None)
@@ -145,20 +150,20 @@ is_active = table.set_index("run_id").loc[run_id, "status"] in ACTIVE or run_id 
 
 
 @st.fragment(run_every=3.0 if is_active else None)
-@common.guarded
+@guarded
 def _detail(run_id: str) -> None:
     row = run_panels.run_progress(run_id)
     if row is None:
         st.info(f"Run {run_id} was deleted.")
         return
-    db, version = common.data_key()
-    runs = common.runs_table(db, version).set_index("run_id")
+    db, version = data_key()
+    runs = runs_table(db, version).set_index("run_id")
     config = run_panels.run_config(runs.loc[run_id]) if run_id in runs.index else {}
     is_published = row["origin"] == "published"
     cancel_requested = queue.is_cancelled(run_id) and row["status"] in ACTIVE
     # Stopping or removing a run belongs to the session that launched it (or the command line);
     # anyone may look at it, and resume it (which adds results, never removes any).
-    owned = common.owns(row["owner"]) and not is_published
+    owned = owns(row["owner"]) and not is_published
     shown_config = config
     if not owned:  # nor may anyone else learn where its uploaded file is kept
         paths = upload_paths(config)
@@ -167,7 +172,7 @@ def _detail(run_id: str) -> None:
         # nor read an error that may quote its data file (a parse error quotes a line)
         row["error"] = hide_upload_paths(error_for_others(row["error"], config, row["origin"]), paths)
 
-    if not common.read_only():
+    if not read_only():
         with st.container(horizontal=True):
             if owned and st.button("Cancel", key="cancel",
                                    disabled=row["status"] not in ACTIVE or cancel_requested):
@@ -192,12 +197,12 @@ def _detail(run_id: str) -> None:
                 confirm = st.checkbox(f"Confirm: delete run {run_id}", key="confirm_delete")
                 if st.button("Delete", key="delete", disabled=not confirm,
                              help="Removes the run's results and, if no other run uses it, its uploaded file."):
-                    DeleteRequest(run_id, owner=common.session_owner()).submit(queue)
+                    DeleteRequest(run_id, owner=session_owner()).submit(queue)
                     queue.ensure_worker()
                     st.rerun()
     if is_published:
         st.caption("The published results cannot be deleted from the app.")
-    elif not owned and not common.read_only():
+    elif not owned and not read_only():
         st.caption(f"Only the browser session that launched this run can cancel or delete it (from the "
                    f"command line: `encbench runs --delete {run_id}`).")
     if cancel_requested:
@@ -208,7 +213,7 @@ def _detail(run_id: str) -> None:
     run_panels.show_progress(row)
     with st.expander("Configuration"):
         st.json(shown_config or {"note": "not recorded"})
-    errors = queries.run_errors(common.get_reader(db), run_id)
+    errors = queries.run_errors(get_reader(db), run_id)
     if len(errors) and not owned:
         errors = errors.assign(error=[hide_upload_paths(error_for_others(e, config, row["origin"]), paths)
                                       for e in errors["error"]])

@@ -3,9 +3,14 @@ import streamlit as st
 
 from encbench import plots, stats, vocab
 from encbench.views import sensitivity
-from pages import common
+from pages.ui.exports import provenance, show_chart, show_table
+from pages.ui.filters import FACTOR_LABELS, SPLIT_HELP, origin_banner, origin_filter, task_levels, task_options
+from pages.ui.navigation import ensure_routed
+from pages.ui.store import data_key, scores
+from pages.ui.text import md_text
+from pages.ui.widgets import multiselect, parameter_inputs, selectbox, warn_bad_parameters
 
-common.ensure_routed()
+ensure_routed()
 
 VARY_LABELS = {"model": "model", "scoring": "metric", "tuning": "tuning", "split": "split",
                "strategy": "strategy"}
@@ -15,15 +20,15 @@ st.caption("Similarity between consensus rankings that differ in one factor only
            "their sets of best encoders and Spearman's rho of the whole rankings. Choose the factor "
            "to vary; fix each other factor to one value or average the similarity over all its values.")
 
-db, version = common.data_key()
-task, lv = common.task_levels(db, version)
+db, version = data_key()
+task, levels = task_levels(db, version)
 tasks = (task,)
 # The split (cv / time) is a factor once time-split results exist; before, it is not offered.
-has_time = "time" in lv.get("split", [])
+has_time = "time" in levels.get("split", [])
 FACTOR_OF = {label: factor for factor, label in VARY_LABELS.items() if has_time or factor != "split"}
 SPLIT_LABEL = {"split": "Split"}
 
-common.warn_bad_parameters()
+warn_bad_parameters()
 with st.container(border=True):
     # The options are the labels shown, so the URL reads ?vary=metric.
     vary = FACTOR_OF[st.radio("Factor to vary", list(FACTOR_OF), horizontal=True, key="vary",
@@ -37,33 +42,33 @@ with st.container(border=True):
     for col, factor in zip(cols, vocab.FACTORS):
         with col:
             if factor == vary:
-                labels = common.multiselect(f"{common.FACTOR_LABELS[factor]} values compared",
-                                            common.task_options(factor, lv[factor], task),
-                                            key=f"{VARY_LABELS[factor]}s")
+                labels = multiselect(f"{FACTOR_LABELS[factor]} values compared",
+                                     task_options(factor, levels[factor], task),
+                                     key=f"{VARY_LABELS[factor]}s")
             else:
-                fixed[factor] = common.selectbox(
-                    f"{common.FACTOR_LABELS[factor]} (fixed)",
-                    [sensitivity.AVERAGE_ALL] + common.task_options(factor, lv[factor], task),
+                fixed[factor] = selectbox(
+                    f"{FACTOR_LABELS[factor]} (fixed)",
+                    [sensitivity.AVERAGE_ALL] + task_options(factor, levels[factor], task),
                     key=f"fix_{VARY_LABELS[factor]}", default=sensitivity.AVERAGE_ALL)
     with cols[-1]:
         if vary == "strategy":
-            strategies = common.multiselect("Strategies compared", list(stats.STRATEGIES),
-                                            key="strategies", default=list(stats.HEURISTIC_STRATEGIES),
-                                            help=vocab.strategy_help())
+            strategies = multiselect("Strategies compared", list(stats.STRATEGIES),
+                                     key="strategies", default=list(stats.HEURISTIC_STRATEGIES),
+                                     help=vocab.strategy_help())
             strategy = None
         else:
-            strategy = common.selectbox("Aggregation", list(stats.STRATEGIES), key="agg", default="R-M",
-                                        help=vocab.strategy_help())
+            strategy = selectbox("Aggregation", list(stats.STRATEGIES), key="agg", default="R-M",
+                                 help=vocab.strategy_help())
             strategies = [strategy]
     split = "cv"
     if has_time and vary == "split":   # in the place of the fixed split
-        labels = common.multiselect(f"{SPLIT_LABEL['split']} values compared", vocab.ordered("split", lv["split"]),
-                                    key="splits")
+        labels = multiselect(f"{SPLIT_LABEL['split']} values compared", vocab.ordered("split", levels["split"]),
+                             key="splits")
     elif has_time:
-        split = common.selectbox("Split (fixed)", vocab.ordered("split", lv["split"]),
-                                 key="fix_split", default="cv", help=common.SPLIT_HELP)
-    values = common.parameter_inputs(strategies)
-    choice, origins, prefer = common.origin_filter(lv)
+        split = selectbox("Split (fixed)", vocab.ordered("split", levels["split"]),
+                          key="fix_split", default="cv", help=SPLIT_HELP)
+    values = parameter_inputs(strategies)
+    choice, origins, prefer = origin_filter(levels)
 
 if vary == "strategy" and len(strategies) < 2:
     st.warning("Select at least two strategies to compare.")
@@ -74,14 +79,14 @@ if labels is not None and len(labels) < 2:
 
 params = stats.params_for(strategies, values)
 splits = None if vary == "split" else (split,)
-common.origin_banner(choice, prefer, splits=splits, tasks=tasks)
+origin_banner(choice, prefer, splits=splits, tasks=tasks)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def compute(db: str, version: tuple, vary: str, fixed: tuple, strategy, strategies: tuple,
             labels, params: tuple, origins: tuple, prefer: str, splits: tuple | None,
             tasks: tuple = ("binary",)):
-    rows = common.scores(db, version, origins=origins, prefer=prefer, splits=splits, tasks=tasks)
+    rows = scores(db, version, origins=origins, prefer=prefer, splits=splits, tasks=tasks)
     return sensitivity.sensitivity_view(rows, vary, dict(fixed), strategy=strategy or "R-M",
                                         strategies=list(strategies), labels=labels, params=dict(params))
 
@@ -110,12 +115,12 @@ with st.spinner("Computing consensus rankings...", show_time=True) if expensive 
     except ValueError as exc:
         hint = (" Time-split results come from local runs: choose *both* or *local* under *Results*; "
                 "only datasets run under both splits are compared." if vary == "split" else "")
-        st.info(f"Nothing to compare with these choices: {common.md_text(exc)}.{hint}")
+        st.info(f"Nothing to compare with these choices: {md_text(exc)}.{hint}")
         st.stop()
 
-averaged = [common.FACTOR_LABELS[f] for f, v in fixed.items() if v == sensitivity.AVERAGE_ALL]
+averaged = [FACTOR_LABELS[f] for f, v in fixed.items() if v == sensitivity.AVERAGE_ALL]
 what = (f"averaged over {result.n_settings} settings of {', '.join(averaged)}" if averaged
-        else "for " + ", ".join(f"{common.FACTOR_LABELS[f]} = {v}" for f, v in fixed.items()))
+        else "for " + ", ".join(f"{FACTOR_LABELS[f]} = {v}" for f, v in fixed.items()))
 st.markdown(f"Varying **{VARY_LABELS[vary]}** "
             f"({'aggregation ' + strategy if strategy else 'each strategy on the same data'}), {what}.")
 
@@ -124,11 +129,11 @@ filters = {"vary": vary, **{f"fixed_{k}": v for k, v in fixed.items()},
            "values": labels if labels is not None else "all", **params, "origin": choice,
            **({"prefer": prefer} if choice == "both" else {}),
            **({"split": split if vary != "split" else "varied"} if has_time else {})}
-used = common.scores(db, version, origins=origins, prefer=prefer, splits=splits, tasks=tasks)
+used = scores(db, version, origins=origins, prefer=prefer, splits=splits, tasks=tasks)
 for factor, value in fixed.items():
     if value != sensitivity.AVERAGE_ALL:
         used = used[used[factor] == value]
-prov = common.provenance("sensitivity", filters, used, version, task=task)
+page_provenance = provenance("sensitivity", filters, used, version, task=task)
 
 # Side by side while both maps fit half the page; stacked (each at full width, legend visible)
 # for many labels: with all 11 strategies two maps overflowed their columns.
@@ -139,15 +144,15 @@ drawn = heatmaps(compute_key)
 # Each heatmap's Download menu holds its matrix as a table too (CSV, Parquet, LaTeX): one menu
 # under a chart instead of two, the browser redrawing every menu on each filter change.
 with left:
-    common.show_chart(drawn["jaccard-heatmap"], "jaccard-heatmap", prov, width="content",
-                      table=(sensitivity.similarity_table(result.jaccard, "jaccard"), "jaccard-matrix"))
+    show_chart(drawn["jaccard-heatmap"], "jaccard-heatmap", page_provenance, width="content",
+               table=(sensitivity.similarity_table(result.jaccard, "jaccard"), "jaccard-matrix"))
 with right:
-    common.show_chart(drawn["spearman-heatmap"], "spearman-heatmap", prov, width="content",
-                      table=(sensitivity.similarity_table(result.spearman, "spearman"), "spearman-matrix"))
+    show_chart(drawn["spearman-heatmap"], "spearman-heatmap", page_provenance, width="content",
+               table=(sensitivity.similarity_table(result.spearman, "spearman"), "spearman-matrix"))
 
 if result.n_settings == 1 and result.rankings is not None:
     st.subheader("The rankings compared")
     rankings = result.rankings.copy()
     rankings.columns = [str(c) for c in rankings.columns]
     rankings = rankings.reset_index().rename(columns={"index": "encoder"})
-    common.show_table(rankings, "rankings-compared", prov)
+    show_table(rankings, "rankings-compared", page_provenance)

@@ -29,7 +29,7 @@ def test_every_page_calls_ensure_routed_before_drawing_anything():
         tree = ast.parse((REPO / path).read_text())
         calls = [ast.unparse(node.value.func) for node in tree.body
                  if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)]
-        assert calls and calls[0] == "common.ensure_routed", (path, calls[:2])
+        assert calls and calls[0] == "ensure_routed", (path, calls[:2])
 
 
 def test_a_rerouted_first_run_keeps_the_link_filters(published_db, monkeypatch):
