@@ -27,7 +27,7 @@ from encbench.data import (
 )
 from encbench.engine.grid import Grid
 from encbench.engine.queue import RunQueue, upload_dir
-from encbench.engine.queue_requests import RunRequest
+from encbench.engine.queue_requests import RunRequest, custom_encoder_problems
 from encbench.engine.splits import check_forward_folds, check_time_column, parse_split
 
 log = logging.getLogger(__name__)
@@ -286,7 +286,12 @@ def queue_upload_run(staged: StagedUpload, *, target: str, positive_class=None,
     ------
     DatasetError
         If the upload does not validate for these choices (nothing is stored or queued).
+    ValueError
+        If a custom encoder is not an installed plugin (nothing is stored, queued or imported).
     """
+    problems = custom_encoder_problems(custom_encoders)  # before anything is written or imported
+    if problems:
+        raise ValueError("; ".join(problems))
     label = f"{Path(staged.filename).name}: {target}" + (f" (without {', '.join(drop)})" if drop else "")
     name = Path(staged.filename).name
     staged = without_columns(staged, list(drop or []), db_path=db_path)

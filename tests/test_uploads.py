@@ -203,3 +203,17 @@ def test_an_earlier_upload_is_told_only_to_the_session_that_uploaded_it(tmp_path
     assert stage_upload(data, "mine.csv", db_path=db, owner=B_TOKEN).previous is None
     assert stage_upload(data, "mine.csv", db_path=db).previous is None
     assert previous_upload(hashlib.sha256(data).hexdigest(), B_TOKEN, db) is None
+
+
+def test_a_custom_encoder_that_is_no_installed_plugin_is_refused_before_anything_is_stored(tmp_path):
+    """A queued run may build only installed encoder plugins: a request naming another import
+    path is refused, naming it, before the upload (or its reduced copy) is stored or queued."""
+    db = tmp_path / "e.duckdb"
+    frame = _good().assign(row_id=[f"id{i}" for i in range(60)])
+    staged = stage_upload(_csv(frame), "mine.csv", db_path=db)
+    shell = {"Shell": {"import": "os:system", "params": {"command": "true"}}}
+    for drop in ([], ["row_id"]):
+        with pytest.raises(ValueError, match="os:system"):
+            queue_upload_run(staged, target="label", drop=drop, encoders=["OH"], models=["LogReg"],
+                             scorings=["AUC"], tuning="no", db_path=db, custom_encoders=shell)
+        _assert_no_trace(db)
