@@ -25,64 +25,11 @@ SECTIONS = ("Scores per dataset", "Distributions per encoder", "Encoder x datase
 #: the drill-down's selects (URL keys): an encoder, a dataset, two encoders head to head
 DRILL_KEYS = ("drill_encoder", "drill_dataset", "drill_a", "drill_b")
 
-st.title("Results explorer")
-st.caption("Scores per dataset, filtered. Ranks are computed within each (dataset, model, tuning, "
-           "metric): 1 = best score. Filters are kept in the URL: share it to share this view.")
 
-db, version = data_key()
-task, levels = task_levels(db, version)
-datasets_info = datasets_table(db, version)
-names = dict(zip(datasets_info["dataset"].astype(str), datasets_info["name"].astype(str)))
-
-with st.container(border=True):
-    selected = factor_filters(levels, {"model": None, "tuning": ["no"], "scoring": ["AUC"]}, task=task)
-    choice, origins, prefer = origin_filter(levels)
-    split = split_filter(levels)
-    # the picker offers the datasets of this view only (local-only uploads are not published ones)
-    task_datasets = set(levels["dataset"])  # the datasets of this task
-    all_datasets = [d for d in view_datasets(db, version, origins) if d in task_datasets]
-    c1, c3 = st.columns([4, 1])
-    with c1:
-        # the encoders beyond the study are a family of the registry's, offered while they are added
-        families = multiselect("Encoder family",
-                               labels.family_names(beyond=origin_views.BEYOND_ORIGIN in origins),
-                               key="family", help="Families from the encoder registry.")
-    with c3:
-        every = st.toggle("All datasets", value=True, key="all_datasets", bind="query-params")
-    if every:
-        chosen_datasets = all_datasets
-    else:
-        # Options are "id: name" as shown, so the URL holds readable values (?dataset=31: credit-g).
-        label_of = {d: f"{d}: {names.get(d, '?')}" for d in all_datasets}
-        id_of = {v: k for k, v in label_of.items()}
-        picked = multiselect("Datasets", list(label_of.values()), key="dataset",
-                             default=[label_of[d] for d in all_datasets[:5]])
-        chosen_datasets = [id_of[p] for p in picked]
-
-missing = empty_selection({**selected, "family": families, "dataset": chosen_datasets})
-if missing:
-    st.warning(f"Select at least one value for: {', '.join(missing)}.")
-    st.stop()
-
-# the study's 32 and, while they are added, the encoders beyond it (a local run of one of those
-# counts too: it is in the view's rows)
-encoders = [e for e in labels.encoders_of_families(families) if e in levels["encoder"]]
-if not encoders:
-    st.info("No encoder of the chosen families has results.")
-    st.stop()
-
-filter_args = dict(datasets=None if every else tuple(chosen_datasets), models=tuple(selected["model"]),
-                   tunings=tuple(selected["tuning"]), scorings=tuple(selected["scoring"]),
-                   encoders=tuple(encoders), splits=(split,), tasks=(task,))
-origin_banner(choice, prefer, **filter_args)
-rows = store.scores(db, version, **filter_args, origins=origins, prefer=prefer)
-# the coverage grid and the heatmap hold the study's encoders and those of the view's rows, not
-# an encoder whose results this view leaves out (beyond the study while they are not added)
-encoders = [e for e in encoders if e in vocab.ENCODERS or e in set(rows["encoder"])]
-if rows.empty:
-    st.info("No results for this combination of filters. Widen the selection "
-            "(e.g. LGBM has results only without tuning, SVM none with model tuning).")
-    st.stop()
+def dataset_names(db: str, version: tuple) -> dict[str, str]:
+    """Each dataset's name by its id (as a string)."""
+    datasets_info = datasets_table(db, version)
+    return dict(zip(datasets_info["dataset"].astype(str), datasets_info["name"].astype(str)))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -138,7 +85,8 @@ def heatmap_chart(db: str, version: tuple, key: tuple, field: str, encoders: tup
     order += [e for e in encoders if e not in order]
     return plots.encoder_dataset_heatmap(
         cells, value=field, value_title="mean rank" if field == "rank" else "mean score",
-        encoders=order, datasets=list(datasets), lower_is_better=lower, dataset_names=names, select=CELL,
+        encoders=order, datasets=list(datasets), lower_is_better=lower, dataset_names=dataset_names(db, version),
+        select=CELL,
         title="Grey cells: no result for that encoder on that dataset").to_dict(validate=False)
 
 
@@ -161,7 +109,7 @@ def fold_rows(db: str, version: tuple, run_ids: tuple) -> pd.DataFrame:
     return queries.fold_scores(get_reader(db), list(run_ids))
 
 
-def dataset_label(dataset: str) -> str:
+def dataset_label(dataset: str, names: dict[str, str]) -> str:
     """How a dataset is offered in a select and named in the URL: ``"credit-g (31)"``."""
     name = names.get(dataset)
     return f"{name} ({dataset})" if name and name != dataset else str(dataset)
@@ -180,7 +128,8 @@ def open_drill(encoder: str, dataset: str) -> None:
     st.session_state["drill_dataset"] = dataset
 
 
-def drill_down() -> None:
+def drill_down(db: str, version: tuple, table: pd.DataFrame, encoders: list[str], chosen_datasets: list[str],
+               names: dict[str, str], page_provenance) -> None:
     """From an encoder to its scores per dataset, from a dataset to its per-fold scores, and two
     encoders head to head over the datasets: each chosen in a select bound to the URL."""
     present = [e for e in encoders if e in set(table["encoder"])]
@@ -209,7 +158,7 @@ def drill_down() -> None:
 
     st.subheader("A dataset, fold by fold")
     shown_datasets = [d for d in chosen_datasets if d in set(table["dataset"].astype(str))]
-    label_of = {d: dataset_label(d) for d in shown_datasets}
+    label_of = {d: dataset_label(d, names) for d in shown_datasets}
     picked = selectbox("Dataset", list(label_of.values()), key="drill_dataset")
     dataset = next((d for d, label in label_of.items() if label == picked), None)
     if dataset is not None:
@@ -223,7 +172,7 @@ def drill_down() -> None:
         per_fold = explorer.dataset_folds(folds, dataset)
         if per_fold.empty:
             with st.container(key="drill-no-folds"):
-                st.info(f"No per-fold scores of {md_text(dataset_label(dataset))} in this view: the published "
+                st.info(f"No per-fold scores of {md_text(dataset_label(dataset, names))} in this view: the published "
                         "scores come averaged over their 5 folds, and only local runs keep each fold. Its "
                         "scores per encoder are below; run it on the Run page (or choose *both* or *local* "
                         "under *Results*) to see the folds.")
@@ -268,124 +217,204 @@ def drill_down() -> None:
                "better one is the lower score: the colour says which is better).")
 
 
-filter_key = tuple(filter_args.items())
-# the best score of a dataset and setting: the highest, the lowest of a lower-is-better metric
-# (RMSE, MAE); none in bold when the chosen metrics point both ways
-_directions = {greater_is_better(m) for m in selected["scoring"]}
-SCORE_BEST = None if len(_directions) > 1 else ("max" if _directions == {True} else "min")
-load_key = (*filter_key, ("origins", origins), ("prefer", prefer))
-table = ranked(db, version, load_key)
-table = table.assign(name=table["dataset"].map(names))
-table = with_fold_spread(db, version, table)
-filters = {"model": selected["model"], "tuning": selected["tuning"], "metric": selected["scoring"],
-           "family": families, "origin": choice, **({"prefer": prefer} if choice == "both" else {}),
-           "dataset": "all" if every else chosen_datasets,
-           **({"split": split} if "time" in levels.get("split", []) else {})}
-page_provenance = exports.provenance("explorer", filters, table, version, task=task)
+def _scores_section(table: pd.DataFrame, page_provenance, score_best: str | None) -> None:
+    """Every score row of the selection, with its rank."""
+    columns = ["dataset", "name", "model", "tuning", "scoring", "encoder", "family", "cv_score", "cv_std",
+               "rank", "encode_time", "origin", "run_id"]
+    columns = [c for c in columns if c in table.columns]
+    listed = table[columns].rename(columns={"scoring": "metric"})
+    # LaTeX, for a paper: without the run ids (the provenance names them) or a one-valued
+    # origin; the best score and rank of each dataset and setting in bold.
+    internal = ["run_id"] + (["origin"] if "origin" in listed and listed["origin"].nunique() <= 1 else [])
+    # Published rows have no fold sd and AUC rows no encoding time: a dash, not "None".
+    optional = {"cv_std": ("fold sd", "{:.4f}", "%.4f",
+                           "Standard deviation of the score over the folds (local runs; the published "
+                           "scores come averaged over folds, so they have none). Exports carry it as cv_std."),
+                "encode_time": ("encoding time (s)", "{:.3f}", "%.3f",
+                                "Mean per fold of the time to encode the training fold, the quantity the "
+                                "published 'time' reports (measured on the study's hardware; none for AUC "
+                                "rows). Local runs record the same quantity here, so the two compare like "
+                                "with like; their total time (encoding + fitting or tuning + predicting) "
+                                "is kept apart.")}
+    shown, as_text = dash_missing(listed, {c: spec[1] for c, spec in optional.items()})
+    optional_config = {
+        c: (st.column_config.TextColumn(label, help=text, alignment="right") if c in as_text
+            else st.column_config.NumberColumn(label, format=printf, help=text))
+        for c, (label, _, printf, text) in optional.items()}
+    # 20 rows when there are as many (Streamlit's default shows 10 in any window)
+    show_table(
+        listed, "scores", page_provenance, shown=shown, height=min(38 + 35 * max(len(listed), 1), 38 + 35 * 20),
+        best={c: d for c, d in (("cv_score", score_best), ("rank", "min")) if c in listed and d},
+        latex={"best_within": [c for c in ("dataset", "model", "tuning", "metric") if c in listed],
+               "drop": [c for c in internal if c in listed]},
+        column_config={"cv_score": st.column_config.NumberColumn("score", format="%.4f"), **optional_config})
 
-grid = explorer.coverage(table, encoders, chosen_datasets)
-n_combos = table[list(vocab.FACTORS)].drop_duplicates().shape[0]
-st.markdown(
-    f"**{len(table):,}** results · {table['dataset'].nunique()} datasets · "
-    f"{table['encoder'].nunique()} encoders · {n_combos} model/tuning/metric combinations · "
-    f"{grid.missing:,} of {grid.cells:,} encoder x dataset cells without any result"
-)
 
-# One section at a time: only the open tab is drawn (stateful tabs bound to the URL as
-# ?section=..., as on the Overview and Consensus pages), so a filter change redraws the summary
-# and one section, not a table, two box plots over every score and a heatmap.
-scores_tab, distributions_tab, heatmap_tab, drill_tab = st.tabs(list(SECTIONS), key="section",
-                                                                 bind="query-params")
-if scores_tab.open:
-    with scores_tab:
-        columns = ["dataset", "name", "model", "tuning", "scoring", "encoder", "family", "cv_score", "cv_std",
-                   "rank", "encode_time", "origin", "run_id"]
-        columns = [c for c in columns if c in table.columns]
-        listed = table[columns].rename(columns={"scoring": "metric"})
-        # LaTeX, for a paper: without the run ids (the provenance names them) or a one-valued
-        # origin; the best score and rank of each dataset and setting in bold.
-        internal = ["run_id"] + (["origin"] if "origin" in listed and listed["origin"].nunique() <= 1 else [])
-        # Published rows have no fold sd and AUC rows no encoding time: a dash, not "None".
-        optional = {"cv_std": ("fold sd", "{:.4f}", "%.4f",
-                               "Standard deviation of the score over the folds (local runs; the published "
-                               "scores come averaged over folds, so they have none). Exports carry it as cv_std."),
-                    "encode_time": ("encoding time (s)", "{:.3f}", "%.3f",
-                                    "Mean per fold of the time to encode the training fold, the quantity the "
-                                    "published 'time' reports (measured on the study's hardware; none for AUC "
-                                    "rows). Local runs record the same quantity here, so the two compare like "
-                                    "with like; their total time (encoding + fitting or tuning + predicting) "
-                                    "is kept apart.")}
-        shown, as_text = dash_missing(listed, {c: spec[1] for c, spec in optional.items()})
-        optional_config = {
-            c: (st.column_config.TextColumn(label, help=text, alignment="right") if c in as_text
-                else st.column_config.NumberColumn(label, format=printf, help=text))
-            for c, (label, _, printf, text) in optional.items()}
-        # 20 rows when there are as many (Streamlit's default shows 10 in any window)
-        show_table(
-            listed, "scores", page_provenance, shown=shown, height=min(38 + 35 * max(len(listed), 1), 38 + 35 * 20),
-            best={c: d for c, d in (("cv_score", SCORE_BEST), ("rank", "min")) if c in listed and d},
-            latex={"best_within": [c for c in ("dataset", "model", "tuning", "metric") if c in listed],
-                   "drop": [c for c in internal if c in listed]},
-            column_config={"cv_score": st.column_config.NumberColumn("score", format="%.4f"), **optional_config})
-if distributions_tab.open:
-    with distributions_tab:
-        for column, (item, spec) in zip(st.columns(2), box_charts(db, version, load_key).items()):
-            with column:
-                show_chart(spec, item, page_provenance)
-if heatmap_tab.open:
-    with heatmap_tab:
-        value = st.radio("Cell value", ["rank", "score"], horizontal=True, key="cell", bind="query-params",
-                         help="Mean over the selected model/tuning/metric combinations.")
-        field = "rank" if value == "rank" else "cv_score"
-        clicked = show_chart(heatmap_chart(db, version, load_key, field, tuple(encoders),
-                                           tuple(chosen_datasets)), f"heatmap-{value}", page_provenance, select=CELL)
-        if clicked:
-            cell_encoder, cell_dataset = str(clicked[0]["encoder"]), str(clicked[0]["dataset"])
-            st.button(f"Drill down: {cell_encoder} dataset by dataset, and {dataset_label(cell_dataset)} fold by fold",
-                      key="drill-cell", icon=":material/zoom_in:", on_click=open_drill,
-                      args=(cell_encoder, dataset_label(cell_dataset)))
+def _heatmap_section(db: str, version: tuple, load_key: tuple, encoders: list[str], chosen_datasets: list[str],
+                     names: dict[str, str], page_provenance) -> None:
+    """The encoder x dataset heatmap; a clicked cell offers the drill-down."""
+    value = st.radio("Cell value", ["rank", "score"], horizontal=True, key="cell", bind="query-params",
+                     help="Mean over the selected model/tuning/metric combinations.")
+    field = "rank" if value == "rank" else "cv_score"
+    clicked = show_chart(heatmap_chart(db, version, load_key, field, tuple(encoders),
+                                       tuple(chosen_datasets)), f"heatmap-{value}", page_provenance, select=CELL)
+    if clicked:
+        cell_encoder, cell_dataset = str(clicked[0]["encoder"]), str(clicked[0]["dataset"])
+        cell_label = dataset_label(cell_dataset, names)
+        st.button(f"Drill down: {cell_encoder} dataset by dataset, and {cell_label} fold by fold",
+                  key="drill-cell", icon=":material/zoom_in:", on_click=open_drill, args=(cell_encoder, cell_label))
+    else:
+        st.caption("Click a cell to drill down into that encoder and that dataset.")
+
+
+def _published_vs_local(db: str, version: tuple, filter_args: dict, filter_key: tuple, filters: dict,
+                        names: dict[str, str], choice: str, prefer: str) -> None:
+    """Local scores next to the published ones of the same experiments, when the selection has both."""
+    pairs = side_by_side(db, version, filter_key)
+    if not pairs.empty:
+        st.subheader("Published vs local")
+        st.caption(
+            f"{len(pairs):,} experiments of this selection have both a published score and a score from a "
+            f"local run (on a copy of a published dataset, stored under its OpenML id): each local score "
+            f"next to its published value, difference = local - published. Which of the two enters the "
+            f"views above is chosen with *Results* (now: "
+            f"{'the ' + prefer + ' score' if choice == 'both' else origin_views.ORIGIN_LABELS[choice]})."
+        )
+        for dataset, agreement in agreements(db, version, filter_key).items():
+            if agreement.low:
+                with st.container(key=f"agreement-{dataset}"):
+                    st.warning(agreement.message(md_text(names.get(dataset, dataset))), icon=":material/rule:")
+        diff = pairs["difference"]
+        st.markdown(f"Mean difference **{diff.mean():+.4f}**, mean absolute difference "
+                    f"**{diff.abs().mean():.4f}**, largest **{diff.abs().max():.4f}** "
+                    f"({(diff.abs() <= 1e-9).sum():,} of {len(pairs):,} identical).")
+        earlier = pairs["note"] != ""
+        if earlier.any():
+            kept = diff[~earlier]
+            kinds = pairs.loc[earlier, "note"].map(published.NOTE_SUMMARIES).value_counts()
+            st.info(
+                f"{earlier.sum():,} of these published scores were not produced the way encbench runs the "
+                f"study's final code: " + "; ".join(f"{n:,} {kind}" for kind, n in kinds.items())
+                + ". No local run reproduces them (docs/protocol.md, 'Differences from the published study'); their "
+                "*note* column says why. Leaving them out: "
+                + (f"mean absolute difference **{kept.abs().mean():.4f}**, largest **{kept.abs().max():.4f}**."
+                   if len(kept) else "nothing is left."))
+        shown = pairs.assign(name=pairs["dataset"].map(names)).rename(columns={"scoring": "metric"})
+        shown = shown[["dataset", "name", "model", "tuning", "metric", "encoder", "published", "local",
+                       "difference", "note", "local_runs"]]
+        pair_provenance = exports.provenance("explorer-published-vs-local", {**filters, "origin": "both"},
+                                      raw_scores(db, version, **filter_args, origins=("published", "local")),
+                                      version)
+        show_table(shown, "published-vs-local", pair_provenance, height=min(38 + 35 * len(shown), 420),
+                   column_config={c: st.column_config.NumberColumn(format="%.4f")
+                                  for c in ("published", "local")}
+                   | {"difference": st.column_config.NumberColumn(format="%+.4f")})
+
+
+def main() -> None:
+    """The page: the filters, the summary of the selection, the open tab and published vs local."""
+    st.title("Results explorer")
+    st.caption("Scores per dataset, filtered. Ranks are computed within each (dataset, model, tuning, "
+               "metric): 1 = best score. Filters are kept in the URL: share it to share this view.")
+
+    db, version = data_key()
+    task, levels = task_levels(db, version)
+    names = dataset_names(db, version)
+
+    with st.container(border=True):
+        selected = factor_filters(levels, {"model": None, "tuning": ["no"], "scoring": ["AUC"]}, task=task)
+        choice, origins, prefer = origin_filter(levels)
+        split = split_filter(levels)
+        # the picker offers the datasets of this view only (local-only uploads are not published ones)
+        task_datasets = set(levels["dataset"])  # the datasets of this task
+        all_datasets = [d for d in view_datasets(db, version, origins) if d in task_datasets]
+        c1, c3 = st.columns([4, 1])
+        with c1:
+            # the encoders beyond the study are a family of the registry's, offered while they are added
+            families = multiselect("Encoder family",
+                                   labels.family_names(beyond=origin_views.BEYOND_ORIGIN in origins),
+                                   key="family", help="Families from the encoder registry.")
+        with c3:
+            every = st.toggle("All datasets", value=True, key="all_datasets", bind="query-params")
+        if every:
+            chosen_datasets = all_datasets
         else:
-            st.caption("Click a cell to drill down into that encoder and that dataset.")
-if drill_tab.open:
-    with drill_tab:
-        drill_down()
+            # Options are "id: name" as shown, so the URL holds readable values (?dataset=31: credit-g).
+            label_of = {d: f"{d}: {names.get(d, '?')}" for d in all_datasets}
+            id_of = {v: k for k, v in label_of.items()}
+            picked = multiselect("Datasets", list(label_of.values()), key="dataset",
+                                 default=[label_of[d] for d in all_datasets[:5]])
+            chosen_datasets = [id_of[p] for p in picked]
 
-pairs = side_by_side(db, version, filter_key)
-if not pairs.empty:
-    st.subheader("Published vs local")
-    st.caption(
-        f"{len(pairs):,} experiments of this selection have both a published score and a score from a "
-        f"local run (on a copy of a published dataset, stored under its OpenML id): each local score "
-        f"next to its published value, difference = local - published. Which of the two enters the "
-        f"views above is chosen with *Results* (now: "
-        f"{'the ' + prefer + ' score' if choice == 'both' else origin_views.ORIGIN_LABELS[choice]})."
+    missing = empty_selection({**selected, "family": families, "dataset": chosen_datasets})
+    if missing:
+        st.warning(f"Select at least one value for: {', '.join(missing)}.")
+        st.stop()
+
+    # the study's 32 and, while they are added, the encoders beyond it (a local run of one of those
+    # counts too: it is in the view's rows)
+    encoders = [e for e in labels.encoders_of_families(families) if e in levels["encoder"]]
+    if not encoders:
+        st.info("No encoder of the chosen families has results.")
+        st.stop()
+
+    filter_args = dict(datasets=None if every else tuple(chosen_datasets), models=tuple(selected["model"]),
+                       tunings=tuple(selected["tuning"]), scorings=tuple(selected["scoring"]),
+                       encoders=tuple(encoders), splits=(split,), tasks=(task,))
+    origin_banner(choice, prefer, **filter_args)
+    rows = store.scores(db, version, **filter_args, origins=origins, prefer=prefer)
+    # the coverage grid and the heatmap hold the study's encoders and those of the view's rows, not
+    # an encoder whose results this view leaves out (beyond the study while they are not added)
+    encoders = [e for e in encoders if e in vocab.ENCODERS or e in set(rows["encoder"])]
+    if rows.empty:
+        st.info("No results for this combination of filters. Widen the selection "
+                "(e.g. LGBM has results only without tuning, SVM none with model tuning).")
+        st.stop()
+
+    filter_key = tuple(filter_args.items())
+    # the best score of a dataset and setting: the highest, the lowest of a lower-is-better metric
+    # (RMSE, MAE); none in bold when the chosen metrics point both ways
+    directions = {greater_is_better(m) for m in selected["scoring"]}
+    score_best = None if len(directions) > 1 else ("max" if directions == {True} else "min")
+    load_key = (*filter_key, ("origins", origins), ("prefer", prefer))
+    table = ranked(db, version, load_key)
+    table = table.assign(name=table["dataset"].map(names))
+    table = with_fold_spread(db, version, table)
+    filters = {"model": selected["model"], "tuning": selected["tuning"], "metric": selected["scoring"],
+               "family": families, "origin": choice, **({"prefer": prefer} if choice == "both" else {}),
+               "dataset": "all" if every else chosen_datasets,
+               **({"split": split} if "time" in levels.get("split", []) else {})}
+    page_provenance = exports.provenance("explorer", filters, table, version, task=task)
+
+    grid = explorer.coverage(table, encoders, chosen_datasets)
+    n_combos = table[list(vocab.FACTORS)].drop_duplicates().shape[0]
+    st.markdown(
+        f"**{len(table):,}** results · {table['dataset'].nunique()} datasets · "
+        f"{table['encoder'].nunique()} encoders · {n_combos} model/tuning/metric combinations · "
+        f"{grid.missing:,} of {grid.cells:,} encoder x dataset cells without any result"
     )
-    for dataset, agreement in agreements(db, version, filter_key).items():
-        if agreement.low:
-            with st.container(key=f"agreement-{dataset}"):
-                st.warning(agreement.message(md_text(names.get(dataset, dataset))), icon=":material/rule:")
-    diff = pairs["difference"]
-    st.markdown(f"Mean difference **{diff.mean():+.4f}**, mean absolute difference "
-                f"**{diff.abs().mean():.4f}**, largest **{diff.abs().max():.4f}** "
-                f"({(diff.abs() <= 1e-9).sum():,} of {len(pairs):,} identical).")
-    earlier = pairs["note"] != ""
-    if earlier.any():
-        kept = diff[~earlier]
-        kinds = pairs.loc[earlier, "note"].map(published.NOTE_SUMMARIES).value_counts()
-        st.info(
-            f"{earlier.sum():,} of these published scores were not produced the way encbench runs the "
-            f"study's final code: " + "; ".join(f"{n:,} {kind}" for kind, n in kinds.items())
-            + ". No local run reproduces them (docs/protocol.md, 'Differences from the published study'); their "
-            "*note* column says why. Leaving them out: "
-            + (f"mean absolute difference **{kept.abs().mean():.4f}**, largest **{kept.abs().max():.4f}**."
-               if len(kept) else "nothing is left."))
-    shown = pairs.assign(name=pairs["dataset"].map(names)).rename(columns={"scoring": "metric"})
-    shown = shown[["dataset", "name", "model", "tuning", "metric", "encoder", "published", "local",
-                   "difference", "note", "local_runs"]]
-    pair_provenance = exports.provenance("explorer-published-vs-local", {**filters, "origin": "both"},
-                                  raw_scores(db, version, **filter_args, origins=("published", "local")),
-                                  version)
-    show_table(shown, "published-vs-local", pair_provenance, height=min(38 + 35 * len(shown), 420),
-               column_config={c: st.column_config.NumberColumn(format="%.4f")
-                              for c in ("published", "local")}
-               | {"difference": st.column_config.NumberColumn(format="%+.4f")})
+
+    # One section at a time: only the open tab is drawn (stateful tabs bound to the URL as
+    # ?section=..., as on the Overview and Consensus pages), so a filter change redraws the summary
+    # and one section, not a table, two box plots over every score and a heatmap.
+    scores_tab, distributions_tab, heatmap_tab, drill_tab = st.tabs(list(SECTIONS), key="section",
+                                                                     bind="query-params")
+    if scores_tab.open:
+        with scores_tab:
+            _scores_section(table, page_provenance, score_best)
+    if distributions_tab.open:
+        with distributions_tab:
+            for column, (item, spec) in zip(st.columns(2), box_charts(db, version, load_key).items()):
+                with column:
+                    show_chart(spec, item, page_provenance)
+    if heatmap_tab.open:
+        with heatmap_tab:
+            _heatmap_section(db, version, load_key, encoders, chosen_datasets, names, page_provenance)
+    if drill_tab.open:
+        with drill_tab:
+            drill_down(db, version, table, encoders, chosen_datasets, names, page_provenance)
+
+    _published_vs_local(db, version, filter_args, filter_key, filters, names, choice, prefer)
+
+
+main()
