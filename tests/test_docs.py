@@ -13,6 +13,7 @@ that exists, and every ``#anchor`` a heading of its document (GitHub's heading i
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -68,17 +69,23 @@ def fenced_blocks(path: Path) -> list[tuple[int, str, str, bool]]:
 
 
 def runnable_blocks() -> list[Block]:
+    """The runnable blocks in document order; a document's ``python`` blocks are one notebook, run
+    once in the place of its last block (each block after those before it, a comment naming its
+    line)."""
     out = []
     for path in RUNNABLE_DOCS:
-        earlier_python = ""
+        notebook, last_line, slot = "", None, 0
         for line, language, code, runnable in fenced_blocks(path):
             if not runnable:
                 continue
             assert language in ("sh", "python"), f"{path.name}:{line}: runnable blocks are sh or python"
-            if language == "python":  # one notebook per document
-                earlier_python += code + "\n"
-                code = earlier_python
-            out.append(Block(path, line, language, code))
+            if language == "python":
+                notebook += f"# --- {path.name}:{line}\n{code}\n"
+                last_line, slot = line, len(out)
+            else:
+                out.append(Block(path, line, language, code))
+        if last_line is not None:
+            out.insert(slot, Block(path, last_line, "python", notebook))
     return out
 
 
@@ -256,22 +263,30 @@ def test_links_resolve(doc):
     assert not broken, f"{doc.relative_to(REPO)}: " + "; ".join(broken)
 
 
-def test_protocol_tables_are_current():
+@pytest.fixture(scope="module")
+def gen_tables():
+    """docs/gen_tables.py as a module, its ``main(argv)`` the script's command line, run in this
+    process (a fresh interpreter would import the registries' libraries again)."""
+    spec = importlib.util.spec_from_file_location("gen_tables", REPO / "docs" / "gen_tables.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_protocol_tables_are_current(gen_tables, capsys):
     """docs/protocol.md's generated tables equal what the registries give today
     (python docs/gen_tables.py rewrites them)."""
-    done = subprocess.run([sys.executable, str(REPO / "docs" / "gen_tables.py"), "--check"], cwd=REPO,
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert gen_tables.main(["--check"]) == 0, capsys.readouterr()
+    assert "is current" in capsys.readouterr().out
 
 
-def test_stale_protocol_tables_are_caught(tmp_path):
+def test_stale_protocol_tables_are_caught(gen_tables, tmp_path, capsys):
     """--check fails on a protocol.md whose generated table differs from the registries."""
     stale = tmp_path / "protocol.md"
     stale.write_text((REPO / "docs" / "protocol.md").read_text(encoding="utf-8").replace(
         "max_depth {2, 5, None}", "max_depth {2, 5}"), encoding="utf-8")
-    done = subprocess.run([sys.executable, str(REPO / "docs" / "gen_tables.py"), "--check", "--path", str(stale)],
-                          cwd=REPO, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 1 and "not current" in done.stderr
+    assert gen_tables.main(["--check", "--path", str(stale)]) == 1
+    assert "not current" in capsys.readouterr().err
 
 
 def test_readme_is_a_front_page():
