@@ -3,6 +3,7 @@ from the command line (a frequency-rank encoder of tests/byo_encoders.py on bund
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -270,7 +271,17 @@ def test_placement_matches_a_naive_recomputation(compared_run):
     assert w["n"] == 2 and w["wins"] + w["ties"] + w["losses"] == 2
 
 
-def test_cli_refuses_leaky_encoder_and_name_collision(compared_run, capsys):
+@pytest.fixture()
+def keep_umask():
+    """`run` in this process makes what it creates from then on owner-only (cli.private_files):
+    the umask is put back after the test."""
+    old = os.umask(0o022)
+    os.umask(old)
+    yield
+    os.umask(old)
+
+
+def test_cli_refuses_leaky_encoder_and_name_collision(compared_run, capsys, keep_umask):
     from encbench.cli import main
 
     db, _, _ = compared_run
@@ -282,14 +293,15 @@ def test_cli_refuses_leaky_encoder_and_name_collision(compared_run, capsys):
             return set(reader.query("SELECT run_id FROM runs")["run_id"])
 
     runs_before = run_ids()
-    leak = _cli("run", "--db", str(db), "--datasets", "bundled:tic-tac-toe",
-                "--encoders", "Leak=tests.byo_encoders:LeakyEncoder", "--models", "DT")
-    assert leak.returncode == 2 and "leaks the target" in leak.stderr, leak.stderr[-2000:]
-    assert run_ids() == runs_before  # nothing written
-    clash = _cli("run", "--db", str(db), "--datasets", "bundled:tic-tac-toe",
-                 "--encoders", f"MT={FREQ}", "--models", "DT", "--dry-run")
-    assert clash.returncode == 2 and "collides with the study's encoder 'MT'" in clash.stderr
     capsys.readouterr()
+    assert main(["run", "--db", str(db), "--datasets", "bundled:tic-tac-toe",
+                 "--encoders", "Leak=tests.byo_encoders:LeakyEncoder", "--models", "DT"]) == 2
+    leak = capsys.readouterr().err
+    assert "leaks the target" in leak, leak[-2000:]
+    assert run_ids() == runs_before  # nothing written
+    assert main(["run", "--db", str(db), "--datasets", "bundled:tic-tac-toe",
+                 "--encoders", f"MT={FREQ}", "--models", "DT", "--dry-run"]) == 2
+    assert "collides with the study's encoder 'MT'" in capsys.readouterr().err
     assert main(["place", "local-0000", "--db", str(db)]) == 2
     nothing = capsys.readouterr().err
     assert "unknown run" in nothing
@@ -338,8 +350,6 @@ def test_cli_controls_option(monkeypatch):
 
 
 def test_cli_suite_offline_names_the_missing_and_plans_the_rest(tmp_path):
-    import os
-
     # OpenML unreachable for sure: every connection goes to a closed local port
     env = {**os.environ, "HTTPS_PROXY": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9",
            "ENCBENCH_CACHE": str(tmp_path / "cache")}
