@@ -20,15 +20,6 @@ from pages.ui.text import md_code, md_text
 
 ensure_routed()
 
-st.title("New encoder")
-st.caption(
-    "Rank an encoder of your own among the study's 32 without re-running them: its scores on "
-    "published datasets are merged with the published scores of the same datasets, models, metrics "
-    "and tuning (published scores count for the 32). Run it from the command line "
-    "(`python -m encbench run --datasets suite:matteucci2023 --encoders mypkg.encoders:FancyEncoder`) "
-    "or, for an installed plugin, from *Run on your data*. The app never imports code from an upload: "
-    "only installed plugins (entry points `encbench.encoders`) are offered.")
-
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _runs(db: str, version: tuple):
@@ -61,6 +52,16 @@ def _plugins_note() -> None:
 
 @guarded
 def main() -> None:
+    """The page: a comparison run's controls, its encoder's rank among the 32, its CD diagram and
+    its test against the best published encoder."""
+    st.title("New encoder")
+    st.caption(
+        "Rank an encoder of your own among the study's 32 without re-running them: its scores on "
+        "published datasets are merged with the published scores of the same datasets, models, metrics "
+        "and tuning (published scores count for the 32). Run it from the command line "
+        "(`python -m encbench run --datasets suite:matteucci2023 --encoders mypkg.encoders:FancyEncoder`) "
+        "or, for an installed plugin, from *Run on your data*. The app never imports code from an upload: "
+        "only installed plugins (entry points `encbench.encoders`) are offered.")
     db, version = data_key()
     task = task_filter()
     if task != DEFAULT_TASK:
