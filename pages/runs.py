@@ -21,13 +21,6 @@ ensure_routed()
 
 ACTIVE = ("queued", "running", WAITING)  # WAITING: the worker retries a busy database
 
-st.title("Runs")
-if read_only():
-    read_only_notice("runs are listed with their results, but none can be cancelled, resumed "
-                     "or deleted.")
-queue = run_panels.queue()
-run_panels.keep_worker_alive(queue)
-
 
 def _tasks(table, read) -> dict[str, tuple[str, ...] | None]:
     """Each listed run's task types (None while not known: queued, its target not read yet),
@@ -51,28 +44,10 @@ def _of_task(table, task: str, read):
     return kept.assign(task=[task_label(tasks[r]) for r in kept["run_id"]]), others
 
 
-# A link naming a run of another task than the one shown (the Run page's link to a regression
-# run, a bookmark) opens on that run's task, so the run it names is listed and chosen; so does
-# the menu's link after a launch, for the run launched, unless a task was chosen.
-linked = st.query_params.get("run")
-wanted = (linked if linked and linked != st.session_state.get("runs-url-run")
-          else None if "task" in st.query_params or "task" in st.session_state
-          else st.session_state.get("last_run"))
-if wanted:
-    read = run_panels.requests(queue)
-    wanted_tasks = _tasks(run_panels.progress(queue, read), read).get(wanted)
-    shown_task = st.session_state.get("task", st.query_params.get("task", DEFAULT_TASK))
-    if wanted_tasks and shown_task not in wanted_tasks:
-        st.session_state["task"] = wanted_tasks[0]
-task = task_filter()
-st.caption(f"Runs of **{task}** tasks, as the sidebar's Task says, and runs whose task is not known "
-           f"yet (queued, their target not read); a run over datasets of several tasks is listed "
-           f"under each.")
-
-
 @st.fragment(run_every=3.0)
 @guarded
-def _overview() -> None:
+def _overview(queue, task: str) -> None:
+    """The runs of ``task`` with their progress, and the background worker's state; every 3 s."""
     read = run_panels.requests(queue)       # once per rerun, for the progress and the tasks
     table = run_panels.progress(queue, read)
     running = queue.worker_running()
@@ -120,38 +95,10 @@ def _overview() -> None:
     })
 
 
-_overview()
-
-read = run_panels.requests(queue)
-table, _ = _of_task(run_panels.progress(queue, read), task, read)
-if table.empty:
-    st.stop()
-labels = {r.run_id: f"{r.label or 'unnamed run'} · {r.run_id}" for r in table.itertuples()}
-run_ids = list(labels)
-# The chosen run lives in the URL by its id (labels can repeat and statuses change). A run the
-# URL names that this page did not put there (a link, the Run page's "Queued run") wins over the
-# choice the widget remembers from an earlier visit; one that does not exist is said, not hidden.
-if linked and linked != st.session_state.get("runs-url-run"):
-    if linked in run_ids:
-        st.session_state["run_choice"] = linked
-    else:
-        st.warning(f"The link names run {md_code(linked)}, which this database does not have "
-                   f"(deleted, or from another database); ignored.")
-if st.session_state.get("run_choice") not in run_ids:  # first visit, or the run was deleted
-    st.session_state.pop("run_choice", None)
-    if st.session_state.get("last_run") in run_ids:
-        st.session_state["run_choice"] = st.session_state["last_run"]
-run_id = st.selectbox("Run", run_ids, format_func=labels.get, key="run_choice")
-st.query_params["run"] = run_id
-st.session_state["runs-url-run"] = run_id
-deleting = {r.run_id for r in queue.pending() + queue.active() if r.kind == "delete"}
-# refresh the detail while the run changes: running, queued, or about to be deleted
-is_active = table.set_index("run_id").loc[run_id, "status"] in ACTIVE or run_id in deleting
-
-
-@st.fragment(run_every=3.0 if is_active else None)
 @guarded
-def _detail(run_id: str) -> None:
+def _detail(queue, run_id: str, deleting: set[str]) -> None:
+    """One run: its controls (cancel, resume, delete), progress, configuration, errors and result.
+    A fragment, refreshed every 3 s while the run changes (see main())."""
     row = run_panels.run_progress(run_id)
     if row is None:
         st.info(f"Run {run_id} was deleted.")
@@ -228,4 +175,61 @@ def _detail(run_id: str) -> None:
         run_panels.show_result(run_id)
 
 
-_detail(run_id)
+def main() -> None:
+    """The page: the runs of the sidebar's task, then the chosen run in detail."""
+    st.title("Runs")
+    if read_only():
+        read_only_notice("runs are listed with their results, but none can be cancelled, resumed "
+                         "or deleted.")
+    queue = run_panels.queue()
+    run_panels.keep_worker_alive(queue)
+
+    # A link naming a run of another task than the one shown (the Run page's link to a regression
+    # run, a bookmark) opens on that run's task, so the run it names is listed and chosen; so does
+    # the menu's link after a launch, for the run launched, unless a task was chosen.
+    linked = st.query_params.get("run")
+    wanted = (linked if linked and linked != st.session_state.get("runs-url-run")
+              else None if "task" in st.query_params or "task" in st.session_state
+              else st.session_state.get("last_run"))
+    if wanted:
+        read = run_panels.requests(queue)
+        wanted_tasks = _tasks(run_panels.progress(queue, read), read).get(wanted)
+        shown_task = st.session_state.get("task", st.query_params.get("task", DEFAULT_TASK))
+        if wanted_tasks and shown_task not in wanted_tasks:
+            st.session_state["task"] = wanted_tasks[0]
+    task = task_filter()
+    st.caption(f"Runs of **{task}** tasks, as the sidebar's Task says, and runs whose task is not known "
+               f"yet (queued, their target not read); a run over datasets of several tasks is listed "
+               f"under each.")
+
+    _overview(queue, task)
+
+    read = run_panels.requests(queue)
+    table, _ = _of_task(run_panels.progress(queue, read), task, read)
+    if table.empty:
+        st.stop()
+    labels = {r.run_id: f"{r.label or 'unnamed run'} · {r.run_id}" for r in table.itertuples()}
+    run_ids = list(labels)
+    # The chosen run lives in the URL by its id (labels can repeat and statuses change). A run the
+    # URL names that this page did not put there (a link, the Run page's "Queued run") wins over the
+    # choice the widget remembers from an earlier visit; one that does not exist is said, not hidden.
+    if linked and linked != st.session_state.get("runs-url-run"):
+        if linked in run_ids:
+            st.session_state["run_choice"] = linked
+        else:
+            st.warning(f"The link names run {md_code(linked)}, which this database does not have "
+                       f"(deleted, or from another database); ignored.")
+    if st.session_state.get("run_choice") not in run_ids:  # first visit, or the run was deleted
+        st.session_state.pop("run_choice", None)
+        if st.session_state.get("last_run") in run_ids:
+            st.session_state["run_choice"] = st.session_state["last_run"]
+    run_id = st.selectbox("Run", run_ids, format_func=labels.get, key="run_choice")
+    st.query_params["run"] = run_id
+    st.session_state["runs-url-run"] = run_id
+    deleting = {r.run_id for r in queue.pending() + queue.active() if r.kind == "delete"}
+    # refresh the detail while the run changes: running, queued, or about to be deleted
+    is_active = table.set_index("run_id").loc[run_id, "status"] in ACTIVE or run_id in deleting
+    st.fragment(run_every=3.0 if is_active else None)(_detail)(queue, run_id, deleting)
+
+
+main()
