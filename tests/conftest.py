@@ -49,12 +49,13 @@ def small_published_db(tmp_path_factory):
 
 
 @pytest.fixture()
-def small_private_db(small_db, tmp_path, monkeypatch):
-    """A writable copy of the small database in ``tmp_path/db/``, as :func:`private_db` is of the
-    published one (``ENCBENCH_DB`` points at it; workers exit after 1 s without requests)."""
+def small_private_db(small_published_db, tmp_path, monkeypatch):
+    """A writable copy of the small database's published results in ``tmp_path/db/``, as
+    :func:`private_db` is of the full published database (``ENCBENCH_DB`` points at it; workers
+    exit after 1 s without requests)."""
     from small_db import copy_db
 
-    path = copy_db(small_db, tmp_path / "db" / "encbench.duckdb")
+    path = copy_db(small_published_db, tmp_path / "db" / "encbench.duckdb")
     monkeypatch.setenv("ENCBENCH_DB", str(path))
     monkeypatch.setenv("ENCBENCH_WORKER_IDLE_EXIT", "1")
     return path

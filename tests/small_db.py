@@ -24,6 +24,8 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from encbench.store import Writer, snapshot_path
 from encbench.store.importer import (
@@ -50,10 +52,23 @@ LOCAL_GRID = {"datasets": ["50"], "encoders": ["OH", "MT"], "models": ["LogReg"]
               "tuning": "no", "n_folds": 5, "label": "tic-tac-toe: OH and MT"}
 
 
+def _read_seed(path: Path, filters: list | None = None) -> pd.DataFrame:
+    """The rows of the seed file ``path`` that ``filters`` keep (a parquet filter), as pandas
+    reads the whole file.
+
+    Read single-threaded (a test session's cores are busy: Arrow's reader threads cost more CPU
+    than they save there), with text columns as dictionaries until the rows are filtered: the
+    suites' file repeats long provenance texts on each of its 258,480 rows, and decoding them
+    all was most of the small database's build."""
+    schema = pq.read_schema(path)
+    text = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
+    table = pq.read_table(path, filters=filters, read_dictionary=text, use_threads=False)
+    return table.cast(schema).to_pandas()
+
+
 def _published_files(folder: Path) -> tuple[Path, Path]:
     """The published seed files cut to :data:`PUBLISHED_DATASETS`, written into ``folder``."""
-    results = pd.read_parquet(RESULTS_FILE)
-    results = results[results["dataset"].astype(str).isin(PUBLISHED_DATASETS)]
+    results = _read_seed(RESULTS_FILE, [("dataset", "in", PUBLISHED_DATASETS)])
     datasets = pd.read_csv(DATASETS_FILE, dtype=str)
     datasets = datasets[datasets["openml_id"].isin(PUBLISHED_DATASETS)]
     assert set(results["dataset"].astype(str)) == set(datasets["openml_id"]) == set(PUBLISHED_DATASETS)
@@ -63,37 +78,38 @@ def _published_files(folder: Path) -> tuple[Path, Path]:
     return results_file, datasets_file
 
 
-def _suite_rows(rows: pd.DataFrame) -> pd.DataFrame:
-    """The R suites' rows kept: :data:`SUITE_DATASETS_PER_TASK` datasets per task, with the
-    models and metrics of :data:`SUITE_SETTINGS`."""
-    kept = []
+def _suite_filters(path: Path) -> list[list[tuple]]:
+    """The R suites' rows kept, as a parquet filter (read only those rows: the file is large):
+    :data:`SUITE_DATASETS_PER_TASK` datasets per task, with the models and metrics of
+    :data:`SUITE_SETTINGS`."""
+    tasks = pq.read_table(path, columns=["task", "dataset"], use_threads=False).to_pandas().drop_duplicates()
+    filters = []
     for task, (models, metrics) in SUITE_SETTINGS.items():
-        of_task = rows[rows["task"] == task]
-        datasets = sorted(of_task["dataset"].unique())[:SUITE_DATASETS_PER_TASK]
-        kept.append(of_task[of_task["dataset"].isin(datasets) & of_task["model"].isin(models)
-                            & of_task["scoring"].isin(metrics)])
-    return pd.concat(kept)
+        datasets = sorted(tasks.loc[tasks["task"] == task, "dataset"])[:SUITE_DATASETS_PER_TASK]
+        filters.append([("dataset", "in", datasets), ("model", "in", models), ("scoring", "in", metrics)])
+    return filters
 
 
 def _shipped_file(run, folder: Path) -> Path:
     """A shipped run's seed file (and its datasets file) cut to the small database's datasets."""
-    rows = pd.read_parquet(run.results_file)
-    rows = _suite_rows(rows) if run.run_id == SUITES_RUN_ID else rows[rows["dataset"].isin(PUBLISHED_DATASETS)]
+    filters = (_suite_filters(run.results_file) if run.run_id == SUITES_RUN_ID
+               else [("dataset", "in", PUBLISHED_DATASETS)])
+    rows = _read_seed(run.results_file, filters)
     assert len(rows), run.run_id
     results_file = folder / run.results_file.name
     rows.to_parquet(results_file, index=False)
     datasets_name = run.results_file.name.replace("_results", "_datasets")
-    datasets = pd.read_parquet(run.results_file.with_name(datasets_name))
+    datasets = _read_seed(run.results_file.with_name(datasets_name))
     datasets[datasets["dataset"].isin(set(rows["dataset"]))].to_parquet(folder / datasets_name, index=False)
     return results_file
 
 
 def _local_rows() -> pd.DataFrame:
     """The local run's rows: encbench's own shipped scores of :data:`LOCAL_GRID`'s experiments."""
-    rows = pd.read_parquet(next(r for r in SHIPPED_RUNS if r.run_id == ENCBENCH_RUN_ID).results_file)
-    rows = rows[rows["dataset"].isin(LOCAL_GRID["datasets"]) & rows["encoder"].isin(LOCAL_GRID["encoders"])
-                & rows["model"].isin(LOCAL_GRID["models"]) & rows["scoring"].isin(LOCAL_GRID["scorings"])
-                & (rows["tuning"] == LOCAL_GRID["tuning"])]
+    rows = _read_seed(next(r for r in SHIPPED_RUNS if r.run_id == ENCBENCH_RUN_ID).results_file, [
+        ("dataset", "in", LOCAL_GRID["datasets"]), ("encoder", "in", LOCAL_GRID["encoders"]),
+        ("model", "in", LOCAL_GRID["models"]), ("scoring", "in", LOCAL_GRID["scorings"]),
+        ("tuning", "==", LOCAL_GRID["tuning"])])
     columns = ["dataset", "encoder", "model", "tuning", "scoring", "fold", "n_folds", "cv_score", "time",
                "encode_time", "status", "error", "split"]
     assert len(rows) == len(LOCAL_GRID["encoders"]) * LOCAL_GRID["n_folds"], len(rows)

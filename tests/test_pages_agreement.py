@@ -2,30 +2,26 @@
 said so on the run result (Run and Runs pages), in the Results explorer and wherever *both*
 mixes them in (the measure: :func:`encbench.views.run_result.published_agreement`).
 
-The database holds the published benchmark plus one local run, DT/no/AUC with six encoders, on
-vote (56, each local score 0.2 above the published one, as the study's shifted labels make it)
-and on credit-g (31, each local score the published one).
+The database holds the small database's published results (tests/small_db.py) plus one local
+run, DT/no/AUC with six encoders, on vote (56, each local score 0.2 above the published one, as
+the study's shifted labels make it) and on credit-g (31, each local score the published one).
 """
 from __future__ import annotations
 
-import shutil
-
 import pytest
-from pagetest import REPO, open_page, texts
-from streamlit.testing.v1 import AppTest
+from pagetest import new_app, open_page, texts
+from small_db import copy_db
 
-from encbench.store import Reader, Writer, queries, snapshot_path
+from encbench.store import Reader, Writer, queries
 
 RUN = "local-agreement00001"
 ENCODERS = ("OH", "MT", "Ord", "Count", "Sum", "Bin")
 
 
-@pytest.fixture()
-def vote_db(published_db, tmp_path, monkeypatch):
-    path = tmp_path / "db" / "encbench.duckdb"
-    path.parent.mkdir()
-    shutil.copyfile(published_db, path)
-    shutil.copyfile(snapshot_path(published_db), snapshot_path(path))
+@pytest.fixture(scope="module")
+def vote_path(small_published_db, tmp_path_factory):
+    """The database, written once: its tests only read it."""
+    path = copy_db(small_published_db, tmp_path_factory.mktemp("vote") / "db" / "encbench.duckdb")
     reader = Reader(path)
     try:
         published = queries.load_scores(reader, datasets=["56", "31"], encoders=list(ENCODERS), models=["DT"],
@@ -42,9 +38,14 @@ def vote_db(published_db, tmp_path, monkeypatch):
                  fold=0, n_folds=1, cv_score=r.cv_score + (0.2 if r.dataset == "56" else 0.0), time=0.1,
                  status="ok", error=None)
             for r in published.itertuples()])
-    monkeypatch.setenv("ENCBENCH_DB", str(path))
-    monkeypatch.setenv("ENCBENCH_WORKER_IDLE_EXIT", "1")
     return path
+
+
+@pytest.fixture()
+def vote_db(vote_path, monkeypatch):
+    monkeypatch.setenv("ENCBENCH_DB", str(vote_path))
+    monkeypatch.setenv("ENCBENCH_WORKER_IDLE_EXIT", "1")
+    return vote_path
 
 
 def _agreement_alerts(at) -> tuple[list[str], list[str]]:
@@ -64,7 +65,7 @@ def test_the_run_result_warns_on_the_dataset_whose_scores_disagree(vote_db):
 
 
 def test_the_run_page_shows_the_same_warning_under_its_last_run(vote_db):
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at = new_app(60)
     at.session_state["last_run"] = RUN
     at.switch_page("pages/run.py")
     at.run()

@@ -1,31 +1,37 @@
 """AppTest: the encoders beyond the study enter a view only when chosen, ranked among the 32 on
-the datasets encbench's own runs cover, with a banner that says so."""
-from __future__ import annotations
+the datasets encbench's own runs cover, with a banner that says so.
 
-import shutil
+On the small database's published results (tests/small_db.py) with encbench's own scores of
+:data:`OURS`; the last test on the small database itself (its shipped run and its local run)."""
+from __future__ import annotations
 
 import pytest
 from pagetest import open_page, texts
+from small_db import copy_db
 
-from encbench.store import ENCBENCH_RUN_ID, Writer, snapshot_path
+from encbench.store import ENCBENCH_RUN_ID, Writer
 
 # encbench's own scores (LogReg / no / AUC) on two published datasets: SkTE best on both
 OURS = {("50", "SkTE"): 0.999, ("50", "OH"): 0.80, ("31", "SkTE"): 0.95, ("31", "OH"): 0.70}
 
 
-@pytest.fixture()
-def beyond_db(published_db, tmp_path, monkeypatch):
-    path = tmp_path / "beyond.duckdb"
-    shutil.copyfile(published_db, path)
-    shutil.copyfile(snapshot_path(published_db), snapshot_path(path))
+@pytest.fixture(scope="module")
+def beyond_path(small_published_db, tmp_path_factory):
+    """The database, written once: its tests only read it."""
+    path = copy_db(small_published_db, tmp_path_factory.mktemp("beyond") / "beyond.duckdb")
     with Writer(path) as writer:
         writer.ensure_run(ENCBENCH_RUN_ID, origin="encbench", label="beyond", status="done", n_expected=4)
         writer.write_results([
             dict(run_id=ENCBENCH_RUN_ID, dataset=d, encoder=e, model="LogReg", tuning="no", scoring="AUC",
                  fold=0, n_folds=1, cv_score=v, time=0.1, status="ok", error=None)
             for (d, e), v in OURS.items()])
-    monkeypatch.setenv("ENCBENCH_DB", str(path))
     return path
+
+
+@pytest.fixture()
+def beyond_db(beyond_path, monkeypatch):
+    monkeypatch.setenv("ENCBENCH_DB", str(beyond_path))
+    return beyond_path
 
 
 def _rankings(at):
@@ -88,14 +94,11 @@ def test_the_overview_ranks_over_shared_voters_and_lists_those_left_out(beyond_d
     assert left_out["encoder"].tolist() == ["SkTE"] and left_out["family"].tolist() == ["beyond the study"]
 
 
-def test_with_local_runs_left_out_the_view_does_not_claim_the_published_benchmark_only(beyond_db):
+def test_with_local_runs_left_out_the_view_does_not_claim_the_published_benchmark_only(small_db, monkeypatch):
     """With local runs in the database and the encoders beyond the study added, the caption said
-    "Published benchmark only" while encbench's own rows were in the view."""
-    with Writer(beyond_db) as writer:
-        writer.ensure_run("local-1", origin="local", label="mine", status="done", n_expected=1)
-        writer.write_results([dict(run_id="local-1", dataset="31", encoder="OH", model="LogReg", tuning="no",
-                                   scoring="AUC", fold=0, n_folds=1, cv_score=0.7, time=0.1, status="ok",
-                                   error=None)])
+    "Published benchmark only" while encbench's own rows were in the view. (The small database
+    holds both: encbench's shipped run and a local run.)"""
+    monkeypatch.setenv("ENCBENCH_DB", str(small_db))
     query = {"model": "LogReg", "tuning": "no", "metric": "AUC"}
     added = texts(open_page("consensus", {**query, "beyond": "true"}))
     assert "Published benchmark only" not in added

@@ -7,12 +7,12 @@ echoed into them as it is would turn ``[click here](http://x)`` into a live link
 from __future__ import annotations
 
 import re
-import shutil
 
 import pytest
 from pagetest import open_page
+from small_db import copy_db
 
-from encbench.store import Writer, snapshot_path
+from encbench.store import Writer
 from pages.common import md_code, md_text
 
 HOSTILE = [
@@ -100,12 +100,10 @@ HOSTILE_NAME = "![pic](http://x)"
 
 
 @pytest.fixture(scope="module")
-def mixed_db(published_db, tmp_path_factory):
-    """The published results and one local run on an upload with a hostile name (the origin and
-    prefer controls appear only when local results exist)."""
-    path = tmp_path_factory.mktemp("mixed") / "encbench.duckdb"
-    shutil.copyfile(published_db, path)
-    shutil.copyfile(snapshot_path(published_db), snapshot_path(path))
+def mixed_db(small_published_db, tmp_path_factory):
+    """The small database's published results (tests/small_db.py) and one local run on an upload
+    with a hostile name (the origin and prefer controls appear only when local results exist)."""
+    path = copy_db(small_published_db, tmp_path_factory.mktemp("mixed") / "encbench.duckdb")
     with Writer(path) as writer:
         writer.upsert_dataset({"dataset": "file:abc123", "name": HOSTILE_NAME, "source": "upload",
                                "sha256": "abc123"})

@@ -1,16 +1,31 @@
-"""AppTest: the Consensus page recomputes live, restores its state from the URL, never crashes."""
+"""AppTest: the Consensus page recomputes live, restores its state from the URL, never crashes.
+
+The page's wiring runs on the small database (tests/small_db.py), its numbers compared with the
+library's on the same rows; the tests marked ``published`` check what the page says of the
+published benchmark itself, on the full published database.
+"""
 from __future__ import annotations
+
+import os
 
 import pandas as pd
 import pytest
 from pagetest import charts, open_exports, open_page, summary_line, texts
 
 from encbench import vocab
+from encbench.stats import consensus as consensus_ranks
+from encbench.store import Reader, queries
 from encbench.views import consensus
 
 
 @pytest.fixture(autouse=True)
-def published_env(published_db, monkeypatch):
+def small_env(small_db, monkeypatch):
+    monkeypatch.setenv("ENCBENCH_DB", str(small_db))
+
+
+@pytest.fixture()
+def published(published_db, monkeypatch):
+    """The full published database instead: for what the page says of the published benchmark."""
     monkeypatch.setenv("ENCBENCH_DB", str(published_db))
 
 
@@ -43,7 +58,7 @@ def _tabs(at) -> list[str]:
     return [t.label for t in at.tabs]
 
 
-def test_default_view_is_the_worked_example():
+def test_default_view_is_the_worked_example(published):
     at = open_page("consensus")
     wide = _wide(at)
     assert list(wide.columns) == ["encoder", "family", "R-M", "Q-M", "R-Nem (alpha=0.05)"]
@@ -98,10 +113,11 @@ def test_a_link_to_a_tab_opens_it_with_its_content_only(tab, n_charts, present):
 
 def test_a_link_to_a_tab_the_view_lacks_falls_back_to_rankings():
     """The Kemeny-Young tab exists with R-Kem only, Agreement with two rankings or more."""
+    best = _best_by_r_m(_published_rows())
     for query, tab in (({}, "Kemeny-Young"), ({"strategy": ["R-M"]}, "Agreement"), ({}, "Nonsense")):
         at = _tab(query, tab)
         assert not at.exception and not at.error, (tab, [e.value for e in at.error])
-        assert tab not in _tabs(at) and len(charts(at)) == 1 and _wide(at)["encoder"].iloc[0] == "Sum"
+        assert tab not in _tabs(at) and len(charts(at)) == 1 and _wide(at)["encoder"].iloc[0] == best
         assert f"This view has no `{tab}` tab" in texts(at)
         assert "section" not in at.query_params                         # Streamlit drops the bad value
 
@@ -150,7 +166,8 @@ def test_switching_the_model_changes_the_ranking():
     before = _wide(at)["encoder"].tolist()
     at.multiselect(key="model").set_value(["DT"]).run()
     after = _wide(at)["encoder"].tolist()
-    assert after != before and summary_line(at).startswith("Best by **R-M**: **WoE**")
+    best = _best_by_r_m(_published_rows(models=["DT"]))
+    assert after != before and summary_line(at).startswith(f"Best by **R-M**: **{best}**")
 
 
 def test_theta_changes_q_th_and_is_restored_from_the_url():
@@ -199,30 +216,38 @@ def test_an_unexpected_error_becomes_a_message(monkeypatch):
     assert "could not be shown: RuntimeError: simulated failure" in texts(at)
 
 
-def test_link_with_unknown_values_is_flagged_not_silently_replaced(published_db, monkeypatch):
-    monkeypatch.setenv("ENCBENCH_DB", str(published_db))
+def test_link_with_unknown_values_is_flagged_not_silently_replaced():
     at = open_page("consensus", {"model": "Foo"})
     warnings = [w.value for w in at.warning]
     assert any("The link sets model to `Foo`" in w and "LogReg" in w for w in warnings), warnings
 
 
-def test_cd_diagram_says_how_complete_the_data_are_and_which_design_it_used(published_env):
+def test_cd_diagram_says_how_complete_the_data_are_and_which_design_it_used():
+    """The counts said are those of the view's rows, by hand: no dataset has every encoder (as in
+    the published benchmark), and the encoders present on every dataset are counted."""
+    rows = _published_rows()
+    cells = rows.pivot_table(index="dataset", columns="encoder", values="cv_score", aggfunc="size")
+    n_datasets, n_encoders = cells.shape
+    complete_datasets = int(cells.notna().all(axis=1).sum())
+    complete_encoders = int(cells.notna().all(axis=0).sum())
+    assert complete_datasets == 0 and 0 < complete_encoders < n_encoders      # what the test needs
     at = _tab(None, "Critical difference")
     shown = texts(at)
-    assert "**0 of 50** datasets have a result for every one of the 32 encoders" in shown
-    assert "**1 of 32** encoders have a result on every dataset" in shown
-    assert "Blocks: incomplete blocks: 0 of 50 datasets have every encoder" in shown
+    assert (f"**0 of {n_datasets}** datasets have a result for every one of the {n_encoders} encoders"
+            in shown)
+    assert f"**{complete_encoders} of {n_encoders}** encoders have a result on every dataset" in shown
+    assert f"Blocks: incomplete blocks: 0 of {n_datasets} datasets have every encoder" in shown
     assert "the test assumes complete blocks" in shown
     imputed = _tab({"blocks": "impute"}, "Critical difference")
     shown = texts(imputed)
     assert "missing scores imputed (Q-Imp model)" in shown and "Friedman chi2 =" in shown
-    assert "N = 50 datasets, k = 32 encoders" in shown
+    assert f"N = {n_datasets} datasets, k = {n_encoders} encoders" in shown
     complete = _tab({"blocks": "complete-datasets"}, "Critical difference")
     assert "No critical-difference diagram" in texts(complete)
     assert not complete.exception
 
 
-def test_clearing_a_filter_is_not_reported_as_an_unknown_link_value(published_env):
+def test_clearing_a_filter_is_not_reported_as_an_unknown_link_value():
     """Clearing Metric showed "The link sets metric to ''"."""
     at = open_page("consensus")
     at.multiselect(key="metric").set_value([]).run()
@@ -234,7 +259,7 @@ def test_clearing_a_filter_is_not_reported_as_an_unknown_link_value(published_en
     assert "The link sets" not in texts(linked)
 
 
-def test_invalid_numbers_in_a_link_are_named_and_a_stale_detail_is_dropped(published_env):
+def test_invalid_numbers_in_a_link_are_named_and_a_stale_detail_is_dropped():
     """Bad alpha/theta/B were dropped silently; detail= stayed in the URL."""
     at = open_page("consensus", {"alpha": "0.3", "theta": "2", "B": "abc",
                                  "detail": "DT / no / AUC"})
@@ -247,7 +272,7 @@ def test_invalid_numbers_in_a_link_are_named_and_a_stale_detail_is_dropped(publi
     assert "The link sets" not in texts(ok)
 
 
-def test_r_kem_is_said_to_have_no_interval(published_env):
+def test_r_kem_is_said_to_have_no_interval():
     at = _tab({"strategy": ["R-M", "R-Kem"]}, "Rank intervals")
     assert at.selectbox(key="istrategy").options == ["R-M"]
     assert "R-Kem has no bootstrap interval here" in texts(at)
@@ -260,7 +285,6 @@ def _wilcoxon_table(at):
 def test_pairwise_wilcoxon_between_chosen_encoders_with_holm():
     """Pairwise tests between two chosen encoders, Holm for several pairs."""
     from encbench.stats import wilcoxon_pairs
-    from encbench.store import Reader, queries
 
     at = _tab(None, "Pairwise tests")
     table = _wilcoxon_table(at)
@@ -270,19 +294,14 @@ def test_pairwise_wilcoxon_between_chosen_encoders_with_holm():
     at.multiselect(key="wilcoxon").set_value(["WoE", "OH", "Drop"]).run()
     table = _wilcoxon_table(at)
     assert list(zip(table["encoder_a"], table["encoder_b"])) == [("WoE", "OH"), ("WoE", "Drop"), ("OH", "Drop")]
-    import os
-    reader = Reader(os.environ["ENCBENCH_DB"])
-    try:
-        rows = queries.load_scores(reader, models=["LogReg"], tunings=["no"], scorings=["AUC"], origins=["published"])
-    finally:
-        reader.close()
+    rows = _published_rows()
     expected = wilcoxon_pairs(rows[["dataset", "encoder", "cv_score"]], encoders=["WoE", "OH", "Drop"]).table
     pd.testing.assert_series_equal(table["p_holm"], expected["p_holm"], check_names=False)
     at.multiselect(key="wilcoxon").set_value(["WoE"]).run()
     assert "Choose two encoders or more" in texts(at)
 
 
-def test_the_strategy_registry_drives_the_selector_and_the_parameter_widgets(published_env):
+def test_the_strategy_registry_drives_the_selector_and_the_parameter_widgets():
     """A strategy is added in encbench.vocab.STRATEGY_REGISTRY, never in a page."""
     at = open_page("consensus")
     selector = at.multiselect(key="strategy")
@@ -313,6 +332,8 @@ def test_narrowing_to_one_combination_drops_the_detail_choice_without_an_error()
 def test_pairwise_tests_show_effect_sizes_beside_the_p_values():
     """Every pairwise test comes with how much: the median difference's interval and the
     rank-biserial correlation with its bootstrap interval, as the library computes them."""
+    from encbench.stats import wilcoxon_pairs
+
     at = _tab(None, "Pairwise tests")
     at.multiselect(key="wilcoxon").set_value(["Sum", "Drop"]).run()
     table = _wilcoxon_table(at)
@@ -321,6 +342,8 @@ def test_pairwise_tests_show_effect_sizes_beside_the_p_values():
     row = table.iloc[0]
     assert row["median_low"] <= row["median_difference"] <= row["median_high"]
     assert row["rank_biserial_low"] <= row["rank_biserial"] <= row["rank_biserial_high"]
+    expected = wilcoxon_pairs(_published_rows()[["dataset", "encoder", "cv_score"]], encoders=["Sum", "Drop"])
+    assert row["rank_biserial"] == pytest.approx(expected.table["rank_biserial"].iloc[0])
     assert row["rank_biserial"] > 0.5                       # Sum beats Drop on most datasets
     assert "rank_biserial" in texts(at) and "bootstrap" in texts(at)
 
@@ -328,20 +351,13 @@ def test_pairwise_tests_show_effect_sizes_beside_the_p_values():
 def test_bayesian_tab_draws_the_posterior_of_two_chosen_encoders_with_a_url_bound_rope():
     """P(A better), P(equivalent), P(B better) as the library computes them, the simplex, the
     exports of the figure, the row and the draws; the ROPE comes from the link."""
-    import os
-
     from encbench.stats import bayesian_signed_rank
-    from encbench.store import Reader, queries
 
     at = _tab({"bayes_a": "Sum", "bayes_b": "Drop", "rope": "0.005"}, "Bayesian test")
     assert not at.error, [e.value for e in at.error]
     assert at.selectbox(key="bayes_a").value == "Sum" and at.selectbox(key="bayes_b").value == "Drop"
     assert at.number_input(key="rope").value == pytest.approx(0.005)
-    reader = Reader(os.environ["ENCBENCH_DB"])
-    try:
-        rows = queries.load_scores(reader, models=["LogReg"], tunings=["no"], scorings=["AUC"], origins=["published"])
-    finally:
-        reader.close()
+    rows = _published_rows()
     expected = bayesian_signed_rank(rows[["scoring", "dataset", "encoder", "cv_score"]], "Sum", "Drop", rope=0.005)
     shown = texts(at)
     assert f"P(Sum better) = **{expected.p_a_better:.3f}**" in shown
@@ -361,19 +377,12 @@ def test_bayesian_tab_draws_the_posterior_of_two_chosen_encoders_with_a_url_boun
 def test_elo_tab_shows_ratings_calibrated_to_the_reference_and_the_win_rates():
     """The Elo ratings with their intervals and the win-rate matrix, as the library computes them,
     each with its exports; the reference and B come from the link; Elo is a strategy too."""
-    import os
-
     from encbench.stats import elo
-    from encbench.store import Reader, queries
 
     at = _tab({"elo_ref": "Drop", "elo_B": "100"}, "Win rates and Elo")
     assert not at.error, [e.value for e in at.error]
     assert at.selectbox(key="elo_ref").value == "Drop" and at.number_input(key="elo_B").value == 100
-    reader = Reader(os.environ["ENCBENCH_DB"])
-    try:
-        rows = queries.load_scores(reader, models=["LogReg"], tunings=["no"], scorings=["AUC"], origins=["published"])
-    finally:
-        reader.close()
+    rows = _published_rows()
     expected = elo(rows[["scoring", "dataset", "encoder", "cv_score"]], reference="Drop", B=100)
     table = next(d.value for d in at.dataframe if "elo" in d.value.columns)
     pd.testing.assert_frame_equal(table.reset_index(drop=True), expected.table)
@@ -390,16 +399,21 @@ def test_elo_tab_shows_ratings_calibrated_to_the_reference_and_the_win_rates():
     assert "Elo" in _wide(ranked).columns and not ranked.error
 
 
-def _published_rows():
-    import os
-
-    from encbench.store import Reader, queries
-
+def _published_rows(models=("LogReg",)):
+    """The published scores of the page's database (``ENCBENCH_DB``) under no tuning and AUC."""
     reader = Reader(os.environ["ENCBENCH_DB"])
     try:
-        return queries.load_scores(reader, models=["LogReg"], tunings=["no"], scorings=["AUC"], origins=["published"])
+        return queries.load_scores(reader, models=list(models), tunings=["no"], scorings=["AUC"],
+                                   origins=["published"])
     finally:
         reader.close()
+
+
+def _best_by_r_m(rows) -> str:
+    """The encoder the library's R-M ranks first on ``rows`` (one, not a tie)."""
+    ranks = consensus_ranks(rows[["dataset", "encoder", "cv_score"]], "R-M")
+    (best,) = ranks.index[ranks == ranks.min()]
+    return best
 
 
 def test_cd_diagram_against_a_control_with_bonferroni_dunn_and_holm():
@@ -415,7 +429,8 @@ def test_cd_diagram_against_a_control_with_bonferroni_dunn_and_holm():
     pd.testing.assert_frame_equal(table.reset_index(drop=True), expected.table, check_dtype=False)
     shown = texts(at)
     assert "Bonferroni-Dunn against OH, alpha = 0.1" in shown and f"CD = {expected.critical_difference:.2f}" in shown
-    assert f"Holm finds {len(expected.differing())} of 31 different from OH" in shown
+    others = _published_rows()["encoder"].nunique() - 1
+    assert f"Holm finds {len(expected.differing())} of {others} different from OH" in shown
     assert len(charts(at)) == 1 and "Bonferroni-Dunn against OH" in charts(at)[0].proto.spec
     open_exports(at, "chart-cd-control", "table-control-test")
     keys = {b.key for b in at.download_button}
@@ -430,12 +445,13 @@ def test_pairwise_tab_against_a_control_tests_it_against_every_other_encoder():
     at = _tab({"control": "Drop"}, "Pairwise tests")
     assert not at.error, [e.value for e in at.error]
     table = _wilcoxon_table(at)
-    assert (table["encoder_a"] == "Drop").all() and len(table) == 31
     rows = _published_rows()[["dataset", "encoder", "cv_score"]]
+    others = rows["encoder"].nunique() - 1
+    assert (table["encoder_a"] == "Drop").all() and len(table) == others
     expected = wilcoxon_pairs(rows, pairs=[("Drop", e) for e in table["encoder_b"]])
     pd.testing.assert_series_equal(table["p_holm"], expected.table["p_holm"], check_names=False)
     higher = int((expected.table["significant"] & (expected.table["rank_biserial"] < 0)).sum())
-    assert f"Against **Drop** (31 Wilcoxon tests, Holm, alpha = 0.05): **{higher}** score higher" in texts(at)
+    assert f"Against **Drop** ({others} Wilcoxon tests, Holm, alpha = 0.05): **{higher}** score higher" in texts(at)
     assert "wilcoxon" not in _keys(at, "multiselect")                  # the control replaces the pair choice
     open_exports(at, "table-wilcoxon-control")
     assert "dl-table-wilcoxon-control-csv" in {b.key for b in at.download_button}
@@ -471,7 +487,7 @@ def _until_drawn(at, *, timeout: float = 60.0):
     return at
 
 
-def test_a_large_bootstrap_runs_in_a_worker_process_and_draws_the_same_intervals():
+def test_a_large_bootstrap_runs_in_a_worker_process_and_draws_the_same_intervals(published):
     from encbench.stats import rank_intervals
 
     query = {"istrategy": "Q-M", "B": "2000"}       # 2000 x 50 datasets x 32 encoders: 3.2 million
@@ -491,7 +507,7 @@ def test_a_large_bootstrap_runs_in_a_worker_process_and_draws_the_same_intervals
     pd.testing.assert_frame_equal(_drawn_intervals(again), _drawn_intervals(at))
 
 
-def test_a_worker_bootstrap_can_be_cancelled_and_restarted():
+def test_a_worker_bootstrap_can_be_cancelled_and_restarted(published):
     at = _tab({"istrategy": "R-M", "B": "1950"}, "Rank intervals")
     (job,) = _interval_jobs(at).values()
     at.button(key="intervals-cancel").click().run()
@@ -511,7 +527,7 @@ def test_a_worker_bootstrap_can_be_cancelled_and_restarted():
     assert restarted.wait(30)
 
 
-def test_the_default_bootstrap_stays_in_the_page():
+def test_the_default_bootstrap_stays_in_the_page(published):
     from encbench.views import rank_intervals as rank_iv
 
     at = _tab(None, "Rank intervals")
@@ -521,7 +537,7 @@ def test_the_default_bootstrap_stays_in_the_page():
     assert "worker process" not in texts(at) and "R-M consensus rank with its 95% bootstrap interval" in texts(at)
 
 
-def test_elo_summary_calls_ratings_equal_to_the_point_a_tie():
+def test_elo_summary_calls_ratings_equal_to_the_point_a_tie(published):
     """LogReg / no / AUC: Sum is rated 1000.48 and the reference OH 1000.00; the summary said
     "Highest Elo: Sum (1000) · OH = 1000", naming a winner of a tie as shown. It now names both."""
     at = _tab(None, "Win rates and Elo")
@@ -531,7 +547,7 @@ def test_elo_summary_calls_ratings_equal_to_the_point_a_tie():
     assert "Highest Elo: a tie of **Sum, OH**" in summary and "Highest Elo: **Sum**" not in summary
 
 
-def test_cd_tab_explains_why_its_order_differs_from_r_m():
+def test_cd_tab_explains_why_its_order_differs_from_r_m(published):
     """The CD diagram (Friedman mean ranks) and R-M (dense mean ranks) order BUMT_10 / BUMT_2 and
     DMT_10 / PBMT_0.001 differently in the default view: the tab says why and names the pairs,
     and the Nemenyi export carries both means."""
@@ -548,8 +564,11 @@ def test_a_pooled_n_counts_voters_not_datasets():
     datasets; it said "N = 100 datasets" for 2 combinations on 50 datasets."""
     at = _tab({"model": ["LogReg", "DT"], "mode": "pooled"}, "Critical difference")
     shown = texts(at)
-    assert "N = 100 voters ((dataset, combination) pairs on 50 datasets)" in shown
-    assert "N = 100 datasets" not in shown
+    rows = _published_rows(models=["LogReg", "DT"])
+    voters, datasets = len(rows.groupby(["dataset", "model"])), rows["dataset"].nunique()
+    assert voters == 2 * datasets
+    assert f"N = {voters} voters ((dataset, combination) pairs on {datasets} datasets)" in shown
+    assert f"N = {voters} datasets" not in shown
 
 
 @pytest.mark.parametrize("tab, item", [("Critical difference", "cd-diagram"), ("Rank intervals", "rank-intervals"),

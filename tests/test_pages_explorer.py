@@ -1,4 +1,7 @@
-"""AppTest: the Results explorer's filters change what is shown; empty choices get messages."""
+"""AppTest: the Results explorer's filters change what is shown; empty choices get messages.
+
+On the small database (tests/small_db.py): the published results of a few datasets and a local
+run with its five folds."""
 from __future__ import annotations
 
 import json
@@ -9,15 +12,17 @@ from pagetest import charts, open_page, texts
 
 
 @pytest.fixture(autouse=True)
-def published_env(published_db, monkeypatch):
-    monkeypatch.setenv("ENCBENCH_DB", str(published_db))
+def small_env(small_db, monkeypatch):
+    monkeypatch.setenv("ENCBENCH_DB", str(small_db))
 
 
 def _table(at):
     return at.dataframe[0].value
 
 
-def test_explorer_renders_scores_boxes_and_heatmap():
+def test_explorer_renders_scores_boxes_and_heatmap(small_published_db, monkeypatch):
+    """(On published results only: local results add their comparison table above the tabs.)"""
+    monkeypatch.setenv("ENCBENCH_DB", str(small_published_db))
     at = open_page("explorer")
     assert [t.label for t in at.tabs] == ["Scores per dataset", "Distributions per encoder", "Encoder x dataset",
                                          "Drill down"]
@@ -101,7 +106,7 @@ def _query(**extra):
     return {"model": "LogReg", "tuning": "no", "metric": "AUC", "section": "Drill down", **extra}
 
 
-def test_drill_down_from_an_encoder_to_its_scores_per_dataset(published_db):
+def test_drill_down_from_an_encoder_to_its_scores_per_dataset(small_db):
     """Picking an encoder lists its score on every dataset of the selection beside the best
     there, as encbench.views.explorer.encoder_profile computes it, worst gap first, with the
     datasets' names."""
@@ -111,7 +116,7 @@ def test_drill_down_from_an_encoder_to_its_scores_per_dataset(published_db):
     at = open_page("explorer", _query(drill_encoder="MT"))
     assert at.selectbox(key="drill_encoder").value == "MT"
     shown = at.dataframe[0].value
-    reader = Reader(published_db)
+    reader = Reader(small_db)
     try:
         rows = queries.one_score_per_experiment(queries.load_scores(
             reader, models=["LogReg"], tunings=["no"], scorings=["AUC"], origins=["published"]))
@@ -143,29 +148,13 @@ def test_drill_down_says_the_published_scores_have_no_folds():
     assert "No per-fold scores of credit" in texts(at)
 
 
-@pytest.fixture()
-def local_run_db(private_db, tmp_path):
-    """A local run (OH and MT, LogReg, AUC, 5 folds) on a small binary CSV."""
-    import numpy as np
-
-    from encbench.engine import Grid, run_grid
-
-    rng = np.random.default_rng(3)
-    colour = rng.choice([f"c{i}" for i in range(6)], 150)
-    y = (pd.Series(colour).str[1:].astype(int) + rng.integers(0, 3, 150) > 4).astype(int)
-    path = tmp_path / "shop.csv"
-    pd.DataFrame({"colour": colour, "size": rng.normal(size=150), "bought": y}).to_csv(path, index=False)
-    run_grid(Grid(datasets=[f"{path}:bought"], encoders=["OH", "MT"], models=["LogReg"], scorings=["AUC"]),
-             db_path=private_db, workers=0)
-    return private_db
-
-
-def test_drill_down_from_a_dataset_to_its_per_fold_scores(local_run_db):
+def test_drill_down_from_a_dataset_to_its_per_fold_scores(small_db):
     """The store keeps every fold of a local run and no page showed them: the drill-down lists
-    each experiment's five fold scores, their mean (the view's score) and spread."""
+    each experiment's five fold scores, their mean (the view's score) and spread. (The small
+    database's local run: OH and MT, LogReg / no / AUC, 5 folds.)"""
     from encbench.store import Reader, queries
 
-    reader = Reader(local_run_db)
+    reader = Reader(small_db)
     try:
         rows = queries.load_scores(reader, origins=["local"])
         folds = queries.fold_scores(reader, sorted(set(rows["run_id"])))

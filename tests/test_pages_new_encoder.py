@@ -1,27 +1,24 @@
 """AppTest of the "New encoder" page and the plugin offer on "Run on your data"."""
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from encbench.custom import CustomEncoder
 from encbench.engine.grid import Grid
-from encbench.store import snapshot_path
 from pagetest import open_page, texts
+from small_db import copy_db
 
 FREQ = "tests.byo_encoders:FrequencyRankEncoder"
 
 
 @pytest.fixture(scope="module")
-def byo_db(published_db, tmp_path_factory):
-    """A copy of the published database with a comparison run: FreqRank + controls OH, MT on
-    tic-tac-toe and monks-problems-2, DT and LogReg, no tuning (run in this process)."""
+def byo_db(small_published_db, tmp_path_factory):
+    """A copy of the small database's published results (tic-tac-toe and monks-problems-2 among
+    them) with a comparison run: FreqRank + controls OH, MT on those two datasets, DT and LogReg,
+    no tuning (run in this process)."""
     from encbench.engine import run_grid
 
-    path = tmp_path_factory.mktemp("byo_pages") / "encbench.duckdb"
-    shutil.copyfile(published_db, path)
-    shutil.copyfile(snapshot_path(published_db), snapshot_path(path))
+    path = copy_db(small_published_db, tmp_path_factory.mktemp("byo_pages") / "encbench.duckdb")
     grid = Grid(datasets=["bundled:tic-tac-toe", "bundled:monks-problems-2"], encoders=["OH", "MT"],
                 models=["DT", "LogReg"], label="byo page test",
                 custom_encoders=[CustomEncoder("FreqRank", FREQ, {"scale": True})])
@@ -55,7 +52,7 @@ def test_new_encoder_page_shows_controls_ranks_cd_and_wilcoxon(app_db):
     assert not at.exception
 
 
-def test_new_encoder_page_without_runs_says_how(private_db):
+def test_new_encoder_page_without_runs_says_how(small_private_db):
     at = open_page("new_encoder")
     assert "No run with a custom encoder yet" in texts(at)
 
@@ -73,7 +70,7 @@ def test_runs_page_links_a_comparison_run(app_db):
     assert any(d.value.shape[0] for d in at.dataframe)
 
 
-def test_run_page_offers_installed_plugins_only(private_db, tmp_path, monkeypatch):
+def test_run_page_offers_installed_plugins_only(small_private_db, tmp_path, monkeypatch):
     info = tmp_path / "fancy_plugin-1.2.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fancy-plugin\nVersion: 1.2\n")
@@ -87,7 +84,7 @@ def test_run_page_offers_installed_plugins_only(private_db, tmp_path, monkeypatc
     assert "never imports code from an upload" in texts(at)
 
 
-def test_run_page_refuses_a_plugin_that_fails_its_check(private_db, tmp_path, monkeypatch):
+def test_run_page_refuses_a_plugin_that_fails_its_check(small_private_db, tmp_path, monkeypatch):
     info = tmp_path / "leaky_plugin-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: leaky-plugin\nVersion: 0.1\n")

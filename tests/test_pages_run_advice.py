@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 from pagetest import open_page, texts
 
-from encbench import metafeatures
-from encbench import advisor
+from encbench import advisor, metafeatures, vocab
 from encbench.data import read_table
 from encbench.data.bundled import find_bundled
 from encbench.engine.grid import Grid
@@ -36,9 +35,9 @@ def quiet_worker(monkeypatch):
     monkeypatch.setattr(RunQueue, "ensure_worker", lambda self, **kw: False)  # drained in engine tests
 
 
-def test_advice_shows_the_librarys_recommendation_and_verdict(private_db):
+def test_advice_shows_the_librarys_recommendation_and_verdict(small_private_db):
     at = _bundled(open_page("run"))
-    expected = _expected(private_db, "tic-tac-toe", "LogReg", "AUC")
+    expected = _expected(small_private_db, "tic-tac-toe", "LogReg", "AUC")
     # the shipped validation: always OH's regret (0.0157) is below the global winner's (0.0200),
     # so OH is recommended first and the message says why
     assert expected.use == "OH" and expected.recommended[0] == "OH"
@@ -56,19 +55,19 @@ def test_advice_shows_the_librarys_recommendation_and_verdict(private_db):
     at.selectbox(key="advice-model").set_value("DT").run()
     at.selectbox(key="advice-tuning").set_value("model").run()
     assert not at.exception, at.exception
-    used = _expected(private_db, "tic-tac-toe", "DT", "AUC", tuning="model")
+    used = _expected(small_private_db, "tic-tac-toe", "DT", "AUC", tuning="model")
     assert used.use == "neighbours"
     assert used.message in [s.value for s in at.success]
     assert f"**Recommended: {', '.join(used.recommended)}** (from the similar datasets)" in texts(at)
 
 
-def test_verify_queues_the_recommendation_and_says_whether_it_held(private_db, quiet_worker):
+def test_verify_queues_the_recommendation_and_says_whether_it_held(small_private_db, quiet_worker):
     at = _bundled(open_page("run"))
     at.selectbox(key="advice-model").set_value("DT").run()
-    expected = _expected(private_db, "tic-tac-toe", "DT", "AUC")
+    expected = _expected(small_private_db, "tic-tac-toe", "DT", "AUC")
     at.button(key="advice-verify").click().run()
     assert not at.exception, at.exception
-    (request,) = RunQueue(private_db).pending()
+    (request,) = RunQueue(small_private_db).pending()
     grid = Grid(**request.payload["grid"])
     encoders = list(dict.fromkeys([*expected.recommended, "OH"]))
     assert grid.datasets == ("bundled:tic-tac-toe",) and set(grid.encoders) == set(encoders)
@@ -79,7 +78,7 @@ def test_verify_queues_the_recommendation_and_says_whether_it_held(private_db, q
 
     # the worker's results: the first recommended encoder scores best by AUC on the data
     scores = {e: 0.9 - 0.01 * i for i, e in enumerate(encoders)}
-    with Writer(private_db) as writer:
+    with Writer(small_private_db) as writer:
         writer.ensure_run(grid.run_id, origin="local", status="done")
         writer.write_results([dict(run_id=grid.run_id, dataset="50", encoder=e, model="DT", tuning="no",
                                    scoring=s, fold=0, n_folds=1, cv_score=v, time=0.1, status="ok", error=None)
@@ -107,7 +106,7 @@ def _upload(monkeypatch, frame, name):
 
 @pytest.mark.parametrize("task,target,model,metric", [("multiclass", "species", "LogReg", "AUC"),
                                                       ("regression", "price", "Ridge", "RMSE")])
-def test_a_multiclass_or_regression_upload_gets_the_advice_of_its_task(private_db, monkeypatch, quiet_worker,
+def test_a_multiclass_or_regression_upload_gets_the_advice_of_its_task(small_private_db, monkeypatch, quiet_worker,
                                                                       task, target, model, metric):
     """The advice was drawn for binary targets only; a multiclass or regression upload gets the
     library's recommendation from the reference datasets of its task, with that task's models,
@@ -133,28 +132,28 @@ def test_a_multiclass_or_regression_upload_gets_the_advice_of_its_task(private_d
     expected = advisor.recommend(features, scores[scores["tuning"] == "no"], model=model, scoring=metric)
     shown = texts(at)
     assert f"**Recommended: {', '.join(expected.recommended)}**" in shown and expected.message in shown
-    assert at.selectbox(key=f"advice-model-{task}").options == advisor.vocab.ordered("model", scores["model"].unique())
+    assert at.selectbox(key=f"advice-model-{task}").options == vocab.ordered("model", scores["model"].unique())
     validation = next(d.value for d in at.dataframe if "recommends" in d.value.columns)
     assert len(validation) == len(advisor.validation_summary(task=task).query("tuning == 'no'"))
     at.button(key="advice-verify").click().run()
     assert not at.exception, at.exception
-    (request,) = RunQueue(private_db).pending()
+    (request,) = RunQueue(small_private_db).pending()
     grid = Grid(**request.payload["grid"])
     from encbench.metrics import metrics_for
 
     assert grid.models == (model,) and set(grid.scorings) == set(metrics_for(task))
 
 
-def test_the_run_result_ranks_the_encoders_run_as_the_advice_global_order_does(private_db):
+def test_the_run_result_ranks_the_encoders_run_as_the_advice_global_order_does(small_private_db):
     """"The advice says the global R-M order is Sum, OH, WoE; the card says the consensus ranks OH 1,
     WoE 2, Sum 3." After a Verify-like run of those three with LogReg / AUC, the run's table reads
     its reference ranks off the advice's own global ranking."""
     from encbench.engine.queue_requests import new_owner_token
 
-    expected = _expected(private_db, "tic-tac-toe", "LogReg", "AUC")
+    expected = _expected(small_private_db, "tic-tac-toe", "LogReg", "AUC")
     run = ["OH", "Sum", "WoE"]
     order = [e for e in expected.overall["encoder"] if e in run]          # the advice's global order
-    with Writer(private_db) as writer:
+    with Writer(small_private_db) as writer:
         writer.ensure_run("local-verify", origin="local", status="done", n_expected=15, owner=new_owner_token())
         writer.write_results([dict(run_id="local-verify", dataset="50", encoder=e, model="LogReg", tuning="no",
                                    scoring="AUC", fold=f, n_folds=5, cv_score=0.9 - 0.01 * i + 0.001 * f,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pagetest import texts
+from pagetest import new_app, texts
 from streamlit.testing.v1 import AppTest
 
 from encbench.engine.queue import RunQueue, upload_dir
@@ -19,22 +19,21 @@ from encbench.store import Writer
 from encbench.views.runs import WITHHELD_ERROR
 from pages.common import READ_ONLY_ENV, md_text
 
-REPO = Path(__file__).resolve().parents[1]
 OWNER_KEY = "_encbench_owner"  # pages.common's session-state key of the session's token
 RUN = "local-0123456789abcdef"
 
 
 @pytest.fixture()
-def shared(private_db, monkeypatch):
+def shared(small_private_db, monkeypatch):
     """A local run on an upload, owned by one session's token; (db, token, stored file)."""
     monkeypatch.setattr(RunQueue, "ensure_worker", lambda self, **kw: False)  # drained by hand below
     token = new_owner_token()
-    stored = upload_dir(private_db) / ("ab" * 32 + ".csv")
+    stored = upload_dir(small_private_db) / ("ab" * 32 + ".csv")
     stored.parent.mkdir()
     stored.write_text("colour,label\nr,no\ng,yes\n")
     config = {"datasets": [str(stored)], "dataset_options": {str(stored): {"target": "label", "name": "mine.csv"}},
               "encoders": ["OH"], "models": ["LogReg"], "scorings": ["AUC"], "tuning": "no", "label": "mine.csv: label"}
-    with Writer(private_db) as writer:
+    with Writer(small_private_db) as writer:
         writer.upsert_dataset({"dataset": "file:abababababab", "name": "mine", "source": "upload",
                                "sha256": "ab" * 32})
         writer.ensure_run(RUN, origin="local", label="mine.csv: label", status="failed", n_expected=1,
@@ -43,12 +42,12 @@ def shared(private_db, monkeypatch):
         writer.write_results([dict(run_id=RUN, dataset="file:abababababab", encoder="OH", model="LogReg",
                                    tuning="no", scoring="AUC", fold=0, n_folds=1, cv_score=None, time=0.1,
                                    status="failed", error=f"{stored} vanished")])
-    return private_db, token, stored
+    return small_private_db, token, stored
 
 
 def _session(token: str | None = None) -> AppTest:
     """The Runs page in a new browser session (holding ``token``, else a fresh one of its own)."""
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at = new_app(60)
     if token is not None:
         at.session_state[OWNER_KEY] = token
     at.query_params["run"] = RUN
@@ -186,14 +185,14 @@ def test_a_read_only_server_offers_no_action_even_to_the_owner(shared, monkeypat
     assert at.dataframe[0].value["run_id"].tolist()[0] == RUN      # runs are still listed
 
 
-def test_a_run_without_a_label_shows_a_dash_not_none(private_db):
+def test_a_run_without_a_label_shows_a_dash_not_none(small_private_db):
     """A command-line run (no --label) used to read "None" in the runs table."""
     from pages.common import MISSING
 
-    with Writer(private_db) as writer:
+    with Writer(small_private_db) as writer:
         writer.ensure_run("local-00000000000000cc", origin="local", label=None, status="done", n_expected=0,
                           config={"datasets": ["bundled:tic-tac-toe"], "encoders": ["OH"]})
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at = new_app(60)
     at.switch_page("pages/runs.py")
     at.run()
     assert not at.exception, at.exception
@@ -202,19 +201,19 @@ def test_a_run_without_a_label_shows_a_dash_not_none(private_db):
     assert runs["label"].notna().all() and "None" not in set(runs["label"])
 
 
-def test_an_encoder_without_a_published_rank_shows_a_dash_in_the_run_result(private_db):
+def test_an_encoder_without_a_published_rank_shows_a_dash_in_the_run_result(small_private_db):
     """The run result's reference rank of an encoder the reference never ran reads as a dash, not "None"."""
     from pages.common import MISSING
 
     run = "local-00000000000000dd"
-    with Writer(private_db) as writer:
+    with Writer(small_private_db) as writer:
         writer.ensure_run(run, origin="local", label="three encoders", status="done", n_expected=3,
                           config={"datasets": ["50"], "encoders": ["OH", "MT"], "models": ["DT"]})
         writer.write_results([dict(run_id=run, dataset="50", encoder=encoder, model="DT", tuning="no",
                                    scoring="AUC", fold=0, n_folds=1, cv_score=score, time=0.1, status="ok")
                               for encoder, score in (("OH", 0.9), ("MT", 0.8), ("Mine", 0.85))])
         writer.set_run_status(run, "done")
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at = new_app(60)
     at.query_params["run"] = run
     at.switch_page("pages/runs.py")
     at.run()
@@ -224,10 +223,10 @@ def test_an_encoder_without_a_published_rank_shows_a_dash_in_the_run_result(priv
     assert result.loc[["OH", "MT"], "reference R-M rank"].str.strip().isin(["1", "2"]).all()
 
 
-def _regression_run(private_db, run="local-00000000000000ee"):
+def _regression_run(small_private_db, run="local-00000000000000ee"):
     """A finished regression run on an upload (its dataset row says regression)."""
     spec = "/data/prices.csv"
-    with Writer(private_db) as writer:
+    with Writer(small_private_db) as writer:
         writer.upsert_dataset({"dataset": "file:cdcdcdcdcdcd", "name": "prices", "source": "upload",
                                "sha256": "cd" * 32, "task": "regression"})
         writer.ensure_run(run, origin="local", label="prices.csv: price", status="done", n_expected=1,
@@ -237,7 +236,7 @@ def _regression_run(private_db, run="local-00000000000000ee"):
 
 
 def _runs_page(query: dict | None = None) -> AppTest:
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at = new_app(60)
     for key, value in (query or {}).items():
         at.query_params[key] = value
     at.switch_page("pages/runs.py")
@@ -246,15 +245,15 @@ def _runs_page(query: dict | None = None) -> AppTest:
     return at
 
 
-def test_the_runs_listed_are_those_of_the_sidebars_task(private_db, monkeypatch):
+def test_the_runs_listed_are_those_of_the_sidebars_task(small_private_db, monkeypatch):
     """As every view shows one task, the Runs page lists the runs of the sidebar's Task (and
     says so), with a task column; a queued run whose target is not read yet is listed under
     every task; the runs of other tasks are counted, not listed."""
     from pages.common import MISSING
 
     monkeypatch.setattr(RunQueue, "ensure_worker", lambda self, **kw: False)
-    regression = _regression_run(private_db)
-    queued = RunQueue(private_db).submit("run", {"run_id": "local-00000000000000ff",
+    regression = _regression_run(small_private_db)
+    queued = RunQueue(small_private_db).submit("run", {"run_id": "local-00000000000000ff",
                                                  "grid": {"datasets": ["31"], "label": "credit"}}).run_id
     at = _runs_page()
     assert at.selectbox(key="task").value == "binary"
@@ -279,21 +278,21 @@ def test_the_runs_listed_are_those_of_the_sidebars_task(private_db, monkeypatch)
     assert set(empty.dataframe[0].value["run_id"]) == {queued}
 
 
-def test_a_link_to_a_run_of_another_task_opens_on_its_task(private_db):
+def test_a_link_to_a_run_of_another_task_opens_on_its_task(small_private_db):
     """/runs?run=ID of a regression run (a bookmark, or the Run page's link) shows that run, with
     the sidebar's Task set to regression, not a warning that the run does not exist."""
-    regression = _regression_run(private_db)
+    regression = _regression_run(small_private_db)
     at = _runs_page({"run": regression})
     assert at.selectbox(key="task").value == "regression"
     assert at.selectbox(key="run_choice").value == regression
     assert not at.warning
 
 
-def test_after_a_launch_the_runs_page_opens_on_the_launched_runs_task(private_db):
+def test_after_a_launch_the_runs_page_opens_on_the_launched_runs_task(small_private_db):
     """From the menu (no run, no task in the URL) the page opens on the run the session launched
     last, of its task; a task the user chose stays chosen."""
-    regression = _regression_run(private_db)
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    regression = _regression_run(small_private_db)
+    at = new_app(60)
     at.session_state["last_run"] = regression
     at.switch_page("pages/runs.py")
     at.run()
@@ -310,18 +309,18 @@ def _tree(folder: Path) -> set[str]:
     return {str(p.relative_to(folder)) for p in folder.rglob("*")}
 
 
-def test_a_read_only_server_creates_no_queue_folder_and_no_lock(private_db, monkeypatch):
+def test_a_read_only_server_creates_no_queue_folder_and_no_lock(small_private_db, monkeypatch):
     """The Runs and Run pages of a read-only server used to create ``queue/`` (its five folders)
     and ``worker.lock`` beside the database just to list the runs."""
     monkeypatch.setenv(READ_ONLY_ENV, "1")
-    before = _tree(private_db.parent)
+    before = _tree(small_private_db.parent)
     assert not any(name.startswith("queue") for name in before)
     for page in ("runs", "run"):
-        at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+        at = new_app(60)
         at.switch_page(f"pages/{page}.py")
         at.run()
         assert not at.exception and not at.error, (page, at.exception, at.error)
-    assert _tree(private_db.parent) == before
+    assert _tree(small_private_db.parent) == before
 
 
 @pytest.fixture()
@@ -364,7 +363,7 @@ def test_a_read_only_server_works_on_a_read_only_disk(shared, read_only_mount, m
     monkeypatch.setenv(READ_ONLY_ENV, "1")
     before = _tree(mount)
     for page, *_ in PAGES:
-        at = AppTest.from_file(str(REPO / "app.py"), default_timeout=90)
+        at = new_app(90)
         at.session_state[OWNER_KEY] = token
         at.query_params["run"] = RUN
         at.switch_page(page)
