@@ -122,9 +122,11 @@ def test_hgb_runs_through_the_engine_as_a_hand_built_pipeline_scores():
 def test_hgb_is_tuned_like_the_others(monkeypatch):
     from encbench.engine import protocol
 
-    # the search itself is the study's (20 points for HGB's space); 3 exercise the same path
-    assert protocol.bayes_n_iter(protocol.bayes_space("HGB")) == 20
+    # the search itself is the study's (20 points for HGB's space, 5 inner folds); 3 points and
+    # 2 folds exercise the same path
+    assert protocol.bayes_n_iter(protocol.bayes_space("HGB")) == 20 and protocol.INNER_FOLDS == 5
     monkeypatch.setattr(protocol, "bayes_n_iter", lambda space: 3)
+    monkeypatch.setattr(protocol, "INNER_FOLDS", 2)
     data = _toy_payload(1)
     for tuning in ("model", "full"):
         rows = run_task(Task("toy", "MT", 0, 5, ("HGB",), ("BAcc",), tuning), data)
