@@ -183,57 +183,10 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-st.title("Run on your data")
-st.caption("Which encoder should I use on my dataset? Upload it, run the encoders, and compare "
-           "their ranking on your data with the published consensus.")
-if read_only():  # nothing is uploaded, stored or queued on a server shared read-only
-    read_only_notice("uploads and runs are turned off. The Runs page lists the runs made so far; "
-                     "to run the encoders on your data, start encbench on your own machine.")
-    st.stop()
-queue = run_panels.queue()
-run_panels.keep_worker_alive(queue)
-
-source = st.radio("Dataset", ["Upload a file", "Bundled dataset"], horizontal=True, key="source")
-bundled_name = staged = None
-drop: list[str] = []
-split_mode, time_column, gap = "cv", None, 0  # the published protocol unless a time split is chosen
-if source == "Upload a file":
-    st.caption(f"CSV/TSV, Parquet or ARFF, optionally gzipped; at most {MAX_MB} MB. The file stays "
-               "on this machine; it is kept (by content hash) only when you launch a run.")
-    upload = st.file_uploader("Your dataset", type=FILE_TYPES, key="upload")
-    if upload is None:
-        st.info("Choose a file to start, or pick a bundled dataset.")
-        st.stop()
-    staged = _stage(upload.getvalue(), upload.name, store.db_path())
-    if not staged.ok:
-        for error in staged.errors:
-            st.error(md_text(error))
-        st.stop()
-    # said only to the session that launched a run on these bytes: to any other it would tell
-    # that someone else uploaded them (the staged file is cached for every session, so asked here)
-    previous = previous_upload(staged.sha256, session_owner(), store.db_path())
-    if previous is not None:
-        st.info(f"You uploaded this exact file before (stored as `{previous.name}`); "
-                "a run with the same choices resumes instead of starting over.")
-    frame = staged.frame
-else:
-    table = list_bundled()
-    bundled_name = st.selectbox("Bundled dataset", table["name"].tolist(), key="bundled",
-                                format_func=lambda n: f"{n} ({int(table.set_index('name').loc[n, 'rows']):,} rows)")
-    frame = _bundled_frame(bundled_name)
-
-st.subheader("Preview")
-st.dataframe(frame.head(20), width="stretch")
-st.caption(f"{len(frame):,} rows x {frame.shape[1]} columns")
-
-# -- target and column roles -------------------------------------------------------------------
-columns = [str(c) for c in frame.columns]
-task = "binary"  # a bundled dataset is a published one: binary
-if bundled_name is not None:
-    entry = find_bundled(bundled_name)
-    target, positive, categorical = entry.target, None, None
-    st.markdown(f"Target: **{target}** (the published task; positive class by label-encoding order).")
-else:
+def _column_roles(staged, frame: pd.DataFrame, columns: list[str]) -> tuple:
+    """An upload's target, positive class, categorical columns, columns left out, split and task,
+    as chosen on the page (each proposed from the file); stops the page while the checks refuse it."""
+    split_mode, time_column, gap = "cv", None, 0  # the published protocol unless a time split is chosen
     # A copy of a published dataset opens on its published task, wherever its target column is.
     recognised = _recognise(staged.sha256, frame)
     # no guess otherwise: the last column was a binary flag of a multiclass file, a date of a
@@ -343,118 +296,98 @@ else:
                     icon=":material/fingerprint:")
     if categorical == inferred:
         categorical = None  # the default: keep the run id independent of widget order
+    return target, positive, categorical, drop, split_mode, time_column, gap, task
 
-# the advice reads the reference results of the task (binary: the published ones and the binary suite)
-run_advice.show(frame, target, positive, categorical, staged=staged, bundled=bundled_name, drop=drop,
-                time_column=time_column, data_id=staged.sha256 if staged is not None else f"bundled:{bundled_name}",
-                task=task)
 
-# -- the grid ----------------------------------------------------------------------------------
-st.subheader("What to run")
+def _what_to_run(task: str) -> tuple:
+    """The grid's choices: encoders (by family, and installed plugins), models, metrics, tuning,
+    timeout and parallel task processes."""
+    # -- the grid ----------------------------------------------------------------------------------
+    st.subheader("What to run")
 
-st.markdown("**Encoders**, by family")
-with st.container(horizontal=True):
-    st.button("All 32", key="enc-all", on_click=_select_all_encoders, args=(True,), type="tertiary")
-    st.button("None", key="enc-none", on_click=_select_all_encoders, args=(False,), type="tertiary")
-chosen = set()
-families = {**FAMILIES, BEYOND_FAMILY: tuple(BEYOND_REGISTRY)}
-for family, names in families.items():
-    # default: every encoder of the study, none beyond it; an encoder the task has no use for
-    # (WoE beyond a binary target) is not offered, and not left chosen
-    offered = [n for n in names if applies_to_task(n, task)]
-    if not offered:
-        continue
-    key = f"enc-{family}"
-    st.session_state.setdefault(key, [] if family == BEYOND_FAMILY else list(names))
-    st.session_state[key] = [n for n in st.session_state[key] if n in offered]
-    chosen.update(st.pills(family, offered, selection_mode="multi", key=key,
-                           help="; ".join(f"{n}: {ALL_REGISTRY[n].description}" for n in offered)) or [])
-encoders = [name for name in vocab.ALL_ENCODERS if name in chosen]
-# Encoders of your own: installed plugins only; the app never imports code from an upload.
-plugins = {p.name: p for p in custom.plugins()}
-if plugins:
-    picked = st.pills("Installed plugins", list(plugins), selection_mode="multi", key="enc-plugins",
-                      help="; ".join(f"{p.name}: {p.target} ({p.package or '?'} {p.version or ''})"
-                                     for p in plugins.values())) or []
-    chosen_plugins = [plugins[name] for name in picked]
-else:
-    chosen_plugins = []
-st.caption(f"*{BEYOND_FAMILY}*: today's practitioners' encoders, not in the published study (no published "
-           "rank beside them). Your own encoder: install it as a plugin (entry point group "
-           "`encbench.encoders`) and it is offered here, or run it from the command line (`--encoders "
-           "module:attr`). The app never imports code from an upload. Its place among the 32: page "
-           "*New encoder*.")
-ordered_encoders = [name for names in families.values() for name in names]
-with st.expander("What the encoders do"):
-    st.dataframe(pd.DataFrame([{"encoder": n, "family": ALL_REGISTRY[n].family,
-                                "supervised": ALL_REGISTRY[n].supervised,
-                                "description": ALL_REGISTRY[n].description} for n in ordered_encoders]),
-                 hide_index=True, width="stretch")
-cols = st.columns(3)
-# the task's own models and metrics (a binary run keeps the keys, and so the links, it had)
-suffix = "" if task == "binary" else f"-{task}"
-with cols[0].container(key="run-models"):
-    models = st.multiselect("Models", list(models_for(task)), default=_default_models(task), key=f"models{suffix}")
-scorings = cols[1].multiselect("Metrics", list(metrics_for(task)), default=list(metrics_for(task)),
-                               key=f"metrics{suffix}",
-                               help="RMSE and MAE: lower is better; the ranking follows each metric's "
-                                    "direction." if task == "regression" else None)
-tuning = cols[2].selectbox("Tuning", list(vocab.TUNINGS), index=0, key="tuning",
-                           help="no: default hyperparameters; model: grid search on the encoded data; "
-                                "full: Bayesian search over the whole pipeline (slow).")
-cols = st.columns(2)
-timeout = cols[0].number_input("Timeout per fold task (seconds)", min_value=10, max_value=100_000,
-                               value=600, step=60, key="timeout")
-cores = os.cpu_count() or 1
-workers = cols[1].number_input("Parallel task processes", min_value=1, max_value=cores, value=default_workers(),
-                               key="workers", help=f"Fold tasks run in parallel, one per process; "
-                                                   f"this machine has {cores} cores.")
-
-# The page's choices as one form: the library counts what it queues and queues it.
-dataset = ({"bundled": bundled_name} if bundled_name is not None else
-           {"upload": staged, "target": target, "positive_class": positive, "categorical": categorical,
-            "drop": drop, "evaluation": split_mode, "time_column": time_column, "gap": gap, "task": task})
-form = RunForm(encoders=encoders, models=models, scorings=scorings, tuning=tuning, timeout=float(timeout),
-               workers=int(workers), custom_encoders=chosen_plugins, **dataset)
-if form.missing():
-    st.warning(f"Choose at least one of: {', '.join(form.missing())}.")
-    st.stop()
-n_encoders, n_experiments, n_splits = form.n_encoders, form.n_experiments, form.n_runs
-folds_text = {"cv": f"each {N_FOLDS}-fold cross-validated",
-              "time": f"each on {N_FOLDS} forward folds over {time_column}",
-              "both": f"each {N_FOLDS}-fold cross-validated and on {N_FOLDS} forward folds over {time_column}"
-              }[split_mode]
-grid_text = (f"{n_experiments:,} experiments ({_count(n_encoders, 'encoder')} x {_count(len(models), 'model')} x "
-             f"{_count(len(scorings), 'metric')}, {tuning} tuning)")
-if n_splits == 1:
-    st.info(f"{grid_text}, {folds_text}: {form.fold_tasks} fold tasks, {form.result_rows:,} result rows.")
-else:  # one run per split: say what each run holds, as the Runs page counts it
-    st.info(f"{n_splits} runs, one per split (cv: {N_FOLDS} {_cv_folds(task)}; time: {N_FOLDS} forward folds "
-            f"over {time_column}), each of {grid_text}: {form.fold_tasks} fold tasks and "
-            f"{form.result_rows:,} result rows per run, {form.result_rows * n_splits:,} "
-            f"result rows in all.")
-
-if st.button("Launch run", type="primary", key="launch"):
-    try:
-        # an upload that does not validate, or a plugin that fails on a sample of the data, is
-        # refused here with the reason; one run is queued per split
-        grids = dataclasses.replace(form, owner=session_owner()).submit(queue)
-    except (DatasetError, ValueError) as exc:
-        st.error(md_text(exc))
-        st.stop()
-    queue.ensure_worker()
-    st.session_state["last_run"] = grids[0].run_id
-    st.session_state["last_runs"] = [g.run_id for g in grids]
-    # the classes of a multiclass target: the chance level of its balanced accuracy (1 / classes)
-    st.session_state["last_run_classes"] = (int(frame[target].nunique()) if task == "multiclass" else None)
-    if len(grids) == 1:
-        st.success(f"Queued run `{grids[0].run_id}`. It keeps running if you close the page; "
-                   "follow it here or on the Runs page.")
+    st.markdown("**Encoders**, by family")
+    with st.container(horizontal=True):
+        st.button("All 32", key="enc-all", on_click=_select_all_encoders, args=(True,), type="tertiary")
+        st.button("None", key="enc-none", on_click=_select_all_encoders, args=(False,), type="tertiary")
+    chosen = set()
+    families = {**FAMILIES, BEYOND_FAMILY: tuple(BEYOND_REGISTRY)}
+    for family, names in families.items():
+        # default: every encoder of the study, none beyond it; an encoder the task has no use for
+        # (WoE beyond a binary target) is not offered, and not left chosen
+        offered = [n for n in names if applies_to_task(n, task)]
+        if not offered:
+            continue
+        key = f"enc-{family}"
+        st.session_state.setdefault(key, [] if family == BEYOND_FAMILY else list(names))
+        st.session_state[key] = [n for n in st.session_state[key] if n in offered]
+        chosen.update(st.pills(family, offered, selection_mode="multi", key=key,
+                               help="; ".join(f"{n}: {ALL_REGISTRY[n].description}" for n in offered)) or [])
+    encoders = [name for name in vocab.ALL_ENCODERS if name in chosen]
+    # Encoders of your own: installed plugins only; the app never imports code from an upload.
+    plugins = {p.name: p for p in custom.plugins()}
+    if plugins:
+        picked = st.pills("Installed plugins", list(plugins), selection_mode="multi", key="enc-plugins",
+                          help="; ".join(f"{p.name}: {p.target} ({p.package or '?'} {p.version or ''})"
+                                         for p in plugins.values())) or []
+        chosen_plugins = [plugins[name] for name in picked]
     else:
-        named = " and ".join(f"`{g.run_id}` ({g.split_kind}, {form.result_rows:,} result rows)"
-                             for g in grids)
-        st.success(f"Queued {len(grids)} runs, one per split: {named}. They keep running if you close "
-                   "the page; follow them here or on the Runs page.")
+        chosen_plugins = []
+    st.caption(f"*{BEYOND_FAMILY}*: today's practitioners' encoders, not in the published study (no published "
+               "rank beside them). Your own encoder: install it as a plugin (entry point group "
+               "`encbench.encoders`) and it is offered here, or run it from the command line (`--encoders "
+               "module:attr`). The app never imports code from an upload. Its place among the 32: page "
+               "*New encoder*.")
+    ordered_encoders = [name for names in families.values() for name in names]
+    with st.expander("What the encoders do"):
+        st.dataframe(pd.DataFrame([{"encoder": n, "family": ALL_REGISTRY[n].family,
+                                    "supervised": ALL_REGISTRY[n].supervised,
+                                    "description": ALL_REGISTRY[n].description} for n in ordered_encoders]),
+                     hide_index=True, width="stretch")
+    cols = st.columns(3)
+    # the task's own models and metrics (a binary run keeps the keys, and so the links, it had)
+    suffix = "" if task == "binary" else f"-{task}"
+    with cols[0].container(key="run-models"):
+        models = st.multiselect("Models", list(models_for(task)), default=_default_models(task), key=f"models{suffix}")
+    scorings = cols[1].multiselect("Metrics", list(metrics_for(task)), default=list(metrics_for(task)),
+                                   key=f"metrics{suffix}",
+                                   help="RMSE and MAE: lower is better; the ranking follows each metric's "
+                                        "direction." if task == "regression" else None)
+    tuning = cols[2].selectbox("Tuning", list(vocab.TUNINGS), index=0, key="tuning",
+                               help="no: default hyperparameters; model: grid search on the encoded data; "
+                                    "full: Bayesian search over the whole pipeline (slow).")
+    cols = st.columns(2)
+    timeout = cols[0].number_input("Timeout per fold task (seconds)", min_value=10, max_value=100_000,
+                                   value=600, step=60, key="timeout")
+    cores = os.cpu_count() or 1
+    workers = cols[1].number_input("Parallel task processes", min_value=1, max_value=cores, value=default_workers(),
+                                   key="workers", help=f"Fold tasks run in parallel, one per process; "
+                                                       f"this machine has {cores} cores.")
+    return encoders, chosen_plugins, models, scorings, tuning, timeout, workers
+
+
+def _launch(form: RunForm, queue, frame: pd.DataFrame, target: str, task: str) -> None:
+    """The Launch button: queues the form's runs (one per split) and remembers them in the session."""
+    if st.button("Launch run", type="primary", key="launch"):
+        try:
+            # an upload that does not validate, or a plugin that fails on a sample of the data, is
+            # refused here with the reason; one run is queued per split
+            grids = dataclasses.replace(form, owner=session_owner()).submit(queue)
+        except (DatasetError, ValueError) as exc:
+            st.error(md_text(exc))
+            st.stop()
+        queue.ensure_worker()
+        st.session_state["last_run"] = grids[0].run_id
+        st.session_state["last_runs"] = [g.run_id for g in grids]
+        # the classes of a multiclass target: the chance level of its balanced accuracy (1 / classes)
+        st.session_state["last_run_classes"] = (int(frame[target].nunique()) if task == "multiclass" else None)
+        if len(grids) == 1:
+            st.success(f"Queued run `{grids[0].run_id}`. It keeps running if you close the page; "
+                       "follow it here or on the Runs page.")
+        else:
+            named = " and ".join(f"`{g.run_id}` ({g.split_kind}, {form.result_rows:,} result rows)"
+                                 for g in grids)
+            st.success(f"Queued {len(grids)} runs, one per split: {named}. They keep running if you close "
+                       "the page; follow them here or on the Runs page.")
 
 
 @st.fragment(run_every=2.0)
@@ -470,17 +403,112 @@ def _watch(run_id: str, results: bool = True) -> None:
         run_panels.show_result(run_id, n_classes=st.session_state.get("last_run_classes"))
 
 
-if st.session_state.get("last_run"):
-    st.subheader("Your run")
-    # the link opens this run on the Runs page, not the one chosen there before
-    st.page_link("pages/runs.py", label="This run on the Runs page", icon=":material/list:",
-                 query_params={"run": st.session_state["last_run"]})
-    _watch(st.session_state["last_run"])
-    # the other runs of the same launch (one per split): progress here, results on the Runs page;
-    # the first run's result already says whether the best encoders change between the splits
-    launched = st.session_state.get("last_runs") or []
-    for other in launched[1:] if launched[:1] == [st.session_state["last_run"]] else []:
-        st.subheader(f"Your run `{other}`")
+def _your_runs() -> None:
+    """The progress of the runs this session launched last, and the first one's result."""
+    if st.session_state.get("last_run"):
+        st.subheader("Your run")
+        # the link opens this run on the Runs page, not the one chosen there before
         st.page_link("pages/runs.py", label="This run on the Runs page", icon=":material/list:",
-                     query_params={"run": other})
-        _watch(other, results=False)
+                     query_params={"run": st.session_state["last_run"]})
+        _watch(st.session_state["last_run"])
+        # the other runs of the same launch (one per split): progress here, results on the Runs page;
+        # the first run's result already says whether the best encoders change between the splits
+        launched = st.session_state.get("last_runs") or []
+        for other in launched[1:] if launched[:1] == [st.session_state["last_run"]] else []:
+            st.subheader(f"Your run `{other}`")
+            st.page_link("pages/runs.py", label="This run on the Runs page", icon=":material/list:",
+                         query_params={"run": other})
+            _watch(other, results=False)
+
+
+def main() -> None:
+    """The page: the dataset and its columns, the advice, the grid, the launch and the runs launched."""
+    st.title("Run on your data")
+    st.caption("Which encoder should I use on my dataset? Upload it, run the encoders, and compare "
+               "their ranking on your data with the published consensus.")
+    if read_only():  # nothing is uploaded, stored or queued on a server shared read-only
+        read_only_notice("uploads and runs are turned off. The Runs page lists the runs made so far; "
+                         "to run the encoders on your data, start encbench on your own machine.")
+        st.stop()
+    queue = run_panels.queue()
+    run_panels.keep_worker_alive(queue)
+
+    source = st.radio("Dataset", ["Upload a file", "Bundled dataset"], horizontal=True, key="source")
+    bundled_name = staged = None
+    drop: list[str] = []
+    split_mode, time_column, gap = "cv", None, 0  # the published protocol unless a time split is chosen
+    if source == "Upload a file":
+        st.caption(f"CSV/TSV, Parquet or ARFF, optionally gzipped; at most {MAX_MB} MB. The file stays "
+                   "on this machine; it is kept (by content hash) only when you launch a run.")
+        upload = st.file_uploader("Your dataset", type=FILE_TYPES, key="upload")
+        if upload is None:
+            st.info("Choose a file to start, or pick a bundled dataset.")
+            st.stop()
+        staged = _stage(upload.getvalue(), upload.name, store.db_path())
+        if not staged.ok:
+            for error in staged.errors:
+                st.error(md_text(error))
+            st.stop()
+        # said only to the session that launched a run on these bytes: to any other it would tell
+        # that someone else uploaded them (the staged file is cached for every session, so asked here)
+        previous = previous_upload(staged.sha256, session_owner(), store.db_path())
+        if previous is not None:
+            st.info(f"You uploaded this exact file before (stored as `{previous.name}`); "
+                    "a run with the same choices resumes instead of starting over.")
+        frame = staged.frame
+    else:
+        table = list_bundled()
+        bundled_name = st.selectbox("Bundled dataset", table["name"].tolist(), key="bundled",
+                                    format_func=lambda n: f"{n} ({int(table.set_index('name').loc[n, 'rows']):,} rows)")
+        frame = _bundled_frame(bundled_name)
+
+    st.subheader("Preview")
+    st.dataframe(frame.head(20), width="stretch")
+    st.caption(f"{len(frame):,} rows x {frame.shape[1]} columns")
+
+    # -- target and column roles -------------------------------------------------------------------
+    columns = [str(c) for c in frame.columns]
+    task = "binary"  # a bundled dataset is a published one: binary
+    if bundled_name is not None:
+        entry = find_bundled(bundled_name)
+        target, positive, categorical = entry.target, None, None
+        st.markdown(f"Target: **{target}** (the published task; positive class by label-encoding order).")
+    else:
+        target, positive, categorical, drop, split_mode, time_column, gap, task = _column_roles(staged, frame, columns)
+
+    # the advice reads the reference results of the task (binary: the published ones and the binary suite)
+    run_advice.show(frame, target, positive, categorical, staged=staged, bundled=bundled_name, drop=drop,
+                    time_column=time_column, data_id=staged.sha256 if staged is not None else f"bundled:{bundled_name}",
+                    task=task)
+
+    encoders, chosen_plugins, models, scorings, tuning, timeout, workers = _what_to_run(task)
+
+    # The page's choices as one form: the library counts what it queues and queues it.
+    dataset = ({"bundled": bundled_name} if bundled_name is not None else
+               {"upload": staged, "target": target, "positive_class": positive, "categorical": categorical,
+                "drop": drop, "evaluation": split_mode, "time_column": time_column, "gap": gap, "task": task})
+    form = RunForm(encoders=encoders, models=models, scorings=scorings, tuning=tuning, timeout=float(timeout),
+                   workers=int(workers), custom_encoders=chosen_plugins, **dataset)
+    if form.missing():
+        st.warning(f"Choose at least one of: {', '.join(form.missing())}.")
+        st.stop()
+    n_encoders, n_experiments, n_splits = form.n_encoders, form.n_experiments, form.n_runs
+    folds_text = {"cv": f"each {N_FOLDS}-fold cross-validated",
+                  "time": f"each on {N_FOLDS} forward folds over {time_column}",
+                  "both": f"each {N_FOLDS}-fold cross-validated and on {N_FOLDS} forward folds over {time_column}"
+                  }[split_mode]
+    grid_text = (f"{n_experiments:,} experiments ({_count(n_encoders, 'encoder')} x {_count(len(models), 'model')} x "
+                 f"{_count(len(scorings), 'metric')}, {tuning} tuning)")
+    if n_splits == 1:
+        st.info(f"{grid_text}, {folds_text}: {form.fold_tasks} fold tasks, {form.result_rows:,} result rows.")
+    else:  # one run per split: say what each run holds, as the Runs page counts it
+        st.info(f"{n_splits} runs, one per split (cv: {N_FOLDS} {_cv_folds(task)}; time: {N_FOLDS} forward folds "
+                f"over {time_column}), each of {grid_text}: {form.fold_tasks} fold tasks and "
+                f"{form.result_rows:,} result rows per run, {form.result_rows * n_splits:,} "
+                f"result rows in all.")
+
+    _launch(form, queue, frame, target, task)
+    _your_runs()
+
+
+main()
