@@ -97,8 +97,8 @@ class Payload:
                    tuple(dataset.categorical))
 
 
-#: what :func:`warm_up` has built in this process: ``("model", name, task kind)``,
-#: ``("space", name)`` and ``("encoder", name, task kind)``
+#: what :func:`warm_up` has built in this process: ``("scikit-learn",)``, ``("model", name,
+#: task kind)``, ``("space", name)`` and ``("encoder", name, task kind)``
 _warmed: set[tuple[str, ...]] = set()
 
 
@@ -132,16 +132,7 @@ def warm_up(needs: Mapping[str, list] | None = None) -> None:
     but what that task adds. A name that does not build (unknown, or a library that fails to
     import) is left for its task, which reports the failure in its rows with the stage.
     """
-    import sklearn.compose
-    import sklearn.metrics
-    import sklearn.model_selection
-    import sklearn.pipeline
-    import sklearn.preprocessing  # noqa: F401
-    from sklearn.impute import SimpleImputer
-
-    # the first transform to pandas imports narwhals' pandas backend (every task does one)
-    SimpleImputer(strategy="most_frequent").set_output(transform="pandas").fit_transform(
-        pd.DataFrame({"level": ["a"]}))
+    _once(("scikit-learn",), _every_task)
     if needs is None:
         needs = {"models": [(name, task) for name, spec in MODEL_REGISTRY.items() for task in spec.tasks],
                  "spaces": list(MODEL_REGISTRY), "encoders": []}
@@ -162,6 +153,20 @@ def _once(key: tuple[str, ...], build, *args, **kwargs) -> None:
         build(*args, **kwargs)
     except Exception:  # the task that needs it fails on it and reports it, with its stage
         log.debug("warm-up of %s failed", key, exc_info=True)
+
+
+def _every_task() -> None:
+    """Import what every task uses: scikit-learn's pipelines, preprocessing, folds and metrics."""
+    import sklearn.compose
+    import sklearn.metrics
+    import sklearn.model_selection
+    import sklearn.pipeline
+    import sklearn.preprocessing  # noqa: F401
+    from sklearn.impute import SimpleImputer
+
+    # the first transform to pandas imports narwhals' pandas backend (every task does one)
+    SimpleImputer(strategy="most_frequent").set_output(transform="pandas").fit_transform(
+        pd.DataFrame({"level": ["a"]}))
 
 
 def _search(model: str) -> None:
