@@ -417,36 +417,55 @@ CHECK_MESSAGES = {
 }
 
 
+@pytest.fixture()
+def keep_umask():
+    """`run` in this process makes what it creates from then on owner-only (cli.private_files):
+    the umask is put back after the test."""
+    old = os.umask(0o022)
+    os.umask(old)
+    yield
+    os.umask(old)
+
+
+def _main_run(capsys, *args: str, db: Path) -> tuple[int, str, str]:
+    """``_run`` through :func:`encbench.cli.main` in this process: (status, stdout, stderr)."""
+    from encbench.cli import main
+
+    capsys.readouterr()
+    code = main(["run", "--datasets", "bundled:tic-tac-toe", "--controls", "none", "--models", "DT",
+                 "--metrics", "AUC", "--folds", "2", "--db", str(db), *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("budget", ["environment", "option"])
-def test_hostile_encoders_fail_their_bounded_check_and_nothing_is_written(budget, hostile_dir):
+def test_hostile_encoders_fail_their_bounded_check_and_nothing_is_written(budget, hostile_dir, monkeypatch, capsys,
+                                                                           keep_umask):
     """Each hostile encoder fails its check (one process, killed after the run's timeout, capped
     at the memory budget), every failure is named in one message, and nothing is written. The
     budget comes from ENCBENCH_MEMORY_BUDGET, or from the run's own --memory-budget, which caps
-    the check as the environment's does (the Greedy encoder alone shows that)."""
+    the check as the environment's does (the Greedy encoder alone shows that). The encoders'
+    code runs in the check's process only, never in this one."""
     db = hostile_dir / "never.duckdb"
     names = list(CHECK_MESSAGES) if budget == "environment" else ["Greedy"]
     encoders = ",".join(f"{name}=hostile_encoders:{name}" for name in names)
     extra = ("--timeout", "4") + (("--memory-budget", "2GB") if budget == "option" else ())
-    env_before = dict(os.environ)
     if budget == "environment":
-        os.environ["ENCBENCH_MEMORY_BUDGET"] = "2GB"
-    try:
-        start = time.monotonic()
-        done = _run("--encoders", encoders, *extra, db=db, timeout=300)
-        seconds = time.monotonic() - start
-    finally:
-        os.environ.clear()
-        os.environ.update(env_before)
-    assert done.returncode == 2, done.stderr
-    assert "Traceback" not in done.stderr, done.stderr
+        monkeypatch.setenv("ENCBENCH_MEMORY_BUDGET", "2GB")
+    start = time.monotonic()
+    code, _, err = _main_run(capsys, "--encoders", encoders, *extra, db=db)
+    seconds = time.monotonic() - start
+    assert code == 2, err
+    assert "Traceback" not in err, err
     failed = re.findall(r"custom encoder '(\w+)' failed the check on 300 rows of dataset 'tic-tac-toe' \(50\):\n"
-                        r"  - (.*)", done.stderr)
-    assert [name for name, _ in failed] == names, done.stderr
+                        r"  - (.*)", err)
+    assert [name for name, _ in failed] == names, err
     for name, problem in failed:
         assert re.search(CHECK_MESSAGES[name], problem), (name, problem)
     assert not db.exists() and not list(hostile_dir.glob("*.duckdb"))     # nothing written
     assert seconds < 120                                                  # bounded, not an hour
+    assert "hostile_encoders" not in sys.modules
 
 
 def test_the_app_server_checks_a_plugin_in_a_bounded_process(hostile_dir, monkeypatch):
@@ -472,15 +491,16 @@ def test_the_app_server_checks_a_plugin_in_a_bounded_process(hostile_dir, monkey
     assert "hostile_encoders" not in _sys.modules
 
 
-def test_a_dry_run_imports_and_runs_no_code_of_a_custom_encoder(hostile_dir):
+def test_a_dry_run_imports_and_runs_no_code_of_a_custom_encoder(hostile_dir, capsys, keep_umask):
     marker = hostile_dir / "imported.marker"
-    done = _run("--encoders", "Mine=hostile_import:make,Shell=os:system", "--encoder-params",
-                json.dumps({"Shell": {"command": f"touch {hostile_dir / 'shell.marker'}"}}), "--dry-run",
-                db=hostile_dir / "dry.duckdb")
-    assert done.returncode == 0, done.stderr
+    code, out, err = _main_run(capsys, "--encoders", "Mine=hostile_import:make,Shell=os:system", "--encoder-params",
+                               json.dumps({"Shell": {"command": f"touch {hostile_dir / 'shell.marker'}"}}),
+                               "--dry-run", db=hostile_dir / "dry.duckdb")
+    assert code == 0, err
     assert not marker.exists() and not (hostile_dir / "shell.marker").exists()
-    assert "custom encoder Mine (hostile_import:make): not imported, built or checked" in done.stdout
-    assert "custom encoder Shell (os:system): not imported, built or checked" in done.stdout
+    assert "hostile_import" not in sys.modules                 # not even in this process
+    assert "custom encoder Mine (hostile_import:make): not imported, built or checked" in out
+    assert "custom encoder Shell (os:system): not imported, built or checked" in out
     assert not (hostile_dir / "dry.duckdb").exists()
 
 
