@@ -86,12 +86,20 @@ PAGES = [("explorer", "Results explorer"), ("consensus", "Consensus"), ("sensiti
 
 def test_every_page_renders_in_the_browser_without_an_exception(server):
     """Each page but the Overview (test_overview_counts_tables_and_no_exception) draws its title
-    and finishes its run with no exception and no error."""
+    and finishes its run with no exception and no error: the first opened by its link, the
+    others by their menu entries (a page switch in the loaded app, as a visitor moves)."""
     from playwright.sync_api import expect
 
+    from pages.common import PAGES as MENU
+
+    menu = {path: title for _, title, _, path in MENU}
     with browser_page(height=1600, timeout_ms=90_000) as page:
-        for path, title in PAGES:
-            page.goto(f"{server}/{path}")
+        page.goto(f"{server}/{PAGES[0][0]}")
+        for i, (path, title) in enumerate(PAGES):
+            if i:
+                page.locator("[data-testid='stSidebarNavLink']").filter(
+                    has=page.get_by_text(menu[path], exact=True)).click()
+            expect(page).to_have_url(re.compile(rf"/{path}(\?|$)"))
             # the first page of a fresh server imports the libraries: no speed check here
             expect(page.locator("h1").first).to_contain_text(title, timeout=60_000)
             settled(page)                      # the script run is over: look at what it drew
