@@ -4,12 +4,22 @@ from __future__ import annotations
 from pathlib import Path
 
 from streamlit.components.v2.component_manager import BidiComponentManager
-from streamlit.testing.v1 import AppTest
+from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+from streamlit.testing.v1 import AppTest, app_test
 
 REPO = Path(__file__).resolve().parents[1]
 
 #: the installed Streamlit components, discovered once per process (:func:`new_app`)
 _components: BidiComponentManager | None = None
+
+# A Streamlit server keeps one ScriptCache (the compiled page scripts, with Streamlit's "magic"
+# AST rewrite) for every session and rerun; AppTest made a new one for each run, so every run
+# parsed, rewrote and compiled app.py and its page again (about a quarter of a Run page run).
+# Every AppTest of this process shares one, as a server's sessions do. Tests never rewrite a
+# script under the same path.
+_SCRIPTS = ScriptCache()
+if app_test.ScriptCache is ScriptCache:
+    app_test.ScriptCache = lambda: _SCRIPTS
 
 
 def new_app(timeout: float = 60) -> AppTest:

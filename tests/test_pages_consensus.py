@@ -487,10 +487,15 @@ def _until_drawn(at, *, timeout: float = 60.0):
     return at
 
 
-def test_a_large_bootstrap_runs_in_a_worker_process_and_draws_the_same_intervals(published):
+def test_a_large_bootstrap_runs_in_a_worker_process_and_draws_the_same_intervals():
+    """Pooled over two models, the small database's voters make a bootstrap of 2000 resamples
+    larger than a page computes itself."""
     from encbench.stats import rank_intervals
+    from encbench.views import rank_intervals as rank_iv
 
-    query = {"istrategy": "Q-M", "B": "2000"}       # 2000 x 50 datasets x 32 encoders: 3.2 million
+    pooled = consensus.pooled_scores(_published_rows(models=["LogReg", "DT"]))
+    assert rank_iv.in_worker(rank_iv.bootstrap_cells(pooled, 2000))
+    query = {"model": ["LogReg", "DT"], "mode": "pooled", "istrategy": "Q-M", "B": "2000"}
     at = _tab(query, "Rank intervals")
     assert not at.error, [e.value for e in at.error]
     assert "Computing the Q-M rank intervals in a worker process: 2,000 resamples" in texts(at)
@@ -498,7 +503,7 @@ def test_a_large_bootstrap_runs_in_a_worker_process_and_draws_the_same_intervals
     (job,) = _interval_jobs(at).values()
     _until_drawn(at)
     assert "Q-M consensus rank with its 95% bootstrap interval (2000 resamples" in texts(at)
-    expected = rank_intervals(_published_rows(), "Q-M", B=2000, seed=0)
+    expected = rank_intervals(pooled, "Q-M", B=2000, seed=0)
     drawn = _drawn_intervals(at).sort_values(["rank", "encoder"]).reset_index(drop=True)
     pd.testing.assert_frame_equal(drawn, expected, check_dtype=False)
     assert job.result is not None and not _interval_jobs(at)            # kept by its inputs, not the session
@@ -507,8 +512,10 @@ def test_a_large_bootstrap_runs_in_a_worker_process_and_draws_the_same_intervals
     pd.testing.assert_frame_equal(_drawn_intervals(again), _drawn_intervals(at))
 
 
-def test_a_worker_bootstrap_can_be_cancelled_and_restarted(published):
-    at = _tab({"istrategy": "R-M", "B": "1950"}, "Rank intervals")
+def test_a_worker_bootstrap_can_be_cancelled_and_restarted():
+    """(Pooled over three models: the small database's voters make 1950 resamples a worker's.)"""
+    at = _tab({"model": ["LogReg", "DT", "SVM"], "mode": "pooled", "istrategy": "R-M", "B": "1950"},
+              "Rank intervals")
     (job,) = _interval_jobs(at).values()
     at.button(key="intervals-cancel").click().run()
     assert not at.exception and job.cancelled
