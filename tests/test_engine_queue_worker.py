@@ -87,7 +87,8 @@ def test_killed_worker_is_restarted_by_the_app_and_resumes(db):
                 models=["SVM", "DT"], scorings=["AUC"])
     expected = 4 * 2 * 1 * 5
     queue = RunQueue(db)
-    queue.submit("run", {"run_id": grid.run_id, "grid": grid.to_dict()})
+    # the tasks run in the queue worker itself (workers 0): neither worker starts a task process
+    queue.submit("run", {"run_id": grid.run_id, "grid": grid.to_dict(), "workers": 0})
     assert queue.ensure_worker(idle_exit=1)
     _wait(lambda: queue.worker_pid() is not None, 30, "the worker to start")
     pid = queue.worker_pid()

@@ -126,7 +126,8 @@ def test_a_request_its_workers_keep_dying_on_is_failed_with_the_reason(private_d
     grid = Grid(datasets=["bundled:credit-g"], encoders=["OH", "MT", "CB", "Count"], models=["SVM"],
                 scorings=["AUC"])
     queue = RunQueue(db)
-    queue.submit("run", {"run_id": grid.run_id, "grid": grid.to_dict()})
+    # the tasks run in the queue worker itself (workers 0): each attempt starts no task process
+    queue.submit("run", {"run_id": grid.run_id, "grid": grid.to_dict(), "workers": 0})
 
     def active_request():
         active = queue.active()
@@ -799,7 +800,7 @@ def progress(done, total, info):
     import os
     sizes.append(os.path.getsize(sys.argv[1]))
 try:
-    run_grid(grid, db_path=sys.argv[1], publish_every=0, progress=progress)
+    run_grid(grid, db_path=sys.argv[1], workers=0, publish_every=0, progress=progress)   # no task process
 except ValueError as exc:
     print(f"error: {exc}", file=sys.stderr)
     sys.exit(2)
