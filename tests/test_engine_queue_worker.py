@@ -39,7 +39,7 @@ def test_worker_drains_a_run_request(db):
                 scorings=["AUC", "BAcc"])
     queue = RunQueue(db)
     token = new_owner_token()
-    RunRequest(grid, owner=token).submit(queue)                  # launched by an app session
+    RunRequest(grid, workers=0, owner=token).submit(queue)       # launched by an app session; tasks in the worker
     assert serve(db, idle_exit=0, poll=0.01) == 0
     n, distinct, ok = _result_counts(db)
     assert n == distinct == ok == 2 * 1 * 2 * 5

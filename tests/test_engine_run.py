@@ -267,7 +267,7 @@ def test_cli_draws_a_progress_bar_on_a_terminal(engine_db):
     import pty
 
     cmd = [sys.executable, "-m", "encbench", "run", "--datasets", "bundled:tic-tac-toe", "--encoders", "OH",
-           "--models", "DT", "--metrics", "AUC", "--folds", "3", "--db", str(engine_db)]
+           "--models", "DT", "--metrics", "AUC", "--folds", "3", "--workers", "0", "--db", str(engine_db)]
     pid, fd = pty.fork()
     if pid == 0:  # the child: a terminal on stdin/stdout/stderr, like an interactive shell
         os.chdir(REPO)
