@@ -145,7 +145,7 @@ def encoders_table() -> str:
 
 
 def constants_table() -> str:
-    from encbench.data import validation
+    from encbench.data import target
     from encbench.encoders.registry import STUDY_SEED, STUDY_UNKNOWN
     from encbench.engine import grid, protocol, sparse
 
@@ -164,7 +164,7 @@ def constants_table() -> str:
         ["dense encoding above which OH and Sum go sparse (bytes)", f"{sparse.SPARSE_ABOVE_BYTES:,}",
          "`sparse.SPARSE_ABOVE_BYTES`"],
         ["a numeric target with more distinct values reads as regression",
-         validation.REGRESSION_MIN_VALUES, "`validation.REGRESSION_MIN_VALUES`"],
+         target.REGRESSION_MIN_VALUES, "`target.REGRESSION_MIN_VALUES`"],
     ]
     return _table(["constant", "value", "where"], rows)
 
