@@ -46,7 +46,7 @@ def open_page(page: str, query: dict | None = None, *, timeout: float = 60) -> A
     at = new_app(timeout)
     for key, value in (query or {}).items():
         at.query_params[key] = value
-    from pages.common import PAGES  # here: a bare interpreter imports this module without the repo on its path
+    from pages.ui.navigation import PAGES  # here: a bare interpreter imports this module without the repo on its path
 
     if f"pages/{page}.py" != PAGES[0][0]:
         # the home page is app.py's default page; switching to its file would pick the page's

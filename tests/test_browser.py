@@ -90,7 +90,7 @@ def test_every_page_renders_in_the_browser_without_an_exception(server):
     others by their menu entries (a page switch in the loaded app, as a visitor moves)."""
     from playwright.sync_api import expect
 
-    from pages.common import PAGES as MENU
+    from pages.ui.navigation import PAGES as MENU
 
     menu = {path: title for _, title, _, path in MENU}
     with browser_page(height=1600, timeout_ms=90_000) as page:

@@ -14,7 +14,7 @@ navigation ever held, so a listing shown for a few hundred milliseconds is caugh
 
 A shared link as the first request: until some session calls ``st.navigation``, ``/consensus``
 would run ``pages/consensus.py`` on its own: no page config (tab title "consensus", centred
-layout), every file of ``pages/`` in the sidebar. ``pages.common.ensure_routed`` reroutes such a
+layout), every file of ``pages/`` in the sidebar. ``pages.ui.navigation.ensure_routed`` reroutes such a
 run through ``app.py`` with public API only; the ``serve.py`` case opens such a link first and
 fails if Streamlit changes what that relies on. The ``app.py`` case opens the home page first.
 """
@@ -31,7 +31,7 @@ from browsertest import (
     settled,
     streamlit_server,
 )
-from pages.common import PAGES
+from pages.ui.navigation import PAGES
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 

@@ -88,7 +88,7 @@ def test_scores_table_shows_the_encoding_time_comparable_with_the_published_time
 
 def test_scores_table_shows_missing_values_as_a_dash_and_keeps_the_numbers_in_its_exports():
     """Published rows (no fold sd) and AUC rows (no encoding time) read "None"."""
-    from pages.common import MISSING, dash_missing
+    from pages.ui.exports import MISSING, dash_missing
 
     at = open_page("explorer", {"metric": "Acc", "model": "DT"})
     table = _table(at)

@@ -1,4 +1,4 @@
-"""The page table of ``pages.common`` and the routing of page runs through ``app.py`` (pages
+"""The page table of ``pages.ui.navigation`` and the routing of page runs through ``app.py`` (pages
 opened on the small database, tests/small_db.py)."""
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 from pagetest import new_app, open_page
-from pages.common import PAGES
+from pages.ui.navigation import PAGES
 
 REPO = Path(__file__).resolve().parents[1]
-HELPERS = {"__init__.py", "common.py", "run_advice.py"}  # modules of pages/ that are not pages
+HELPERS = {"__init__.py", "run_advice.py"}  # modules of pages/ that are not pages
 
 
 def test_every_page_file_is_routed_under_its_own_name():
@@ -43,8 +43,8 @@ def test_a_rerouted_first_run_keeps_the_link_filters(small_db, monkeypatch):
 
 
 def test_a_helper_module_opened_as_a_page_lands_on_the_home_page(small_db, monkeypatch):
-    """Before app.py's navigation runs, Streamlit serves /common and /run_advice too: they send
-    the run to app.py, which has no such page and shows its home page."""
+    """Before app.py's navigation runs, Streamlit serves /run_advice too (a helper module of the
+    Run page): it sends the run to app.py, which has no such page and shows its home page."""
     monkeypatch.setenv("ENCBENCH_DB", str(small_db))
     for helper in sorted(HELPERS - {"__init__.py"}):
         at = new_app(60)

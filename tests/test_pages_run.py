@@ -167,7 +167,7 @@ def test_file_and_column_names_are_shown_as_text_not_markdown(app_db, monkeypatc
     import numpy as np
     import pandas as pd
 
-    from pages.common import md_text
+    from pages.ui.text import md_text
 
     frame = pd.DataFrame({"![x](http://x)": [f"u{i}" for i in range(60)],
                           "colour": np.random.default_rng(4).choice(["r", "g"], 60),

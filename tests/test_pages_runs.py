@@ -17,9 +17,10 @@ from encbench.engine.queue_requests import new_owner_token
 from encbench.engine.queue_worker import serve
 from encbench.store import Writer
 from encbench.views.runs import WITHHELD_ERROR
-from pages.common import READ_ONLY_ENV, md_text
+from pages.ui.session import READ_ONLY_ENV
+from pages.ui.text import md_text
 
-OWNER_KEY = "_encbench_owner"  # pages.common's session-state key of the session's token
+OWNER_KEY = "_encbench_owner"  # pages.ui.session's session-state key of the session's token
 RUN = "local-0123456789abcdef"
 
 
@@ -187,7 +188,7 @@ def test_a_read_only_server_offers_no_action_even_to_the_owner(shared, monkeypat
 
 def test_a_run_without_a_label_shows_a_dash_not_none(small_private_db):
     """A command-line run (no --label) used to read "None" in the runs table."""
-    from pages.common import MISSING
+    from pages.ui.exports import MISSING
 
     with Writer(small_private_db) as writer:
         writer.ensure_run("local-00000000000000cc", origin="local", label=None, status="done", n_expected=0,
@@ -203,7 +204,7 @@ def test_a_run_without_a_label_shows_a_dash_not_none(small_private_db):
 
 def test_an_encoder_without_a_published_rank_shows_a_dash_in_the_run_result(small_private_db):
     """The run result's reference rank of an encoder the reference never ran reads as a dash, not "None"."""
-    from pages.common import MISSING
+    from pages.ui.exports import MISSING
 
     run = "local-00000000000000dd"
     with Writer(small_private_db) as writer:
@@ -249,7 +250,7 @@ def test_the_runs_listed_are_those_of_the_sidebars_task(small_private_db, monkey
     """As every view shows one task, the Runs page lists the runs of the sidebar's Task (and
     says so), with a task column; a queued run whose target is not read yet is listed under
     every task; the runs of other tasks are counted, not listed."""
-    from pages.common import MISSING
+    from pages.ui.exports import MISSING
 
     monkeypatch.setattr(RunQueue, "ensure_worker", lambda self, **kw: False)
     regression = _regression_run(small_private_db)
@@ -350,7 +351,7 @@ def test_a_read_only_server_works_on_a_read_only_disk(shared, read_only_mount, m
     nothing says "Read-only file system" (the Runs page used to)."""
     import shutil
 
-    from pages.common import PAGES
+    from pages.ui.navigation import PAGES
 
     db, token, _ = shared
     mount, freeze = read_only_mount

@@ -10,7 +10,4 @@
 - :mod:`pages.ui.session`: the session's owner token and the read-only mode
 - :mod:`pages.ui.run_panels`: what the Run and Runs pages show of a run: progress, result
 - :mod:`pages.ui.jobs`: a page's heavy work in a worker process: progress, cancel, restart
-
-:mod:`pages.common` re-exports all of them (and :class:`encbench.jobs.BackgroundJob`) for the
-pages written against it.
 """
