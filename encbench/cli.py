@@ -27,10 +27,12 @@ Examples
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import logging
 import os
 import shutil
+import socket
 import sys
 from pathlib import Path
 
@@ -374,9 +376,6 @@ def check_scheduler(address: str, *, timeout: float = 5.0) -> None:
     that (a busy scheduler answers slowly): a port that accepts connections without a scheduler
     behind it is refused too.
     """
-    import asyncio
-    import socket
-
     from distributed.comm import connect, parse_address
     from distributed.comm.addressing import parse_host_port
 

@@ -18,14 +18,18 @@ The app never imports code from an upload: it offers installed plugins only.
 """
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
 import json
 import logging
 import re
+import sys
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
+from importlib.machinery import PathFinder
 from pathlib import Path
 
 
@@ -192,10 +196,6 @@ def package_of(target: str) -> tuple[str | None, str | None]:
 def _source_version(module_name: str) -> str | None:
     """The literal ``__version__ = "..."`` of a module's source file, found without importing it
     (nor its parent packages); None if it has none."""
-    import ast
-    import sys
-    from importlib.machinery import PathFinder
-
     loaded = sys.modules.get(module_name)
     if loaded is not None:  # already imported (e.g. the standard library): just read it
         version = getattr(loaded, "__version__", None)
@@ -306,8 +306,6 @@ def load_params(value: str | Path | Mapping | None) -> dict[str, dict]:
             where = f"file {path.name!r}"
             try:
                 if suffix == ".toml":
-                    import tomllib
-
                     data = tomllib.loads(path.read_text(encoding="utf-8"))
                 elif suffix == ".json":
                     data = json.loads(path.read_text(encoding="utf-8"))

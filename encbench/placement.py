@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -455,8 +456,6 @@ def export_files(placement: Placement, *, alpha: float = vocab.ALPHA.default, fo
 
 def print_report(placement: Placement, *, out=None, alpha: float = vocab.ALPHA.default) -> int:
     """The ``place`` command's report: controls first, then ranks and tests; exports to ``out``."""
-    from pathlib import Path
-
     info = placement.info
     print(f"run {info.run_id}{f' ({info.label})' if info.label else ''}: {info.status}; "
           f"{len(info.datasets)} dataset(s), tuning {info.tuning}, models {', '.join(info.models)}, "

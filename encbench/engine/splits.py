@@ -18,6 +18,7 @@ later than, or as late as, a row of its test block. The time column is not a fea
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,8 +96,6 @@ def time_values(column: pd.Series) -> np.ndarray:
     numbers = pd.to_numeric(text.where(present), errors="coerce")
     if numbers[present].notna().all():
         return numbers.to_numpy(dtype="float64", na_value=np.nan)
-    import warnings
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "could not infer format": mixed formats are parsed one by one
         try:
@@ -247,8 +246,6 @@ def time_column_candidates(frame: pd.DataFrame, exclude=()) -> list[str]:
     all dates), or a numeric column that is monotone in file order with at least three distinct
     values (a running timestamp or sequence number). Numbers stored as text count as numbers.
     """
-    import warnings
-
     out = []
     for name in frame.columns:
         if name in exclude:

@@ -7,6 +7,8 @@ intervals (its Figure 2). All ``2 * n_pairs`` samples of one size are ranked as 
 """
 from __future__ import annotations
 
+import concurrent.futures as cf
+import multiprocessing
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -54,9 +56,6 @@ def _rank_all(cube: Cube, draws: list[np.ndarray], strategy: str, params: dict, 
             out.append(rank_cube(cube.take_datasets(both), [strategy], params)[strategy])
             report(len(both))
         return out
-    import concurrent.futures as cf
-    import multiprocessing
-
     # spawn, not fork: the caller may be a threaded server (Streamlit), and forking a process
     # that holds other threads' locks can deadlock the child
     pool = cf.ProcessPoolExecutor(n_jobs, mp_context=multiprocessing.get_context("spawn"))

@@ -14,6 +14,7 @@ import os
 import re
 import struct
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -194,8 +195,6 @@ def _healthy_snapshot(db_path: Path) -> Path | None:
 def damaged_message(db_path: Path | str, problem: str) -> str:
     """What is wrong with a damaged database and what to do: copy its sound read snapshot over it
     (what was published last), else restore a backup or rebuild the published results."""
-    import time as _time
-
     db_path = Path(db_path)
     snapshot = _healthy_snapshot(db_path)
     wal = db_path.with_name(db_path.name + ".wal")
@@ -203,7 +202,7 @@ def damaged_message(db_path: Path | str, problem: str) -> str:
     if wal.exists():  # its log belongs to the damaged file: never replay it onto another
         aside += f" && mv {wal} {wal}.damaged"
     if snapshot is not None:
-        when = _time.strftime("%Y-%m-%d %H:%M", _time.localtime(snapshot.stat().st_mtime))
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(snapshot.stat().st_mtime))
         what = (f"its read snapshot {str(snapshot)!r} is sound and holds the database as last published "
                 f"({when}): stop the app's worker and any run using it, then `{aside} && cp {snapshot} "
                 f"{db_path}`; results committed after that publication are lost")

@@ -173,6 +173,4 @@ def import_encbench(writer: Writer, results_file: Path | str = ENCBENCH_RESULTS_
 
 
 def _json(value):
-    import json
-
     return json.loads(value) if isinstance(value, str) else value
