@@ -1,4 +1,4 @@
-"""pages/common.py: text a user controls is shown as text, never read as markdown.
+"""pages/ui/text.py: text a user controls is shown as text, never read as markdown.
 
 Alerts, captions and ``st.markdown`` render markdown: a query value, a file or column name
 echoed into them as it is would turn ``[click here](http://x)`` into a live link and
@@ -13,7 +13,7 @@ from pagetest import open_page
 from small_db import copy_db
 
 from encbench.store import Writer
-from pages.common import md_code, md_text
+from pages.ui.text import md_code, md_text
 
 HOSTILE = [
     "[click here](http://x)",
