@@ -12,8 +12,7 @@ Modules: :mod:`~encbench.engine.grid` (Grid, Task, plan), :mod:`~encbench.engine
 child process), the executors (:mod:`~encbench.engine.executors`: the interface and in-process;
 :mod:`~encbench.engine.local_pool`, :mod:`~encbench.engine.dask_executor` and its
 :mod:`~encbench.engine.cluster_probe`), :mod:`~encbench.engine.runner` (run_grid: a grid into the
-store),
-and the app's run queue: :mod:`~encbench.engine.queue` (request files),
+store), and the app's run queue: :mod:`~encbench.engine.queue` (request files),
 :mod:`~encbench.engine.queue_requests` (what a request carries) and
 :mod:`~encbench.engine.queue_worker` (the one process that drains it). The ``run`` and ``runs``
 commands are in :mod:`encbench.cli` with the others.
