@@ -20,7 +20,8 @@ def server(published_server):
 
 
 def test_typing_an_encoder_name_and_enter_adds_that_encoder_only(server):
-    """"MT" + Enter in "Encoders to compare" used to add the 13 encoders whose names contain MT."""
+    """"MT" + Enter in "Encoders to compare" adds the encoder MT only, not every encoder whose
+    name contains MT."""
     from playwright.sync_api import expect
 
     with browser_page(height=1400, timeout_ms=90_000) as page:
@@ -39,7 +40,7 @@ def test_typing_an_encoder_name_and_enter_adds_that_encoder_only(server):
 
 
 def test_replicability_parameter_labels_stay_on_one_line(server):
-    """"alpha (R-Nem)" used to wrap onto two lines beside the other controls."""
+    """"alpha (R-Nem)" stays on one line beside the other controls."""
     from playwright.sync_api import expect
 
     with browser_page(height=1400, timeout_ms=90_000) as page:
@@ -51,7 +52,7 @@ def test_replicability_parameter_labels_stay_on_one_line(server):
 
 
 def test_the_explorer_table_shows_twenty_rows_on_a_tall_screen(server):
-    """It used to show about 8 rows whatever the window's height."""
+    """On a tall window the explorer's score table shows twenty rows, not a fixed few."""
     from playwright.sync_api import expect
 
     with browser_page(height=1800, timeout_ms=90_000) as page:

@@ -1,8 +1,8 @@
 """A Sensitivity view shared as a link keeps its fixed factors (seen only in a browser).
 
 Streamlit writes a bound widget's value to the URL from the browser; AppTest does not see it.
-When the varied factor changed, the select of a fixed factor used to move to another column and
-lose its URL binding: vary=metric, then Tuning (fixed) = model, left ``?vary=metric``.
+When the varied factor changes, a fixed factor's select keeps its URL binding: vary=metric,
+then Tuning (fixed) = model, puts both in the URL.
 """
 from __future__ import annotations
 

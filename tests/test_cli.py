@@ -245,8 +245,8 @@ def test_private_files_makes_what_follows_owner_only_under_any_umask(tmp_path):
 
 def test_the_encoders_command_lists_the_encoders_beyond_the_study(capsys):
     """`encbench encoders` lists the 11 encoders that `--encoders beyond` runs, each marked with the
-    registry's family "beyond the study" and its description, after the study's 32 (it used to list
-    only the 32 and the plugins)."""
+    registry's family "beyond the study" and its description, after the study's 32 and before
+    the plugins."""
     from encbench.encoders import BEYOND_REGISTRY, REGISTRY
 
     assert main(["encoders"]) == 0

@@ -65,8 +65,8 @@ def test_a_20000_level_column_runs_sparse_with_accepting_models(hicard):
 
 
 def test_peak_memory_of_the_20000_level_case_with_sparse_output(hicard, tmp_path, published_db):
-    """Whole run (5 folds, OH, DT and LGBM) in this process: was 9.15 GB with OH and refused by
-    the guard since; now runs within the budget."""
+    """Whole run (5 folds, OH, DT and LGBM) in this process on 20,000 levels: OH encodes sparse,
+    so the run stays within the memory budget instead of being refused by the guard."""
     import shutil
 
     shutil.copyfile(published_db, tmp_path / "w.duckdb")     # the published rows: not imported again
@@ -141,7 +141,7 @@ UPPER_BOUNDS = {"Bin", "String"}
 def test_every_registry_encoder_s_estimated_width_matches_its_real_output():
     """Each registry encoder through the engine's own preprocessing on 400 rows with columns of 3,
     7 and 40 levels (and one numerical): the estimate is the real width (an upper bound for Bin,
-    String and Sum's shared intercept). Helmert and BackDiff used to count as one column."""
+    String and Sum's shared intercept); Helmert and BackDiff count their L-1 columns."""
     import warnings
 
     from encbench.encoders import ALL_REGISTRY

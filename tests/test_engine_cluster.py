@@ -220,11 +220,10 @@ def test_a_worker_without_encbench_or_a_custom_encoder_stops_the_run_with_one_me
 @pytest.mark.slow
 def test_losing_every_dask_worker_stops_the_run_saying_how_to_resume_and_resume_is_bit_identical(
         tmp_path, monkeypatch):
-    """The only worker (nanny and all) is killed after the first task: the run used to end with a
-    'TimeoutError: No valid workers found' traceback (or wait for a worker forever). It now stops
-    with a ValueError (the command line prints it, no traceback) saying what happened and how to
-    resume; the finished task's rows are kept, and resuming on new workers gives the local scores
-    bit for bit."""
+    """The only worker (nanny and all) is killed after the first task: the run stops within the
+    grace with a ValueError (the command line prints it, no traceback) saying what happened and
+    how to resume; the finished task's rows are kept, and resuming on new workers gives the local
+    scores bit for bit."""
     from encbench.engine import dask_executor as executors
     from encbench.engine.grid import Grid
     from encbench.engine.runner import RunIncomplete, run_grid

@@ -101,9 +101,8 @@ def _as_limit(pid: int) -> str:
 
 
 def test_every_task_process_of_a_run_has_the_hard_limit_the_budget_gives(tmp_path):
-    """Task processes used to run without any limit (only the custom-encoder check had one):
-    each of a run's task processes is capped at the budget per task plus TASK_BASE_BYTES, and an
-    ordinary grid runs under it."""
+    """Each of a run's task processes is capped at the budget per task plus TASK_BASE_BYTES
+    (RLIMIT_AS), and an ordinary grid runs under it."""
     import os
 
     from encbench.engine.budget import TASK_BASE_BYTES, parse_budget, task_memory_limit

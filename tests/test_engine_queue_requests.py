@@ -66,7 +66,7 @@ def test_bad_worker_counts_are_named(grid, workers):
 
 def test_a_queued_run_has_the_command_lines_worker_cap(grid):
     """A queued run may ask for as many task processes as `encbench run --workers` (4 per core),
-    no more: one rule in both places (a request with 1000 workers used to be accepted)."""
+    no more: one rule in both places (a request with 1000 workers is refused)."""
     from encbench.engine.local_pool import max_workers
 
     assert RunRequest(grid, workers=max_workers()).workers == max_workers()

@@ -88,7 +88,7 @@ def test_unreadable_requests_are_quarantined_by_the_worker_and_the_pages(private
     planted = _plant_unreadable(queue, "w")
     queue.submit("delete", {"run_id": "local-doomed", "owner": owner})
 
-    # a real worker process: it used to exit at every start on `{}` (KeyError: 'kind')
+    # a real worker process: it quarantines `{}` and drains the rest instead of exiting on it
     assert queue.ensure_worker(idle_exit=0.5)
     _wait(lambda: queue.done(), 60, "the delete request")
     _wait(lambda: not queue.worker_running(), 30, "the worker to exit when idle")
@@ -229,8 +229,8 @@ def lost_workers_cluster(tmp_path_factory):
 @pytest.mark.slow
 def test_results_lost_with_a_killed_dask_worker_are_computed_again(lost_workers_cluster):
     """A worker SIGKILLed while it holds finished results the client has not read yet: Dask cancels
-    them (and may lose the scattered dataset). They used to be recorded as failed with
-    'dask: NoneType: None'; they are sent again and give the local scores bit for bit."""
+    them (and may lose the scattered dataset). They are sent again, not recorded as failed, and
+    give the local scores bit for bit."""
     import distributed
 
     from encbench.engine.dask_executor import DaskExecutor
@@ -538,7 +538,7 @@ def test_hostile_encoders_in_tasks_fail_with_the_reason_and_leave_nothing_behind
     assert sorted(by_encoder) == ["Exit", "Fork", "Greedy", "NaN", "Noisy"] and all(
         len(v) == 2 for v in by_encoder.values())
     # 6 GiB on the full data only (the check passed): its task process is held to the budget,
-    # 2 GB plus 2.1 GB for the libraries, where it used to take what it wanted
+    # 2 GB plus 2.1 GB for the libraries
     for status, error in by_encoder["Greedy"]:
         assert status == "failed" and re.match(
             r"over the memory budget of 2\.0 GB per task: the task process may use 4\.1 GB of address space "
@@ -637,7 +637,7 @@ DAMAGES = [
            r"has a damaged header: the checksum of its database header 1 \(bytes 4,096-8,191\) does not match"),
     Damage("not a database", _zero_main_header,
            r"is not a DuckDB database: its header is damaged \(no DuckDB signature at byte 8\)"),
-    # `runs` used to republish the snapshot from it (the sound one lost) and `run` to crash
+    # `runs` must not republish the snapshot from it (the sound one would be lost), nor `run` crash
     Damage("damaged data blocks", _damage_result_blocks,
            r"cannot be read \(DuckDB: Corrupt database file: computed checksum \d+ does not match stored "
            r"checksum \d+ in block at location \d+\)"),

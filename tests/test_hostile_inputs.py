@@ -612,8 +612,8 @@ def test_peak_memory_of_the_gzip_bomb_and_the_high_cardinality_case(tmp_path):
         "try:\n    read_table(sys.argv[1])\nexcept DatasetError as exc:\n    print(exc, file=sys.stderr)\n",
         str(bomb))
     assert "expands to more than 200 MB" in err
-    # was 8.3 GB; bounded by the 200 MB limit now (about 300 MB): a bound that still fails on
-    # any unbounded decompression
+    # bounded by the 200 MB limit (about 300 MB of peak): a bound that still fails on any
+    # unbounded decompression
     assert peak < 1500, peak
     hicard = tmp_path / "hicard.csv"
     hicard.write_bytes(_high_cardinality())
@@ -623,8 +623,7 @@ def test_peak_memory_of_the_gzip_bomb_and_the_high_cardinality_case(tmp_path):
         "'--db', sys.argv[2], '--workers', '2', '--memory-budget', '8GB'])\n",
         str(hicard), str(tmp_path / "new" / "e.duckdb"))
     assert "column 'lvl' has 20,000 levels on 30,000 rows" in err
-    # HGB takes no sparse input, so this stays dense: was 9.15 GB (one worker) and 258 s with
-    # LogReg dense; refused before running now
+    # HGB takes no sparse input, so this would be dense (about 9 GB): refused before running
     assert peak < 1500, peak
     sys.stderr.write(f"\npeak RSS: refused run {peak:.0f} MB\n")
 

@@ -83,9 +83,9 @@ def test_the_explorer_adds_them_with_their_family(beyond_db):
 
 
 def test_the_overview_ranks_over_shared_voters_and_lists_those_left_out(beyond_db):
-    """With the encoders beyond the study added, the Overview's headline no longer ranks SkTE
-    (2 voters here) by a mean over other voters than the 32's: it ranks the 32 over the voters
-    they all share and lists SkTE apart with its own voters."""
+    """With the encoders beyond the study added, the Overview's headline ranks the 32 over the
+    voters they all share and lists SkTE (2 voters here) apart with its own voters, never ranking
+    it by a mean over other voters than the 32's."""
     at = open_page("overview", {"beyond": "true"})
     best = next(m.value for m in at.markdown if m.value.startswith("Best overall"))
     assert "left out as they have results on too few voters: SkTE (2 voters)" in best

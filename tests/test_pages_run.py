@@ -595,9 +595,9 @@ def test_time_and_id_columns_are_not_encoded_or_proposed_as_time_by_default(app_
 
 
 def test_beyond_binary_woe_is_not_offered_and_the_encoders_beyond_the_study_are(app_db, monkeypatch):
-    """The WoE pill stayed lit for a multiclass target, and the encoders beyond the study could
-    not be chosen on the Run page; the note beside a multiclass task no longer points at an
-    advice "below" that is not shown."""
+    """For a multiclass target the WoE pill is off and the encoders beyond the study can be
+    chosen on the Run page; the note beside a multiclass task points at no advice "below" that
+    is not shown."""
     from pagetest import texts
 
     monkeypatch.setattr(RunQueue, "ensure_worker", lambda self, **kw: False)

@@ -187,7 +187,7 @@ def test_a_read_only_server_offers_no_action_even_to_the_owner(shared, monkeypat
 
 
 def test_a_run_without_a_label_shows_a_dash_not_none(small_private_db):
-    """A command-line run (no --label) used to read "None" in the runs table."""
+    """A command-line run (no --label) shows a dash in the runs table, not "None"."""
     from pages.ui.exports import MISSING
 
     with Writer(small_private_db) as writer:
@@ -311,8 +311,8 @@ def _tree(folder: Path) -> set[str]:
 
 
 def test_a_read_only_server_creates_no_queue_folder_and_no_lock(small_private_db, monkeypatch):
-    """The Runs and Run pages of a read-only server used to create ``queue/`` (its five folders)
-    and ``worker.lock`` beside the database just to list the runs."""
+    """The Runs and Run pages of a read-only server create neither ``queue/`` (nor its folders)
+    nor ``worker.lock`` beside the database: listing runs writes nothing."""
     monkeypatch.setenv(READ_ONLY_ENV, "1")
     before = _tree(small_private_db.parent)
     assert not any(name.startswith("queue") for name in before)
@@ -348,7 +348,7 @@ def read_only_mount(tmp_path):
 def test_a_read_only_server_works_on_a_read_only_disk(shared, read_only_mount, monkeypatch):
     """Database, snapshot, uploads and a queue holding a request and a file that is not one, all on
     a read-only mount: every page renders, the Runs page lists the run and shows its detail, and
-    nothing says "Read-only file system" (the Runs page used to)."""
+    nothing says "Read-only file system"."""
     import shutil
 
     from pages.ui.navigation import PAGES
