@@ -792,12 +792,12 @@ def main() -> None:
                "in the URL.")
 
     db, version = data_key()
-    task, lv = task_levels(db, version)
+    task, levels = task_levels(db, version)
 
     warn_bad_parameters()
     warn_bad_number("B", low=50, high=2000, integer=True)
     with st.container(border=True):
-        selected = factor_filters(lv, {"model": ["LogReg"], "tuning": ["no"], "scoring": ["AUC"]}, task=task)
+        selected = factor_filters(levels, {"model": ["LogReg"], "tuning": ["no"], "scoring": ["AUC"]}, task=task)
         c1, c2, c3 = st.columns([3, 2, 2])
         with c1:
             strategies = multiselect(
@@ -811,8 +811,8 @@ def main() -> None:
             mode = st.radio("Several combinations", list(consensus.MODES), key="mode",
                             bind="query-params",
                             help="; ".join(f"{k}: {v}" for k, v in MODE_TEXT.items()))
-        choice, origins, prefer = origin_filter(lv)
-        split = split_filter(lv)
+        choice, origins, prefer = origin_filter(levels)
+        split = split_filter(levels)
 
     missing = empty_selection({**selected, "strategy": strategies})
     if missing:
@@ -865,7 +865,7 @@ def main() -> None:
     filters = {"model": selected["model"], "tuning": selected["tuning"], "metric": selected["scoring"],
                "strategy": strategies, **params, "mode": mode_used, "origin": choice,
                **({"prefer": prefer} if choice == "both" else {}),
-               **({"split": split} if "time" in lv.get("split", []) else {})}
+               **({"split": split} if "time" in levels.get("split", []) else {})}
     provenance = exports.provenance("consensus", filters, rows, version, task=task)
     page = _Page(db, version, task, selected, choice, prefer, load_key, view_key, param_key, float(alpha), analysis,
                  provenance)

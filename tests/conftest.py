@@ -111,6 +111,16 @@ def umask_022():
     os.umask(old)
 
 
+@pytest.fixture()
+def keep_umask():
+    """A command run in this process (`main(["run", ...])`) makes what it creates from then on
+    owner-only (cli.private_files): the umask is put back after the test."""
+    old = os.umask(0o022)
+    os.umask(old)
+    yield
+    os.umask(old)
+
+
 def file_mode(path) -> int:
     """The permission bits of ``path`` (0o600 for owner-only)."""
     return os.stat(path).st_mode & 0o777

@@ -271,16 +271,6 @@ def test_placement_matches_a_naive_recomputation(compared_run):
     assert w["n"] == 2 and w["wins"] + w["ties"] + w["losses"] == 2
 
 
-@pytest.fixture()
-def keep_umask():
-    """`run` in this process makes what it creates from then on owner-only (cli.private_files):
-    the umask is put back after the test."""
-    old = os.umask(0o022)
-    os.umask(old)
-    yield
-    os.umask(old)
-
-
 def test_cli_refuses_leaky_encoder_and_name_collision(compared_run, capsys, keep_umask):
     from encbench.cli import main
 

@@ -418,16 +418,6 @@ CHECK_MESSAGES = {
 }
 
 
-@pytest.fixture()
-def keep_umask():
-    """`run` in this process makes what it creates from then on owner-only (cli.private_files):
-    the umask is put back after the test."""
-    old = os.umask(0o022)
-    os.umask(old)
-    yield
-    os.umask(old)
-
-
 def _main_run(capsys, *args: str, db: Path) -> tuple[int, str, str]:
     """``_run`` through :func:`encbench.cli.main` in this process: (status, stdout, stderr)."""
     from encbench.cli import main
