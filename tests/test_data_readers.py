@@ -442,3 +442,20 @@ def test_names_differing_only_in_spaces_are_refused_in_every_format(tmp_path):
                                      "@data\nr,x\n")
     assert "'s.arff' has column names that differ only in leading or trailing spaces: 'colour' (column 1) and " \
            "'colour ' (column 2)" in str(_error(tmp_path / "s.arff"))
+
+
+def test_csv_rows_with_fewer_fields_than_the_header_are_reported_with_their_lines(tmp_path):
+    """A short row's last cells are missing, and the load report counts such rows and gives the
+    lines of the first five (a blank line and a quoted line break count as the file's lines);
+    a file whose last column is missing only by empty fields reports nothing."""
+    path = tmp_path / "short.csv"
+    rows = ["a,b,c", "1,x,0", "2,y", "", '3,"z\nz",1'] + [f"{i},w" for i in range(4, 10)]
+    path.write_text("\n".join(rows) + "\n")
+    frame = read_table(path)
+    assert frame.shape == (9, 3) and frame["c"].isna().sum() == 7
+    assert frame.attrs["encbench_short_rows"] == {"count": 7, "lines": [3, 7, 8, 9, 10],
+                                                  "fields": 3}
+    whole = tmp_path / "whole.csv"
+    whole.write_text("a,b,c\n1,x,0\n2,y,\n")
+    assert read_table(whole)["c"].isna().sum() == 1
+    assert "encbench_short_rows" not in read_table(whole).attrs

@@ -282,3 +282,20 @@ def test_target_classes_differing_only_in_spaces_are_refused_naming_both():
         "they truly differ)"]
     frame.loc[frame["label"] == " yes", "label"] = "no"
     assert validate(frame, target="label").ok
+
+
+def test_short_rows_are_a_warning_naming_the_file_the_count_and_the_lines(tmp_path):
+    """Rows padded by the reader are reported, never silent: the file, how many rows, the
+    header's fields and the lines, in the singular for one row."""
+    path = tmp_path / "short.csv"
+    body = "".join(f"{c},{i % 2}\n" for i, c in enumerate("abcabcabcabcabcabcab"))
+    path.write_text("color,label,size\n" + body)
+    warnings = validate_file(path, target="label").warnings
+    assert any(w.startswith("20 rows have fewer fields than the header of file 'short.csv' (3): "
+                            "their last cells were read as missing values (line 2, 3, 4, 5, 6, ...)")
+               for w in warnings), warnings
+    path.write_text("color,label,size\n" + "".join(f"{c},{i % 2},1\n" for i, c in enumerate("abcabcabcabcabcabcab"))
+                    + "a,1\n")
+    warnings = validate_file(path, target="label").warnings
+    assert any(w.startswith("1 row has fewer fields than the header of file 'short.csv' (3): its "
+                            "last cells were read as missing values (line 22); check") for w in warnings), warnings

@@ -59,6 +59,12 @@ _CSV_NA = ["?", "'?'"]
 #: ``DataFrame.attrs`` key of the readers' load report: column -> cells read as missing
 #: because they held '?' (quoted or not).
 MISSING_MARKS_ATTR = "encbench_missing_marks"
+#: ``DataFrame.attrs`` key of the CSV reader's load report: the rows with fewer fields than the
+#: header (their last cells are read as missing), as ``{"count": n, "lines": [first lines],
+#: "fields": fields of the header}``.
+SHORT_ROWS_ATTR = "encbench_short_rows"
+#: Line numbers of short rows the load report quotes.
+_SHORT_LINES_LISTED = 5
 _TEXT_CONTROLS = frozenset(b"\t\n\r\f")
 
 
@@ -412,6 +418,27 @@ def _refuse_unquoted_cr(text: str, sep: str, label: str) -> None:
             f"line reads {_physical_line(text, line)!r}", line=line) from None
 
 
+def _short_rows(text: str, sep: str, n_fields: int) -> dict | None:
+    """The records with fewer than ``n_fields`` fields (pandas pads them with missing values):
+    how many, and the physical lines where the first ones end; None when there are none.
+
+    Python's csv module follows pandas' quoting rules; blank lines are skipped by both.
+    """
+    reader = csv.reader(io.StringIO(text), delimiter=sep)
+    count, lines, header_seen = 0, [], False
+    for record in reader:
+        if not record:
+            continue
+        if not header_seen:
+            header_seen = any(field.strip() for field in record)
+            continue
+        if len(record) < n_fields:
+            count += 1
+            if len(lines) < _SHORT_LINES_LISTED:
+                lines.append(reader.line_num)
+    return {"count": count, "lines": lines, "fields": n_fields} if count else None
+
+
 def _missing_marks(frame: pd.DataFrame, raw: pd.DataFrame) -> dict[str, int]:
     """Per column, how many cells held a missing-value marker ('?', quoted or not)."""
     counts = {}
@@ -474,6 +501,11 @@ def _parse_csv(text: str, label: str, sep: str, max_cells: int | None, *,
         frame.columns = header
     if frame.shape[0] == 0:
         raise DatasetError(f"file {label!r} has a header but no data rows")
+    # a short row leaves its last cells missing: only then is the text read a second time
+    if frame.shape[1] > 1 and frame.iloc[:, -1].isna().any():
+        short = _short_rows(text, sep, frame.shape[1])
+        if short:
+            frame.attrs[SHORT_ROWS_ATTR] = short
     if "?" in text:  # count the cells read as missing because they hold '?' (load report)
         raw = pd.read_csv(io.StringIO(text), sep=sep, index_col=False, dtype=str,
                           keep_default_na=False, na_filter=False, low_memory=False, **line_ends)
@@ -813,9 +845,9 @@ def _normalize(frame: pd.DataFrame) -> pd.DataFrame:
                 column = column.astype(object)
             result.isetitem(i, column.astype("str"))
     result.index = pd.RangeIndex(len(result))
-    # only when there is something to report: pandas deep-copies attrs on every column access
-    marks = dict(frame.attrs.get(MISSING_MARKS_ATTR) or {})
-    result.attrs = {MISSING_MARKS_ATTR: marks} if marks else {}
+    # only what there is to report: pandas deep-copies attrs on every column access
+    result.attrs = {key: frame.attrs[key] for key in (MISSING_MARKS_ATTR, SHORT_ROWS_ATTR)
+                    if frame.attrs.get(key)}
     return result
 
 
@@ -906,8 +938,10 @@ def read_table(path: str | os.PathLike, *, format: str | None = None, sep: str |
         Columns in file order. Text-like columns have the ``str`` dtype with NaN for missing;
         numeric columns are int64 or float64. ``'?'`` (quoted or not) and empty cells are
         missing; ``frame.attrs[MISSING_MARKS_ATTR]`` counts the '?' cells per column (the load
-        report that validation turns into a warning; absent when no cell held one). CR, LF and
-        CR LF line ends are all read.
+        report that validation turns into a warning; absent when no cell held one);
+        ``frame.attrs[SHORT_ROWS_ATTR]`` reports the CSV rows with fewer fields than the header,
+        whose last cells are missing (absent when every row is whole). CR, LF and CR LF line
+        ends are all read.
 
     Raises
     ------

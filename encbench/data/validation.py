@@ -25,7 +25,7 @@ from encbench.data import readers
 from encbench.data.columns import as_category_text, distinct_counts, infer_column_types, is_plain_str, is_text_dtype
 from encbench.data.errors import MAX_LISTED, listed_names
 from encbench.data.leakage import LEAK_AUC, single_feature_aucs
-from encbench.data.readers import MISSING_MARKS_ATTR
+from encbench.data.readers import MISSING_MARKS_ATTR, SHORT_ROWS_ATTR
 from encbench.data.target import grouped_numbers, grouped_numbers_hint, regression_target, target_classes, task_of
 from encbench.tasks import TASKS, get_task
 
@@ -130,6 +130,7 @@ def prepare(frame: pd.DataFrame, target: str | None, positive_class=None,
                       f"{readers.MAX_COLUMNS:,} columns; keep the columns you need")
         return Prepared(_finish(errors, warnings, [], [], target=target), None, None, None)
     _report_missing_marks(frame, where, warnings)
+    _report_short_rows(frame, where, warnings)
     frame, columns = _unique_columns(frame, where, errors)
     if frame.shape[0] == 0 or frame.shape[1] == 0:
         errors.append(f"{where} has no data (rows: {frame.shape[0]}, columns: {frame.shape[1]})")
@@ -200,6 +201,19 @@ def _report_missing_marks(frame: pd.DataFrame, where: str, warnings: list[str]) 
         more = f", ... ({len(marks) - MAX_LISTED} more columns)" if len(marks) > MAX_LISTED else ""
         warnings.append(f"read {total} '?' cells of {where} as missing values (OpenML/UCI "
                         f"convention, quoted or not): {shown}{more}")
+
+
+def _report_short_rows(frame: pd.DataFrame, where: str, warnings: list[str]) -> None:
+    """The load report: rows with fewer fields than the header were padded, said, never silent."""
+    short = frame.attrs.get(SHORT_ROWS_ATTR)
+    if short:
+        n, lines = short["count"], short["lines"]
+        shown = ", ".join(str(line) for line in lines) + (", ..." if n > len(lines) else "")
+        rows, their = ("row has", "its") if n == 1 else ("rows have", "their")
+        warnings.append(f"{n} {rows} fewer fields than the header of {where} ({short['fields']}): "
+                        f"{their} last cells were read as missing values (line {shown}); check "
+                        f"that no field is missing from the middle of a row, which would shift "
+                        f"the values after it into the wrong columns")
 
 
 def _unique_columns(frame: pd.DataFrame, where: str, errors: list[str]) -> tuple[pd.DataFrame, list[str]]:
