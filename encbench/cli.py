@@ -422,8 +422,9 @@ def cmd_run(args) -> int:
     check_workers(args.workers, option="--workers", process="this process")
     if args.scheduler:
         check_scheduler(args.scheduler)  # fails fast, before any database is created
-    if args.workers == 0 and args.timeout != 6000.0:
-        log.warning("--workers 0 runs tasks in this process, where --timeout cannot be enforced")
+    if args.workers == 0:
+        log.warning("--workers 0 runs tasks in this process (for debugging), where neither "
+                    "--timeout nor the memory budget's limit per task is enforced")
     db_path = _db_path(args)
     # Everything is validated before anything is created: no database, no stored file.
     grid = _build_grid(args, db_path, final=False)

@@ -264,6 +264,8 @@ def test_sigkill_loses_at_most_the_task_in_flight_and_resume_completes(engine_db
 
 
 def test_cli_draws_a_progress_bar_on_a_terminal(engine_db):
+    """On a terminal the run draws tqdm's bar instead of log lines; with --workers 0 it warns
+    that neither the timeout nor the memory limit per task holds."""
     import pty
 
     cmd = [sys.executable, "-m", "encbench", "run", "--datasets", "bundled:tic-tac-toe", "--encoders", "OH",
@@ -286,6 +288,7 @@ def test_cli_draws_a_progress_bar_on_a_terminal(engine_db):
     assert os.waitstatus_to_exitcode(status) == 0, text
     assert "3/3 [" in text and "task/s" in text and "50/OH/fold 3/3 ok" in text   # tqdm: counts, rate
     assert "[1/3]" not in text                                                      # no log lines
+    assert "neither --timeout nor the memory budget's limit per task is enforced" in text
 
 
 def test_a_database_held_by_another_writer_is_named(engine_db):
