@@ -196,3 +196,37 @@ def test_a_dask_worker_s_task_process_gets_the_run_s_limit_and_a_new_one_for_ano
         executors._DASK_PROCS.pop(threading.get_ident()).stop()
     assert [limit for _, limit in limits] == [str(3 * 2**30), str(4 * 2**30)]
     assert limits[0][0] != limits[1][0]
+
+
+def test_a_replacement_that_does_not_start_gets_one_more_attempt(tmp_path, monkeypatch, caplog):
+    """A child that ended mid-run is replaced; when the replacement exits before it is ready,
+    one more is started with a warning (a passing failure must not end a long run), and two
+    failures in a row raise with the child's exit status."""
+    import encbench.engine.task_process as task_process
+
+    fails = tmp_path / "fails"  # how many of the next children exit at once
+    monkeypatch.setattr(task_process, "_CHILD_MAIN", "\n".join([
+        "import pathlib, sys",
+        f"p = pathlib.Path({str(fails)!r})",
+        "n = int(p.read_text()) if p.exists() else 0",
+        "if n:",
+        "    p.write_text(str(n - 1))",
+        "    sys.exit(7)",
+        "from encbench.engine.child import main",
+        "sys.exit(main(sys.argv[1:]))"]))
+    proc = TaskProcess(die_with_parent=True)
+    proc.start()
+    try:
+        proc.kill()
+        fails.write_text("1")
+        with caplog.at_level(logging.WARNING, logger="encbench.engine.task_process"):
+            assert proc.call("math:hypot", (3.0, 4.0), 30) == 5.0
+        assert "task process did not start: it exited with status 7" in caplog.text
+        assert "; starting another task process" in caplog.text and fails.read_text() == "0"
+        proc.kill()
+        fails.write_text("2")
+        with pytest.raises(RuntimeError, match=r"^task process did not start: it exited with status 7"):
+            proc.call("math:hypot", (3.0, 4.0), 30)
+        assert fails.read_text() == "0"
+    finally:
+        proc.kill()

@@ -45,8 +45,7 @@ def run_on_dask_worker(task: Task, payload: Payload, timeout: float,
         proc.kill()
         proc.memory_limit = memory_limit
     if not proc.alive:
-        proc.kill()
-        proc.start()
+        proc.restart()
     start = time.monotonic()
     rows = proc.run(task, payload, timeout)
     return rows, time.monotonic() - start, f"{socket.gethostname()}:{os.getpid()}"

@@ -183,6 +183,7 @@ class TaskProcess:
         self.task: Task | None = None
         self.started_at = 0.0
         self.deadline = float("inf")
+        self.started_before = False  # a child of this object was ready once
 
     # -- lifecycle -------------------------------------------------------------------------------
     @property
@@ -235,6 +236,7 @@ class TaskProcess:
             raise RuntimeError(f"task process did not start: it {exit_reason(code)}; its last output: "
                                f"{output[-QUOTED_TAIL * 4:].strip()!r}; check that `{sys.executable} -c "
                                f"'import encbench.engine.child'` works")
+        self.started_before = True
         self.log_output("task process start-up")
 
     def log_output(self, what: str) -> str:
@@ -262,6 +264,22 @@ class TaskProcess:
     def start(self) -> None:
         self.launch()
         self.wait_ready()
+
+    def restart(self) -> None:
+        """Start the child, or replace one that died or was killed. A replacement that does not
+        start gets one more attempt: the first start proved the environment, so this is a
+        passing failure (a machine short of memory or CPU for a moment) that must not end a run
+        of hours; a second failure raises, as a first start that fails does."""
+        self.kill()
+        if not self.started_before:
+            self.start()
+            return
+        try:
+            self.start()
+        except RuntimeError as exc:
+            log.warning("%s; starting another task process", exc)
+            self.kill()
+            self.start()
 
     def kill(self) -> int | None:
         """Kill the child and its process group at once; return its exit code."""
@@ -305,15 +323,13 @@ class TaskProcess:
     def submit(self, task: Task, payload: Payload, timeout: float) -> None:
         """Send a task (and its dataset, unless the child holds it) and start its clock."""
         if not self.alive:
-            self.kill()
-            self.start()
+            self.restart()
         token = payload.token
         fresh = token not in self._cached
         try:
             self._send.send((task, token, payload if fresh else None))
         except (BrokenPipeError, OSError):  # the child died while idle: one restart
-            self.kill()
-            self.start()
+            self.restart()
             self._send.send((task, token, payload))
         self._cached[token] = True
         self._cached.move_to_end(token)
@@ -363,8 +379,7 @@ class TaskProcess:
             The call's own exception, as text.
         """
         if not self.alive:
-            self.kill()
-            self.start()
+            self.restart()
         self._send.send(("call", target, args))
         try:
             finished = self._recv.poll(timeout)
