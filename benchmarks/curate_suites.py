@@ -29,13 +29,12 @@ rules, applied by :func:`curate` and printed with the rule each one fails:
    and the columns named like an identifier (:data:`ID_NAME`) with more than
    :data:`ID_NAME_MIN_LEVELS` distinct values.
 5. **Leakage**: a single column that predicts the target almost perfectly is left out with its
-   statistic, by the validation's leakage check (``single_feature_aucs`` at ``LEAK_AUC`` = 0.99):
-   for a binary target the validation's check; a multiclass target is scored one class against
-   the rest, weighted by the classes' shares; a numeric target above its median against the
-   rest. Each column is also scored by where it is missing (a column given only for some
-   classes leaks them by its gaps, as storms' hurricane ``category``, the highest over the
-   classes of a multiclass target). The check is run again after each
-   drop until no column is flagged.
+   statistic, by the validation's leakage statistic (``encbench.data.leakage.leak_scores`` at
+   ``LEAK_AUC`` = 0.99): a multiclass target is scored one class against the rest, weighted by
+   the classes' shares; a numeric target above its median against the rest. Each column is also
+   scored by where it is missing (a column given only for some classes leaks them by its gaps,
+   as storms' hurricane ``category``, the highest over the classes of a multiclass target). The
+   check is run again after each drop until no column is flagged.
 6. **Width and categories**: at least one categorical feature after the drops (as the
    validation classifies columns: text and R factors), at most :data:`MAX_FEATURES` features.
 7. **No near-duplicates**: two items of different packages with the same rows and either the
@@ -113,8 +112,7 @@ sys.path.insert(0, str(REPO))
 from encbench.data import rdatasets_source as rs  # noqa: E402
 from encbench.data import validation  # noqa: E402
 from encbench.data.columns import infer_column_types, is_text_dtype  # noqa: E402
-from encbench.data.leakage import LEAK_AUC, single_feature_aucs  # noqa: E402
-from encbench.data.target import class_order, label_text  # noqa: E402
+from encbench.data.leakage import LEAK_AUC, leak_scores  # noqa: E402
 from encbench.data.errors import DatasetError  # noqa: E402
 from encbench.resources import resource_dir  # noqa: E402
 
@@ -423,45 +421,6 @@ def identifier_columns(frame: pd.DataFrame, target: str, report: validation.Vali
     return found
 
 
-def leak_scores(frame: pd.DataFrame, target: str, task: str, categorical: list[str]) -> pd.DataFrame:
-    """Each feature's single-feature AUC (max(AUC, 1 - AUC)) by the validation's leakage
-    statistic (``single_feature_aucs``), two scores a column: ``values`` (by its values) and
-    ``missing`` (by whether it is missing: a column given only for some classes leaks them by its
-    gaps); 0.5 where unknown.
-
-    Binary target: its positive class (the validation's own check). Numeric target: above its
-    median against the rest. Multiclass target: each class against the rest; the values' AUCs
-    weighted by the classes' shares (a column that predicts the whole target), the gaps' the
-    highest over the classes (a column missing exactly outside one class names that class).
-    """
-    frame = frame.loc[frame[target].notna()].reset_index(drop=True)
-    features = frame.drop(columns=[target])
-    gaps = features.loc[:, features.isna().any().to_numpy()].isna().astype(float)
-    y = frame[target]
-
-    def values(positive: np.ndarray) -> pd.Series:
-        return single_feature_aucs(features, positive, categorical).fillna(0.5)
-
-    def missing(positive: np.ndarray) -> pd.Series:
-        scores = pd.Series(0.5, index=features.columns)
-        if gaps.shape[1]:
-            scores[gaps.columns] = single_feature_aucs(gaps, positive).fillna(0.5)
-        return scores
-
-    if task == "multiclass":
-        labels = y.map(label_text).to_numpy(dtype=object)
-        masks = [labels == cls for cls in class_order(y)]
-        by_values = sum(values(m) * m.mean() for m in masks)
-        by_gaps = pd.concat([missing(m) for m in masks], axis=1).max(axis=1)
-        return pd.DataFrame({"values": by_values, "missing": by_gaps})
-    if task == "regression":
-        numbers = pd.to_numeric(y, errors="coerce").to_numpy(float)
-        positive = numbers > np.median(numbers)
-    else:
-        positive = y.map(label_text).to_numpy(dtype=object) == class_order(y)[1]
-    return pd.DataFrame({"values": values(positive), "missing": missing(positive)})
-
-
 def study_lookalike(package: str, item: str, rows: int, columns: int) -> str | None:
     """Why ``package/item`` may be one of the study's 50 datasets (rule 8), or None."""
     stop = {"data", "dataset", "binary", "bianry", "problems", "endgame"}
@@ -524,7 +483,8 @@ def judge(c: Candidate, frame: pd.DataFrame | None = None) -> Verdict:
             return v
         found = identifier_columns(table.loc[table[c.target].notna()].reset_index(drop=True),
                                    c.target, report, c.keep)
-        scores = leak_scores(table.drop(columns=list(found)), c.target, report.task,
+        kept = table.drop(columns=[*found, c.target])
+        scores = leak_scores(kept, table[c.target], report.task,
                              [col for col in report.categorical if col not in found])
         for column, (by_values, by_gaps) in scores[["values", "missing"]].iterrows():
             if max(by_values, by_gaps) >= LEAK_AUC and column not in c.keep:

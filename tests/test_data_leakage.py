@@ -93,3 +93,79 @@ def test_a_wide_table_is_checked_on_a_bounded_seeded_sample(monkeypatch):
     monkeypatch.setattr(leakage, "LEAK_CELLS", 40)               # never under LEAK_MIN_ROWS
     assert len(leakage._leak_rows(n, k)) == 100
     assert leakage._leak_rows(50, k) is None
+
+
+def test_leak_scores_of_every_task_use_the_single_feature_statistic():
+    """A multiclass target: a text column naming the class leaks (the one-against-rest AUCs,
+    weighted by the classes' shares, are 1), a column given for one class only leaks by its gaps,
+    noise does not; the values' score equals the weighted per-class statistic. A numeric target:
+    its copy leaks (above the median against the rest), noise does not. Rows without a target
+    are left out."""
+    rng = np.random.default_rng(1)
+    n = 300
+    cls = rng.integers(0, 3, n)
+    frame = pd.DataFrame({"code": np.array(["ka", "kb", "kc"])[cls], "only_b": np.where(cls == 1, 1.0, np.nan),
+                          "noise": rng.normal(size=n), "c": list("pq") * (n // 2)})
+    y = pd.Series(np.array(["a", "b", "c"])[cls])
+    scores = leakage.leak_scores(frame, y, "multiclass", ["c", "code"])
+    assert scores.loc["code", "values"] == pytest.approx(1.0)
+    assert scores.loc["only_b", "missing"] == pytest.approx(1.0)
+    assert scores.loc["noise"].max() < 0.7
+    weighted = sum(single_feature_auc(frame["c"], y.to_numpy() == k, categorical=True) * np.mean(y == k)
+                   for k in "abc")
+    assert scores.loc["c", "values"] == pytest.approx(weighted, abs=1e-12)
+    target = pd.Series(frame["noise"].to_numpy())
+    target[:10] = np.nan                                              # no target: left out
+    numbers = pd.DataFrame({"copy": frame["noise"] * 2, "other": rng.normal(size=n), "c": frame["c"]})
+    scores = leakage.leak_scores(numbers, target, "regression", ["c"])
+    assert scores.loc["copy", "values"] == pytest.approx(1.0) and scores.loc["other", "values"] < 0.7
+    above = (target > target.median()).to_numpy()[10:]
+    assert scores.loc["other", "values"] == pytest.approx(_reference_auc(numbers["other"][10:], above, False))
+
+
+def test_many_classes_share_one_bounded_sample(monkeypatch):
+    """With K classes the rows are sampled for K times the columns, so the time does not grow
+    K-fold: the sample is the one a table K times as wide would get."""
+    rng = np.random.default_rng(4)
+    n = 2000
+    y = pd.Series(rng.integers(0, 10, n).astype(str))
+    frame = pd.DataFrame({"x": rng.normal(size=n), "z": rng.normal(size=n)})
+    full = leakage.leak_scores(frame, y, "multiclass")
+    monkeypatch.setattr(leakage, "LEAK_CELLS", 2 * 10 * 1000)        # 1,000 rows for 2 columns x 10 classes
+    keep = leakage._leak_rows(n, 2 * 10)
+    sampled = leakage.leak_scores(frame, y, "multiclass")
+    assert len(keep) == 1000
+    expected = leakage.leak_scores(frame.iloc[keep].reset_index(drop=True), y.iloc[keep].reset_index(drop=True),
+                                   "multiclass")
+    pd.testing.assert_frame_equal(sampled, expected)
+    assert not np.allclose(sampled["values"], full["values"])
+
+
+def test_a_class_target_recoded_is_found_with_its_map():
+    """A column that each class determines (two classes to one value) is the target recoded; a
+    column with two values within a class, or a single value, is not; missing counts as a value."""
+    labels = pd.Series(["a", "b", "c", "a", "b", "c"])
+    assert leakage.recoded_target(pd.Series(["x", "x", "z", "x", "x", "z"]), labels) == {"a": "x", "b": "x", "c": "z"}
+    assert leakage.recoded_target(pd.Series([1.0, None, 2.0, 1.0, None, 2.0]), labels) == \
+        {"a": "1", "b": "<missing>", "c": "2"}
+    assert leakage.recoded_target(pd.Series(["x", "x", "z", "y", "x", "z"]), labels) is None
+    assert leakage.recoded_target(pd.Series(["x"] * 6), labels) is None
+
+
+def test_a_numeric_target_binned_is_found_with_its_ranges():
+    """A column whose values split the target into disjoint ranges (birth weight under 5.5
+    pounds) is the target binned, its ranges in increasing order; overlapping ranges, a value on
+    fewer than BINNED_MIN_ROWS rows, or more than BINNED_MAX_LEVELS values are not judged so."""
+    rng = np.random.default_rng(5)
+    weight = rng.normal(7, 1.5, 400)
+    low = pd.Series(np.where(weight < 5.5, "low", "not low"))
+    ranges = leakage.binned_target(low, weight)
+    assert [r[0] for r in ranges] == ["low", "not low"]
+    assert ranges[0][1] == weight.min() and ranges[0][2] == weight[weight < 5.5].max()
+    assert ranges[1][1] == weight[weight >= 5.5].min() and ranges[1][2] == weight.max()
+    noise = pd.Series(rng.choice(["p", "q"], 400))
+    assert leakage.binned_target(noise, weight) is None
+    rare = pd.Series(np.where(weight == weight.max(), "top", "rest"))   # one row on "top"
+    assert leakage.binned_target(rare, weight) is None
+    many = pd.Series(pd.cut(weight, 25, labels=False).astype(str))
+    assert leakage.binned_target(many, weight) is None

@@ -133,3 +133,62 @@ def test_thousands_separators_in_accepted_classes_are_warned_and_plain_columns_a
     for plain_values in (["a", "b", "1,000"] * 20, list(rng.normal(size=60)), ["1.5", "2.25", "3"] * 20):
         report = validate(_frame(plain_values), "y")
         assert not any("thousands" in m for m in report.errors + report.warnings), plain_values
+
+
+def _leak_report(target, extra: dict, seed=0):
+    frame = _frame(target, seed=seed)
+    for name, values in extra.items():
+        frame[name] = values
+    return validate(frame, "y")
+
+
+def test_leaks_of_a_multiclass_target_are_warned_and_proposed_for_leaving_out():
+    """A multiclass target: a column mapping one-to-one onto it and one refining it (a sub-grade:
+    predicts it alone, each class against the rest, weighted) are warned about and proposed; a
+    column with one
+    value per class but coarser than the classes is warned about as possibly a class property,
+    not proposed; noise is neither."""
+    rng = np.random.default_rng(2)
+    y = np.array(["a", "b", "c"] * 40)
+    report = _leak_report(y, {
+        "code": np.char.add("k", y),                                   # one-to-one
+        "sub": np.char.add(y, rng.choice(list("12345"), 120)),         # the class refined
+        "family": np.where(y == "c", "f2", "f1"),                      # two classes share f1
+    })
+    assert "column 'code' maps one-to-one onto the target 'y' ('ka' -> 'a', 'kb' -> 'b', 'kc' -> 'c')" \
+        in " ".join(report.warnings)
+    assert any(w.startswith("column 'sub' alone predicts the target 'y' almost perfectly (single-feature "
+                            "AUC of each class against the rest, weighted by the classes' shares 1.000")
+               for w in report.warnings), report.warnings
+    assert any(w.startswith("column 'family' takes a single value within each class of the target 'y' "
+                            "('a' -> 'f1', 'b' -> 'f1', 'c' -> 'f2'): either the target recoded")
+               for w in report.warnings), report.warnings
+    assert set(report.suspect_columns) == {"code", "sub"}
+
+
+def test_leaks_of_a_regression_target_are_warned_with_the_ranges_or_the_statistic():
+    """A numeric target: a column cutting it into ranges that do not overlap (the target binned,
+    invisible to a median split when the cut is elsewhere) is named with its ranges; a monotone
+    copy is flagged by the statistic; a coarse noisy column is not."""
+    rng = np.random.default_rng(3)
+    y = np.round(rng.normal(7, 1.5, 200), 2)
+    report = _leak_report(y, {"low": np.where(y < 5.5, "low", "not low"), "log": np.log(y - y.min() + 1),
+                              "band": rng.choice(["p", "q"], 200)})
+    lo = y[y < 5.5]
+    assert (f"column 'low' cuts the target 'y' into ranges that do not overlap ('low': {y.min():.4g} to "
+            f"{lo.max():.4g}; 'not low': {y[y >= 5.5].min():.4g} to {y.max():.4g}): it is the target "
+            f"binned") in " ".join(report.warnings)
+    assert any(w.startswith("column 'log' alone predicts the target 'y' almost perfectly (single-feature AUC "
+                            "of the target above its median against the rest 1.000") for w in report.warnings)
+    assert set(report.suspect_columns) == {"low", "log"}
+
+
+def test_a_column_missing_exactly_for_one_class_is_a_leak_by_its_gaps():
+    """Where a column is missing can leak as its values do: a measurement taken only for the
+    positive class is flagged by its gaps, with the statistic."""
+    rng = np.random.default_rng(4)
+    y = np.array(["no", "yes"] * 60)
+    report = _leak_report(y, {"followup": np.where(y == "yes", rng.normal(size=120), np.nan)})
+    assert any(w.startswith("where column 'followup' is missing predicts the target 'y' almost perfectly "
+                            "(single-feature AUC 1.000 >= 0.99, of its gaps)") for w in report.warnings)
+    assert "followup" in report.suspect_columns

@@ -5,7 +5,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from encbench.data import rdatasets_source as rs
 
@@ -80,26 +79,6 @@ def test_a_large_table_is_subsampled_with_the_fixed_seed(monkeypatch):
     monkeypatch.setattr(cs, "MAX_ROWS", 300)
     v = cs.judge(cs.Candidate(cs.B, "AER", "Example", "y"), frame=_table())
     assert v.ok and v.subsample == 300 and v.rows == 300 and v.entry().subsample == 300
-
-
-def test_multiclass_and_numeric_targets_use_the_validations_statistic():
-    """A multiclass target: a text column naming the class leaks (weighted one-vs-rest AUC 1),
-    a column given for one class only leaks by its gaps, noise does not. A numeric target: its
-    exact copy leaks, noise does not."""
-    rng = np.random.default_rng(1)
-    n = 300
-    cls = rng.integers(0, 3, n)
-    frame = pd.DataFrame({"code": np.array(["ka", "kb", "kc"])[cls], "only_b": np.where(cls == 1, 1.0, np.nan),
-                          "noise": rng.normal(size=n), "c": list("pq") * (n // 2),
-                          "y": np.array(["a", "b", "c"])[cls]})
-    scores = cs.leak_scores(frame, "y", "multiclass", ["c", "code"])
-    assert scores.loc["code", "values"] == pytest.approx(1.0)
-    assert scores.loc["only_b", "missing"] == pytest.approx(1.0)
-    assert scores.loc["noise"].max() < 0.7
-    numbers = pd.DataFrame({"copy": frame["noise"] * 2, "other": rng.normal(size=n),
-                            "c": frame["c"], "y": frame["noise"]})
-    scores = cs.leak_scores(numbers, "y", "regression", ["c"])
-    assert scores.loc["copy", "values"] == pytest.approx(1.0) and scores.loc["other", "values"] < 0.7
 
 
 def test_near_duplicates_are_found_whatever_the_names_types_and_labels():

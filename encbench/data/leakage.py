@@ -1,8 +1,17 @@
-"""Leakage statistics: how well each column alone predicts a binary target.
+"""Leakage statistics: how well each column alone predicts the target, and whether it is the
+target recoded.
 
 A column that predicts the target almost perfectly on its own (:data:`LEAK_AUC`) likely leaks the
 answer (it is known only with or after the target); :mod:`encbench.data.validation` warns about
-it. :func:`single_feature_aucs` scores every column at once, on a bounded seeded sample of rows.
+it, and the suites' curation (``benchmarks/curate_suites.py``) leaves it out. The statistics:
+
+- :func:`single_feature_aucs` scores every column against a binary label at once, on a bounded
+  seeded sample of rows;
+- :func:`leak_scores` applies it to a target of any task, by a column's values and by where it
+  is missing;
+- :func:`recoded_target` and :func:`binned_target` find a column that the target determines
+  (a class target recoded, a numeric target cut into ranges), which need not predict the target
+  well (a coarser version of it does not) but is known only with it.
 """
 from __future__ import annotations
 
@@ -12,7 +21,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from encbench.data.columns import level_codes
+from encbench.data.columns import as_category_text, level_codes
+from encbench.data.target import class_order, label_text
 
 
 #: a single feature with at least this AUC (either direction) is flagged as likely leakage
@@ -182,3 +192,108 @@ def single_feature_auc(column: pd.Series, positive: np.ndarray, *, categorical: 
     auc = single_feature_aucs(column.to_frame(name), positive, [name] if categorical else ())
     value = float(auc.iloc[0])
     return None if np.isnan(value) else value
+
+
+def leak_scores(features: pd.DataFrame, y: pd.Series, task: str,
+                categorical: Sequence[str] = ()) -> pd.DataFrame:
+    """Each feature's single-feature AUC (max(AUC, 1 - AUC), :func:`single_feature_aucs`) for a
+    target of any task, two per column: ``values`` (by its values) and ``missing`` (by whether it
+    is missing: a column given only for some classes leaks them by its gaps); 0.5 where unknown.
+
+    A binary target: its second class against the first. A regression target: above its median
+    against the rest. A multiclass target: each class against the rest, the values' AUCs
+    weighted by the classes' shares (a column that predicts the whole target), the gaps' the
+    highest over the classes (a column missing exactly outside one class names that class).
+    Rows without a target are left out. A multiclass target's classes share the cell budget of
+    the sample (:data:`LEAK_CELLS`), so many classes do not multiply the time.
+
+    Parameters
+    ----------
+    features : pandas.DataFrame
+        The feature columns (unique names), row-aligned with ``y``.
+    y : pandas.Series
+        The target: class labels (any type) or numbers.
+    task : {'binary', 'multiclass', 'regression'}
+    categorical : sequence of str
+        Columns scored as categorical.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``values`` and ``missing``, indexed by feature in ``features``' order.
+    """
+    has_target = y.notna().to_numpy()
+    features = features.loc[has_target].reset_index(drop=True)
+    y = y.loc[has_target].reset_index(drop=True)
+    if task == "multiclass":
+        labels = y.map(label_text).to_numpy(dtype=object)
+        masks = [labels == cls for cls in class_order(y)]
+    elif task == "regression":
+        numbers = pd.to_numeric(y, errors="coerce").to_numpy(float)
+        masks = [numbers > np.median(numbers)]
+    else:
+        labels = y.map(label_text).to_numpy(dtype=object)
+        masks = [labels == class_order(y)[-1]]
+    keep = _leak_rows(len(y), features.shape[1] * len(masks))
+    if keep is not None:
+        features, masks = features.iloc[keep], [m[keep] for m in masks]
+    gaps = features.loc[:, features.isna().any().to_numpy()].isna().astype(float)
+
+    def by_values(positive: np.ndarray) -> pd.Series:
+        return single_feature_aucs(features, positive, categorical).fillna(0.5)
+
+    def by_gaps(positive: np.ndarray) -> pd.Series:
+        scores = pd.Series(0.5, index=features.columns)
+        if gaps.shape[1]:
+            scores[gaps.columns] = single_feature_aucs(gaps, positive).fillna(0.5)
+        return scores
+
+    if task == "multiclass":
+        values = sum(by_values(m) * m.mean() for m in masks)
+        missing = pd.concat([by_gaps(m) for m in masks], axis=1).max(axis=1)
+        return pd.DataFrame({"values": values, "missing": missing})
+    return pd.DataFrame({"values": by_values(masks[0]), "missing": by_gaps(masks[0])})
+
+
+#: a column is read as the target binned when it has at most this many values ...
+BINNED_MAX_LEVELS = 20
+#: ... each on at least this many rows (two levels of 10 rows each fall into disjoint target
+#: ranges by chance with probability 2 / C(20, 10), about 1 in 92,000)
+BINNED_MIN_ROWS = 10
+
+
+def _levels_text(column: pd.Series) -> np.ndarray:
+    return as_category_text(column).fillna("<missing>").to_numpy(dtype=object)
+
+
+def recoded_target(column: pd.Series, labels: pd.Series) -> dict[str, str] | None:
+    """The column's value for each class when the class target determines it (each class's rows
+    all hold one value, missing counting as a value) and it takes at least two values; else
+    None. A one-to-one map is the case of as many values as classes.
+
+    ``labels`` are the class labels as text, row-aligned with ``column``, without missing values.
+    """
+    values = _levels_text(column)
+    pairs = pd.DataFrame({"y": labels.to_numpy(dtype=object), "v": values}).drop_duplicates()
+    if pairs["y"].duplicated().any() or pairs["v"].nunique() < 2:
+        return None
+    return dict(sorted(zip(pairs["y"], pairs["v"]), key=lambda kv: kv[0]))
+
+
+def binned_target(column: pd.Series, y: np.ndarray) -> list[tuple[str, float, float]] | None:
+    """The target's range on each of the column's values, in increasing order, when those ranges
+    are disjoint (the column is the numeric target cut into ranges); else None. Only a column of
+    2 to :data:`BINNED_MAX_LEVELS` values, each on at least :data:`BINNED_MIN_ROWS` rows, is
+    judged; missing counts as a value.
+
+    ``y``: the numeric target, row-aligned with ``column``, without missing values.
+    """
+    values = _levels_text(column)
+    ranges = pd.Series(np.asarray(y, dtype=float)).groupby(values).agg(["min", "max", "size"])
+    if not 2 <= len(ranges) <= BINNED_MAX_LEVELS or ranges["size"].min() < BINNED_MIN_ROWS:
+        return None
+    ranges = ranges.sort_values("min")
+    if not (ranges["min"].to_numpy()[1:] > ranges["max"].to_numpy()[:-1]).all():
+        return None
+    return [(str(level), float(lo), float(hi)) for level, lo, hi
+            in zip(ranges.index, ranges["min"], ranges["max"])]

@@ -24,7 +24,7 @@ import pandas as pd
 from encbench.data import readers
 from encbench.data.columns import as_category_text, distinct_counts, infer_column_types, is_plain_str, is_text_dtype
 from encbench.data.errors import MAX_LISTED, listed_names
-from encbench.data.leakage import LEAK_AUC, single_feature_aucs
+from encbench.data.leakage import BINNED_MAX_LEVELS, LEAK_AUC, binned_target, leak_scores, recoded_target
 from encbench.data.readers import MISSING_MARKS_ATTR, SHORT_ROWS_ATTR
 from encbench.data.target import grouped_numbers, grouped_numbers_hint, regression_target, target_classes, task_of
 from encbench.tasks import TASKS, get_task
@@ -163,8 +163,10 @@ def prepare(frame: pd.DataFrame, target: str | None, positive_class=None,
     suspects: list[str] = []
     if n_rows > 1:
         suspects = _id_like_columns(every_row, features, cat_cols, warnings)
-        if y_text is not None and len(classes) == 2:
-            _leaking_columns(frame, features, cat_cols, target, y_text, positive_text, suspects,
+        if y_text is not None and len(classes) >= 2:
+            _leaking_columns(frame, features, cat_cols, target, kind, y_text, suspects, warnings)
+        elif y_values is not None:
+            _leaking_columns(frame, features, cat_cols, target, kind, pd.Series(y_values), suspects,
                              warnings)
 
     report = _finish(errors, warnings, cat_cols, num_cols, classes=classes,
@@ -373,43 +375,82 @@ def _id_like_columns(frame: pd.DataFrame, features: list[str], cat_cols: list[st
 
 
 def _leaking_columns(frame: pd.DataFrame, features: list[str], cat_cols: list[str], target: str,
-                     y_text: pd.Series, positive_text: str | None, suspects: list[str],
-                     warnings: list[str]) -> None:
-    """Add to ``suspects`` (and warn about) the columns that likely leak the target: one-to-one
-    with it, or predicting it alone almost perfectly (:data:`~encbench.data.leakage.LEAK_AUC`)."""
-    y_values = y_text.to_numpy(dtype=object)
-    two_values = distinct_counts(frame[features], dropna=False) == 2
-    for c in features:
-        if not two_values[c]:
-            continue
-        text = as_category_text(frame[c]).fillna("<missing>").to_numpy(dtype=object)
-        pairs = set(zip(text, y_values))
-        if len(pairs) != 2:
-            continue
-        suspects.append(c)
-        if all(a == b for a, b in pairs):
-            warnings.append(f"column {c!r} is identical to the target {target!r}: it "
-                            f"leaks the answer; drop it")
-        else:
-            shown = ", ".join(f"{a!r} -> {b!r}" for a, b in sorted(pairs, key=str))
-            warnings.append(f"column {c!r} maps one-to-one onto the target {target!r} "
-                            f"({shown}): it leaks the answer; drop it")
-    if positive_text is None:
-        return
-    flagged = set(suspects)
+                     kind: str, y: pd.Series, suspects: list[str], warnings: list[str]) -> None:
+    """Add to ``suspects`` (and warn about) the columns that likely leak the target: the target
+    recoded one-to-one (a class target) or binned (a numeric one), or a column that predicts it
+    alone almost perfectly by its values or by where it is missing
+    (:func:`~encbench.data.leakage.leak_scores` at :data:`~encbench.data.leakage.LEAK_AUC`). A
+    column with one value per class but fewer values than classes is warned about only: it may
+    be a property of the class rather than the target recoded.
+
+    ``y``: the class labels as text, or the numeric target, row-aligned with ``frame``.
+    """
+    y = y.reset_index(drop=True)
+    rows = frame.reset_index(drop=True)
+    flagged_softly: list[str] = []  # warned about, not proposed for dropping
+    if get_task(kind).classes:
+        few = distinct_counts(rows[features], dropna=False) <= y.nunique()
+        for c in [c for c in features if few[c]]:
+            mapping = recoded_target(rows[c], y)
+            if mapping is None:
+                continue
+            if all(k == v for k, v in mapping.items()):
+                suspects.append(c)
+                warnings.append(f"column {c!r} is identical to the target {target!r}: it "
+                                f"leaks the answer; drop it")
+            elif len(set(mapping.values())) == len(mapping):  # its value -> the class
+                suspects.append(c)
+                pairs = sorted(((v, k) for k, v in mapping.items()), key=str)
+                warnings.append(f"column {c!r} maps one-to-one onto the target {target!r} "
+                                f"({_pairs_text(pairs)}): it leaks the answer; drop it")
+            else:  # coarser than the classes: a property of each class, or the target recoded
+                flagged_softly.append(c)
+                warnings.append(f"column {c!r} takes a single value within each class of the "
+                                f"target {target!r} ({_pairs_text(list(mapping.items()))}): either "
+                                f"the target recoded, which leaks the answer, or a property of "
+                                f"each class (as a species' leaf shape); keep it only if it is "
+                                f"observed on each row before the target is known")
+    else:
+        few = distinct_counts(rows[features], dropna=False) <= BINNED_MAX_LEVELS
+        for c in [c for c in features if few[c]]:
+            ranges = binned_target(rows[c], y.to_numpy(dtype=float))
+            if ranges is None:
+                continue
+            suspects.append(c)
+            shown = "; ".join(f"{level!r}: {lo:.4g} to {hi:.4g}" for level, lo, hi in ranges)
+            warnings.append(f"column {c!r} cuts the target {target!r} into ranges that do not "
+                            f"overlap ({shown}): it is the target binned, known only with it; "
+                            f"drop it")
+    flagged = {*suspects, *flagged_softly}
     rest = [c for c in features if c not in flagged]
+    if not rest:
+        return
     cat_set = set(cat_cols)
-    aucs = single_feature_aucs(frame[rest], y_values == positive_text,
-                               [c for c in rest if c in cat_set])
+    scores = leak_scores(rows[rest], y, kind, [c for c in rest if c in cat_set])
+    how = {"binary": "single-feature AUC",
+           "multiclass": "single-feature AUC of each class against the rest, weighted by the classes' shares",
+           "regression": "single-feature AUC of the target above its median against the rest"}[kind]
     for c in rest:
-        auc = float(aucs[c])
-        if auc >= LEAK_AUC:  # NaN (unknown) compares False
+        by_values, by_gaps = float(scores.at[c, "values"]), float(scores.at[c, "missing"])
+        if by_values >= LEAK_AUC:
             suspects.append(c)
             warnings.append(
                 f"column {c!r} alone predicts the target {target!r} almost perfectly "
-                f"(single-feature AUC {auc:.3f} >= {LEAK_AUC}): it likely leaks the answer "
+                f"({how} {by_values:.3f} >= {LEAK_AUC}): it likely leaks the answer "
                 f"(known only with or after the target); drop it unless it is truly known "
                 f"before")
+        elif by_gaps >= LEAK_AUC:
+            suspects.append(c)
+            warnings.append(
+                f"where column {c!r} is missing predicts the target {target!r} almost perfectly "
+                f"({how} {by_gaps:.3f} >= {LEAK_AUC}, of its gaps): it likely leaks the answer "
+                f"(given only for some outcomes); drop it unless it is truly known before")
+
+
+def _pairs_text(pairs: list[tuple[str, str]]) -> str:
+    """``'a' -> 'x', 'b' -> 'y'``, the first :data:`MAX_LISTED` pairs and how many more."""
+    shown = ", ".join(f"{a!r} -> {b!r}" for a, b in pairs[:MAX_LISTED])
+    return shown + (f", ... ({len(pairs) - MAX_LISTED} more)" if len(pairs) > MAX_LISTED else "")
 
 
 def _finish(errors, warnings, categorical, numerical, **kwargs) -> ValidationReport:
