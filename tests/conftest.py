@@ -111,10 +111,11 @@ def umask_022():
     os.umask(old)
 
 
-@pytest.fixture()
+@pytest.fixture(autouse=True)
 def keep_umask():
-    """A command run in this process (`main(["run", ...])`) makes what it creates from then on
-    owner-only (cli.private_files): the umask is put back after the test."""
+    """A command run in this process (`main(["run", ...])`, `main(["db", "init", ...])`) makes
+    what it creates from then on owner-only (cli.private_files): the umask is put back after
+    every test, so no later test of the same worker inherits it."""
     old = os.umask(0o022)
     os.umask(old)
     yield

@@ -271,7 +271,7 @@ def test_placement_matches_a_naive_recomputation(compared_run):
     assert w["n"] == 2 and w["wins"] + w["ties"] + w["losses"] == 2
 
 
-def test_cli_refuses_leaky_encoder_and_name_collision(compared_run, capsys, keep_umask):
+def test_cli_refuses_leaky_encoder_and_name_collision(compared_run, capsys):
     from encbench.cli import main
 
     db, _, _ = compared_run

@@ -431,8 +431,7 @@ def _main_run(capsys, *args: str, db: Path) -> tuple[int, str, str]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("budget", ["environment", "option"])
-def test_hostile_encoders_fail_their_bounded_check_and_nothing_is_written(budget, hostile_dir, monkeypatch, capsys,
-                                                                           keep_umask):
+def test_hostile_encoders_fail_their_bounded_check_and_nothing_is_written(budget, hostile_dir, monkeypatch, capsys):
     """Each hostile encoder fails its check (one process, killed after the run's timeout, capped
     at the memory budget), every failure is named in one message, and nothing is written. The
     budget comes from ENCBENCH_MEMORY_BUDGET, or from the run's own --memory-budget, which caps
@@ -482,7 +481,7 @@ def test_the_app_server_checks_a_plugin_in_a_bounded_process(hostile_dir, monkey
     assert "hostile_encoders" not in _sys.modules
 
 
-def test_a_dry_run_imports_and_runs_no_code_of_a_custom_encoder(hostile_dir, capsys, keep_umask):
+def test_a_dry_run_imports_and_runs_no_code_of_a_custom_encoder(hostile_dir, capsys):
     marker = hostile_dir / "imported.marker"
     code, out, err = _main_run(capsys, "--encoders", "Mine=hostile_import:make,Shell=os:system", "--encoder-params",
                                json.dumps({"Shell": {"command": f"touch {hostile_dir / 'shell.marker'}"}}),
