@@ -414,3 +414,15 @@ def test_the_version_of_a_module_is_read_without_running_it(tmp_path, monkeypatc
     assert custom.package_of("pkg_version_probe.encoders:Thing") == (None, "4.5.6")
     assert custom.package_of("pkg_version_probe:Thing") == (None, None)
     assert "pkg_version_probe" not in sys.modules
+
+
+def test_the_check_process_gets_the_memory_limit_of_a_task_of_the_run():
+    """A custom encoder's check runs under the cap its tasks get (the budget plus the task base
+    of 2 GiB): with a small budget it had 1 GiB, less than a task, and a large encoder library
+    failed its check although its tasks would have run."""
+    from encbench.engine.budget import TASK_BASE_BYTES, task_memory_limit
+    from encbench.engine.custom_check import check_memory_limit
+
+    assert TASK_BASE_BYTES == 2 * 2**30
+    assert check_memory_limit("512MiB") == 512 * 2**20 + 2 * 2**30 == task_memory_limit(512 * 2**20)
+    assert check_memory_limit("8GB") == 8 * 10**9 + 2 * 2**30

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from encbench.custom import CustomEncoder
-from encbench.engine.budget import parse_budget
+from encbench.engine.budget import parse_budget, task_memory_limit
 from encbench.engine.task_process import ChildFailed, TaskProcess
 
 log = logging.getLogger(__name__)
@@ -195,15 +195,11 @@ def check_in_process(spec: dict, X: pd.DataFrame, y: np.ndarray, rng_state: dict
         return _check_sample(CustomEncoder.from_dict(spec), X, y, rng)
 
 
-#: address space of the process checking custom encoders is at least this (its libraries
-#: alone take about 600 MB of it).
-CHECK_MEMORY_FLOOR = 1 << 30
-
-
 def check_memory_limit(memory_budget=None) -> int:
-    """The memory cap of the check process: the task memory budget
-    (:func:`encbench.engine.budget.parse_budget`), at least :data:`CHECK_MEMORY_FLOOR`."""
-    return max(CHECK_MEMORY_FLOOR, parse_budget(memory_budget))
+    """The memory cap of the check process: the one a task process of the run gets
+    (:func:`encbench.engine.budget.task_memory_limit` of the budget), so an encoder is never
+    refused by its check for memory its tasks would have had, nor passed with more."""
+    return task_memory_limit(parse_budget(memory_budget))
 
 
 def _bounded_check(proc, spec: CustomEncoder, X: pd.DataFrame, y: np.ndarray, *, n_rows: int,
