@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from encbench.data.target import class_order
-from encbench.encoders import applies_to_task
+from encbench.encoders import applicable_models
 from encbench.engine.local_pool import check_workers
 from encbench.engine.grid import Grid
 from encbench.engine.queue import RunQueue
@@ -147,15 +147,29 @@ class RunForm:
                 if not chosen]
 
     @property
+    def models_of(self) -> dict[str, tuple[str, ...]]:
+        """Each encoder the run computes -> the chosen models it runs with, as the run's plan
+        pairs them (:func:`encbench.encoders.applicable_models`): WoE is binary only, so it adds
+        no task or row to another task; Native runs only with the models that take categories;
+        a custom encoder runs with every model."""
+        pairs = {e: applicable_models(e, self.models, self.task) for e in self.encoders}
+        pairs.update({name: tuple(self.models) for name in self.custom_encoders})
+        return {e: models for e, models in pairs.items() if models}
+
+    @property
+    def partial_encoders(self) -> dict[str, tuple[str, ...]]:
+        """The encoders the run computes with some of the chosen models only -> those models."""
+        return {e: models for e, models in self.models_of.items() if len(models) < len(self.models)}
+
+    @property
     def n_encoders(self) -> int:
-        """Encoders the run computes: the chosen ones defined for the task (WoE is binary only:
-        not applicable to the others, so it adds no task or row) and the custom ones."""
-        return sum(applies_to_task(e, self.task) for e in self.encoders) + len(self.custom_encoders)
+        """Encoders the run computes (:attr:`models_of`)."""
+        return len(self.models_of)
 
     @property
     def n_experiments(self) -> int:
-        """Experiments of each run: encoders x models x metrics."""
-        return self.n_encoders * len(self.models) * len(self.scorings)
+        """Experiments of each run: (encoder, model) pairs that apply x metrics."""
+        return sum(len(models) for models in self.models_of.values()) * len(self.scorings)
 
     @property
     def n_runs(self) -> int:

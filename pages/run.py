@@ -493,12 +493,17 @@ def main() -> None:
         st.warning(f"Choose at least one of: {', '.join(form.missing())}.")
         st.stop()
     n_encoders, n_experiments, n_splits = form.n_encoders, form.n_experiments, form.n_runs
+    if n_experiments == 0:  # Native alone with models that do not take categories
+        st.warning("None of the chosen encoders runs with the chosen models: Native needs a model "
+                   "that takes categories (LGBM or HGB). Choose one, or another encoder.")
+        st.stop()
     folds_text = {"cv": f"each {N_FOLDS}-fold cross-validated",
                   "time": f"each on {N_FOLDS} forward folds over {time_column}",
                   "both": f"each {N_FOLDS}-fold cross-validated and on {N_FOLDS} forward folds over {time_column}"
                   }[split_mode]
+    partial = "".join(f"; {e} runs with {', '.join(ms)} only" for e, ms in form.partial_encoders.items())
     grid_text = (f"{n_experiments:,} experiments ({_count(n_encoders, 'encoder')} x {_count(len(models), 'model')} x "
-                 f"{_count(len(scorings), 'metric')}, {tuning} tuning)")
+                 f"{_count(len(scorings), 'metric')}, {tuning} tuning{partial})")
     if n_splits == 1:
         st.info(f"{grid_text}, {folds_text}: {form.fold_tasks} fold tasks, {form.result_rows:,} result rows.")
     else:  # one run per split: say what each run holds, as the Runs page counts it

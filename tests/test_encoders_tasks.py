@@ -131,6 +131,19 @@ def test_woe_applies_to_binary_targets_only():
         make_encoder("WoE", task="multiclass")
 
 
+def test_the_models_an_encoder_runs_with_follow_the_task_and_the_model():
+    """applicable_models keeps the chosen models' order: all of them for an ordinary encoder,
+    the models taking categories for Native, none for WoE beyond binary targets; a custom name
+    runs with every model."""
+    from encbench.encoders import applicable_models
+
+    models = ["LogReg", "LGBM", "DT", "HGB"]
+    assert applicable_models("OH", models, "regression") == tuple(models)
+    assert applicable_models("Native", models, "multiclass") == ("LGBM", "HGB")
+    assert applicable_models("WoE", models, "multiclass") == () and applicable_models("WoE", models) == tuple(models)
+    assert applicable_models("my_plugin:Enc", models, "regression") == tuple(models)
+
+
 def test_sklearn_target_encoder_follows_the_task():
     rng = np.random.default_rng(2)
     X = pd.DataFrame({"a": rng.choice(list("abcdef"), 90)})

@@ -30,6 +30,8 @@ def test_run_page_asks_for_a_file_first(app_db):
 
 
 def test_bundled_dataset_grid_estimate_and_empty_choice(app_db):
+    """The grid estimate counts the pairs a run computes (Native only with a model that takes
+    categories; none at all is said, not launched), and an empty choice is named."""
     at = _run_page()
     at.radio(key="source").set_value("Bundled dataset").run()
     at.selectbox(key="bundled").set_value("tic-tac-toe").run()
@@ -38,6 +40,12 @@ def test_bundled_dataset_grid_estimate_and_empty_choice(app_db):
     assert sum(len(g.value) for g in groups if g.key.startswith("enc-")) == 32
     assert at.button_group(key="enc-identifier").value == ["OH", "Ord", "Bin"]
     assert any("128 experiments" in i.value for i in at.info)      # 32 x 1 (LogReg) x 4 metrics
+    at.button(key="enc-none").click().run()
+    at.button_group(key="enc-beyond the study").set_value(["Native"]).run()
+    assert any("None of the chosen encoders runs with the chosen models" in w.value for w in at.warning)
+    at.multiselect(key="models").set_value(["LogReg", "LGBM"]).run()   # Native runs with LGBM only
+    assert any("4 experiments (1 encoder x 2 models x 4 metrics, no tuning; Native runs with LGBM only)"
+               in i.value for i in at.info), [i.value for i in at.info]
     at.multiselect(key="models").set_value([]).run()
     assert any("Choose at least one of: models" in w.value for w in at.warning)
 

@@ -30,6 +30,7 @@ def _form(**kwargs):
 
 
 def test_the_form_counts_what_it_queues():
+    """Encoders, experiments, fold tasks and rows per run, as the run computes them."""
     form = _form(bundled="tic-tac-toe")
     assert (form.n_encoders, form.n_experiments, form.n_runs) == (2, 4, 1)
     assert (form.fold_tasks, form.result_rows) == (2 * Grid.n_folds, 4 * Grid.n_folds)
@@ -42,6 +43,15 @@ def test_the_form_counts_what_it_queues():
                        models=["Ridge"], scorings=["RMSE", "MAE"])
     assert (regression.n_encoders, regression.n_experiments, regression.result_rows) == (2, 4, 4 * Grid.n_folds)
     assert _form(upload=object(), target="y", encoders=["OH", "WoE"]).n_encoders == 2   # binary
+    # Native runs with the models that take categories only: the pairs it skips are not counted
+    native = _form(upload=object(), target="y", task="multiclass", encoders=["OH", "Native"],
+                   models=["LogReg", "LGBM", "DT", "HGB"], scorings=["Acc", "AUC", "F1"])
+    assert native.models_of == {"OH": ("LogReg", "LGBM", "DT", "HGB"), "Native": ("LGBM", "HGB")}
+    assert native.partial_encoders == {"Native": ("LGBM", "HGB")}
+    assert (native.n_encoders, native.n_experiments, native.fold_tasks, native.result_rows) == \
+        (2, (4 + 2) * 3, 2 * Grid.n_folds, (4 + 2) * 3 * Grid.n_folds)
+    alone = _form(bundled="tic-tac-toe", encoders=["Native"], models=["LogReg"])
+    assert (alone.n_encoders, alone.n_experiments, alone.fold_tasks) == (0, 0, 0)
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -105,3 +115,16 @@ def test_the_form_refuses_a_custom_encoder_before_storing_the_upload(tmp_path):
         form.submit(queue)
     assert queue.pending() == []
     assert not upload_dir(db).exists() or not any(upload_dir(db).iterdir())
+
+
+def test_the_form_s_counts_are_the_plan_s():
+    """What the Run page announces is what the run's plan holds: its fold tasks and expected
+    result rows, Native's pairs with models that do not take categories left out of both."""
+    from encbench.engine import plan
+
+    form = _form(bundled="tic-tac-toe", encoders=["OH", "Native", "MT"], models=["LogReg", "LGBM", "DT"],
+                 scorings=["AUC", "F1"])
+    grid_plan = plan(Grid(datasets=["bundled:tic-tac-toe"], encoders=form.encoders, models=form.models,
+                          scorings=form.scorings))
+    assert (form.fold_tasks, form.result_rows) == (len(grid_plan.tasks), grid_plan.n_expected) == \
+        (3 * Grid.n_folds, (3 + 1 + 3) * 2 * Grid.n_folds)

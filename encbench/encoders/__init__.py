@@ -22,7 +22,7 @@ import importlib
 #: module of this package -> the public names it provides here
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "registry": ("REGISTRY", "FAMILIES", "EncoderSpec", "make_encoder", "BEYOND_REGISTRY",
-                 "ALL_REGISTRY", "BEYOND_FAMILY", "applies_to", "applies_to_task"),
+                 "ALL_REGISTRY", "BEYOND_FAMILY", "applicable_models", "applies_to", "applies_to_task"),
     "unsupervised": ("DropEncoder", "OneHotEncoder", "OrdinalEncoder", "BinaryEncoder", "CountEncoder",
                      "SumEncoder", "MinHashEncoder"),
     "target": ("MeanTargetEncoder", "WoEEncoder", "MeanEstimateEncoder", "PreBinnedMeanTargetEncoder",

@@ -25,7 +25,8 @@ from ..tasks import get_task
 from ..vocab import BEYOND_ENCODERS, ENCODERS
 
 __all__ = ["ALL_REGISTRY", "BEYOND_FAMILY", "BEYOND_REGISTRY", "EncoderSpec", "REGISTRY", "FAMILIES",
-           "STUDY_SEED", "STUDY_UNKNOWN", "applies_to", "applies_to_task", "make_encoder"]
+           "STUDY_SEED", "STUDY_UNKNOWN", "applicable_models", "applies_to", "applies_to_task",
+           "make_encoder"]
 
 
 @dataclass(frozen=True)
@@ -329,6 +330,13 @@ def applies_to(encoder: str, model: str | None = None, task: str = "binary") -> 
         return True
     model_spec = MODEL_REGISTRY.get(model)
     return bool(model_spec is not None and model_spec.native_categories)
+
+
+def applicable_models(encoder: str, models, task: str = "binary") -> tuple[str, ...]:
+    """The models of ``models`` (in their order) that run with ``encoder`` on a target of
+    ``task`` (:func:`applies_to`): what a run computes for that encoder, and what a form counts;
+    empty when the encoder is not defined for the task."""
+    return tuple(m for m in models if applies_to(encoder, m, task))
 
 
 #: encoders defined for a binary target only (WoE: the log odds of the positive class)

@@ -17,7 +17,7 @@ from pathlib import Path
 from encbench import vocab
 from encbench.custom import CustomEncoder
 from encbench.data import DatasetError, find_bundled, load_dataset, parse_dataset_spec
-from encbench.encoders import ALL_REGISTRY, applies_to
+from encbench.encoders import ALL_REGISTRY, applicable_models, applies_to
 from encbench.engine.custom_check import check_memory_limit, check_on_datasets
 from encbench.engine.splits import check_forward_folds, check_time_column, parse_split
 from encbench.engine.task import Task
@@ -426,9 +426,7 @@ def plan(grid: Grid, *, check_custom: bool = True, memory_budget=None) -> Plan:
     for ds in datasets.values():
         models, scorings = by_task[ds.task]
         for encoder in grid.encoders:
-            if not applies_to(encoder, task=ds.task):
-                continue
-            encoder_models = tuple(m for m in models if applies_to(encoder, m))
+            encoder_models = applicable_models(encoder, models, ds.task)
             if not encoder_models:
                 continue
             tasks += [Task(ds.key, encoder, fold, grid.n_folds, encoder_models, scorings, grid.tuning,
