@@ -237,7 +237,9 @@ def main(argv=None) -> int:
     for task in ("binary", "multiclass", "regression"):
         lines += section(task, cells, rows, published, args.out)
     lines += ["## CPU time", "", "Task seconds (encoding once per fold and grid, plus each model's fit and "
-              "predictions) per dataset:", "", "| task | dataset | rows | seconds |", "|---|---|---:|---:|"]
+              "predictions) per dataset. They are wall-clock seconds inside single-threaded task processes "
+              "run at low priority (`nice`): where the machine did other work meanwhile, they overstate the "
+              "CPU time.", "", "| task | dataset | rows | seconds |", "|---|---|---:|---:|"]
     rows_of = {e.ref: e.rows for e in manifest()}
     for (task, dataset), seconds in per_fit.groupby(["task", "dataset"])["time"].sum().sort_values().items():
         lines.append(f"| {task} | {names.get(dataset, dataset)} | {rows_of.get(dataset, '')} | {seconds:.0f} |")
