@@ -92,7 +92,9 @@ def _findings(summary: pd.DataFrame) -> list[str]:
         higher = int((g["regret_advisor"] > g["regret_global"] + 1e-12).sum())
         policies = pd.Series([choose_policy(r) for r in records]).value_counts()
         mean = {c: g[c].mean() for c in REGRETS}
-        verdict = ("beats" if mean["regret_advisor"] < mean["regret_global"] else "does not beat")
+        # within 2 % of each other the two are level: a difference that small says nothing
+        ratio = mean["regret_advisor"] / mean["regret_global"] if mean["regret_global"] else 1.0
+        verdict = "is level with" if abs(ratio - 1) <= 0.02 else ("beats" if ratio < 1 else "does not beat")
         used_text = (", clearly (Wilcoxon p < {:g}) in {}: {}".format(
             ALPHA, used, ", ".join(f"{r['model']} with {r['scoring']}" for r in records if r["advisor_used"]))
             if used else ", clearly in none")
