@@ -212,22 +212,13 @@ def main(argv=None) -> int:
     print()
     print(markdown(summary))
     print("\nmean regret per task and tuning (mean over settings of the mean over held-out datasets):")
-    by = summary.groupby(["task", "tuning"], sort=False)
-    per_group = by[list(REGRETS)].mean()
-    per_group["advisor lower"] = by["advisor_beats_global"].sum().astype(int)
-    per_group[f"advisor used (p < {ALPHA:g})"] = by["advisor_used"].sum().astype(int)
-    per_group["recommends OH"] = by.apply(lambda g: sum(choose_policy(r) == "OH" for r in g.to_dict("records")),
-                                          include_groups=False)
-    per_group["settings"] = by.size()
-    per_group["held-out datasets"] = by["n_datasets"].max()
-    with pd.option_context("display.width", 200, "display.float_format", "{:.4f}".format):
-        print(per_group.to_string())
-        for task, pooled in (per_dataset.groupby("task", sort=False) if len(per_dataset) else ()):
-            wins = (pooled["regret_advisor"] < pooled["regret_global"] - 1e-12).sum()
-            losses = (pooled["regret_advisor"] > pooled["regret_global"] + 1e-12).sum()
-            print(f"\n{task}, all held-out cases: advisor below the global winner's regret in {wins}, above in "
-                  f"{losses}, equal in {len(pooled) - wins - losses}; chosen k (outer folds): "
-                  f"{pooled['k'].value_counts().sort_index().to_dict()}")
+    print(_mean_table(summary))
+    for task, pooled in (per_dataset.groupby("task", sort=False) if len(per_dataset) else ()):
+        wins = (pooled["regret_advisor"] < pooled["regret_global"] - 1e-12).sum()
+        losses = (pooled["regret_advisor"] > pooled["regret_global"] + 1e-12).sum()
+        print(f"\n{task}, all held-out cases: advisor below the global winner's regret in {wins}, above in "
+              f"{losses}, equal in {len(pooled) - wins - losses}; chosen k (outer folds): "
+              f"{pooled['k'].value_counts().sort_index().to_dict()}")
     wrote = f"{args.out} and {args.rows}"
     if set(tasks) == set(vocab.TASKS) and set(tunings) == set(vocab.TUNINGS):
         doc = ROOT / "docs" / "findings" / f"{args.date}-advisor-validation.md"

@@ -19,7 +19,7 @@ from encbench.engine.grid import Grid
 from encbench.engine.queue_requests import SPLIT_MODES, default_workers
 from encbench.engine.splits import late_level_warnings, time_column_candidates
 from encbench.metrics import metrics_for
-from encbench.models import models_for
+from encbench.models import MODEL_REGISTRY, models_for
 from encbench.run_form import RunForm, positive_class_choice
 from encbench.uploads import previous_upload, stage_upload
 from encbench.views.run_result import cv_folds
@@ -494,8 +494,9 @@ def main() -> None:
         st.stop()
     n_encoders, n_experiments, n_splits = form.n_encoders, form.n_experiments, form.n_runs
     if n_experiments == 0:  # Native alone with models that do not take categories
+        native = ", ".join(m for m in models_for(task) if MODEL_REGISTRY[m].native_categories)
         st.warning("None of the chosen encoders runs with the chosen models: Native needs a model "
-                   "that takes categories (LGBM or HGB). Choose one, or another encoder.")
+                   f"that takes categories ({native}). Choose one, or another encoder.")
         st.stop()
     folds_text = {"cv": f"each {N_FOLDS}-fold cross-validated",
                   "time": f"each on {N_FOLDS} forward folds over {time_column}",
