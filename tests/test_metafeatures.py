@@ -126,18 +126,20 @@ def test_multiclass_target_by_hand():
 
 
 def test_regression_target_by_hand():
-    """Spread (IQR over range) and Bowley's quartile skewness, quartiles counted by hand."""
+    """Spread (IQR over the P1-P99 range) and Bowley's quartile skewness, quantiles counted by hand."""
     X, _, categorical = _hand_table()
     y = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 20.0])
-    # numpy's linear quartiles of 6 values: Q1 at position 1.25 -> 2.25, median 3.5, Q3 at 3.75 -> 4.75
+    # numpy's linear quantiles of 6 values: Q1 at position 1.25 -> 2.25, median 3.5, Q3 at 3.75 -> 4.75,
+    # P1 at position 0.05 -> 1.05, P99 at position 4.95 -> 5 + 0.95 * 15 = 19.25
     mf = compute(X, y, categorical, task="regression")
-    assert mf.target_spread == pytest.approx((4.75 - 2.25) / (20.0 - 1.0))
+    assert mf.target_spread == pytest.approx((4.75 - 2.25) / (19.25 - 1.05))
     assert mf.target_skew == pytest.approx((2.25 + 4.75 - 2 * 3.5) / (4.75 - 2.25))  # 0: symmetric quartiles
     assert (mf.minority_share, mf.n_classes) == (None, None)
     skewed = compute(X, np.array([0.0, 0.0, 0.0, 1.0, 4.0, 9.0]), categorical, task="regression")
     # Q1 0, median 0.5, Q3 at 3.75 -> 1 + 0.75 * 3 = 3.25
     assert skewed.target_skew == pytest.approx((0.0 + 3.25 - 1.0) / 3.25)
-    assert skewed.target_spread == pytest.approx(3.25 / 9.0)
+    # P1 0, P99 at position 4.95 -> 4 + 0.95 * 5 = 8.75
+    assert skewed.target_spread == pytest.approx(3.25 / 8.75)
     # invariant to the target's unit and shift
     moved = compute(X, 1000.0 * y - 7.0, categorical, task="regression")
     assert (moved.target_spread, moved.target_skew) == (pytest.approx(mf.target_spread), pytest.approx(mf.target_skew))
@@ -160,7 +162,24 @@ def test_from_frame_infers_the_task_of_the_target():
     q1, q2, q3 = np.quantile(frame["price"], [0.25, 0.5, 0.75])
     assert reg.task == "regression"
     assert reg.target_skew == pytest.approx((q1 + q3 - 2 * q2) / (q3 - q1))
-    assert reg.target_spread == pytest.approx((q3 - q1) / (frame["price"].max() - frame["price"].min()))
+    p1, p99 = np.quantile(frame["price"], [0.01, 0.99])
+    assert reg.target_spread == pytest.approx((q3 - q1) / (p99 - p1))
+
+
+def test_target_spread_does_not_shrink_as_the_sample_grows():
+    """A normal target's spread is near its population value, (2 * 0.6745) / (2 * 2.3263) = 0.290,
+    for 300 rows and for 20,000 (seeded draws): the P1-P99 range does not grow with the sample as
+    the full range does (which would give about 0.24 and 0.17 here)."""
+    X, _, categorical = _hand_table()
+    rng = np.random.default_rng(11)
+    population = 0.6745 / 2.3263
+    for n in (300, 20_000):
+        y = rng.normal(size=n)
+        table = pd.concat([X] * (n // len(X) + 1), ignore_index=True).iloc[:n]
+        spread = compute(table, y, categorical, task="regression").target_spread
+        assert spread == pytest.approx(population, abs=0.03), n
+        q1, q3 = np.quantile(y, [0.25, 0.75])
+        assert (q3 - q1) / (y.max() - y.min()) < population - 0.04  # what the full range gave
 
 
 def test_from_frame_validates_as_the_protocol():
