@@ -15,7 +15,7 @@ from encbench import vocab
 from encbench.advisor._validation import _Setting
 from encbench.metafeatures import DISTANCE_FEATURES, MetaFeatures, published_metafeatures
 from encbench.advisor import (
-    distances, encoder_order, feature_matrix, recommend, validate_advisor, validation_summary,
+    distances, encoder_order, feature_matrix, recommend, regrets_of, validate_advisor, validation_summary,
 )
 from encbench.metrics import metrics_for
 from encbench.stats import consensus
@@ -164,6 +164,23 @@ def test_regret_falls_back_to_the_next_encoder_with_a_result():
     assert setting.random_regret("1") == pytest.approx((0.10 + 0.0 + 0.05) / 3)
     lower = _Setting(scores.assign(scoring="RMSE"), "RMSE")  # lower is better: OH is best
     assert lower.regret("1", ["MT"]) == (pytest.approx(0.10 / 0.70), "MT")  # relative to the best error
+
+
+def test_regrets_of_named_orders_on_datasets_outside_the_reference():
+    """regrets_of counts as the validation: the first encoder of an order with a result, the
+    difference to the best score (relative to the best error for RMSE), and the mean regret of
+    the encoders with a result for a random pick; hand-computed."""
+    scores = pd.DataFrame({"dataset": ["a"] * 3 + ["b"] * 2, "encoder": ["OH", "MT", "CB", "OH", "MT"],
+                           "cv_score": [0.70, 0.80, 0.75, 0.60, 0.50]})
+    got = regrets_of(scores, "AUC", {"advice": ["CB", "MT"], "OH": ["OH"]}).set_index("dataset")
+    assert list(got.loc["a", ["advice", "OH"]]) == ["CB", "OH"]
+    assert got.loc["b", "advice"] == "MT"  # CB has no result on b: the next encoder of the order
+    assert got.loc["a", "regret_advice"] == pytest.approx(0.05)
+    assert got.loc["b", "regret_advice"] == pytest.approx(0.10)
+    assert got.loc["a", "regret_OH"] == pytest.approx(0.10) and got.loc["b", "regret_OH"] == pytest.approx(0.0)
+    assert got.loc["a", "regret_random"] == pytest.approx((0.10 + 0.0 + 0.05) / 3)
+    errors = regrets_of(scores.assign(cv_score=[2.0, 2.5, 2.2, 1.0, 1.5]), "RMSE", {"advice": ["CB"]})
+    assert errors.set_index("dataset").loc["a", "regret_advice"] == pytest.approx(0.2 / 2.0)
 
 
 def test_an_errors_regret_is_relative_to_the_best_error_so_scales_weigh_alike():

@@ -35,11 +35,12 @@ from encbench.advisor._reference import (
     reference_scores,
     validation_summary,
 )
-from encbench.advisor._validation import K_GRID, AdvisorValidation, validate_advisor
+from encbench.advisor._validation import K_GRID, AdvisorValidation, regrets_of, validate_advisor
 
 __all__ = [
     "ALPHA", "AdvisorValidation", "BASELINE_ENCODER", "K_GRID", "MIN_VALIDATED", "N_TOP", "POLICIES",
     "Recommendation", "VALIDATION_FILE", "VERDICTS", "Verification", "choose_policy", "distances",
     "encoder_order", "feature_matrix", "nearest", "outside_reference", "published_consensus",
-    "recommend", "reference_label", "reference_scores", "validate_advisor", "validation_summary", "verify",
+    "recommend", "reference_label", "reference_scores", "regrets_of", "validate_advisor", "validation_summary",
+    "verify",
 ]

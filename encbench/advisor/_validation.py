@@ -110,6 +110,38 @@ class _Setting:
         return float(np.nanmean(self.best[i] - self.values[i]) / self.scale[i])
 
 
+def regrets_of(scores: pd.DataFrame, scoring: str, orders: dict[str, Sequence[str]]) -> pd.DataFrame:
+    """The regret of encoder orders on datasets outside the reference, counted as the validation
+    counts it (the first encoder of an order with a result; an error metric's regret relative
+    to the best error).
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        ``dataset, encoder, cv_score`` of one setting (one row per experiment).
+    scoring : str
+        The setting's metric.
+    orders : dict
+        name -> encoders, best first (a recommendation, a global ranking, ``["OH"]``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per dataset: ``dataset``, then per name ``<name>`` (the encoder used) and
+        ``regret_<name>``, and ``regret_random`` (the expected regret of an encoder drawn at
+        random among those with a result).
+    """
+    setting = _Setting(scores.assign(scoring=scoring), scoring)
+    rows = []
+    for d in setting.datasets:
+        row: dict = {"dataset": d}
+        for name, order in orders.items():
+            row[f"regret_{name}"], row[name] = setting.regret(d, order)
+        row["regret_random"] = setting.random_regret(d)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 @dataclass(frozen=True)
 class AdvisorValidation:
     """Outcome of :func:`validate_advisor`.
