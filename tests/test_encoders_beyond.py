@@ -87,6 +87,21 @@ def test_native_is_not_applicable_to_models_without_categories_and_never_fails()
     assert bad[0]["status"] == "failed" and "'Native' does not apply to model 'DT'" in bad[0]["error"]
 
 
+def test_native_runs_with_hgb_on_a_column_wider_than_its_255_bins():
+    """A 400-level column (hotel_rates' arrival dates have 426) failed every Native x HGB cell:
+    scikit-learn's HGB takes at most 255 categories. Through the engine it now runs, for a
+    class target and a numeric one, and LightGBM keeps every level."""
+    rng = np.random.default_rng(5)
+    n = 3000
+    levels = rng.integers(0, 400, n)
+    X = pd.DataFrame({"day": pd.Series([f"d{v:03d}" for v in levels], dtype=object), "x": rng.normal(size=n)})
+    for task, y, scorings in (("binary", (levels % 2 == 0).astype(int), ("AUC",)),
+                              ("regression", levels % 7 + rng.normal(size=n), ("R2",))):
+        payload = Payload("wide", "1" * 64, X, y, ("day",))
+        rows = run_task(Task("wide", "Native", 0, 5, ("LGBM", "HGB"), scorings, "no", task=task), payload)
+        assert [r["status"] for r in rows] == ["ok", "ok"], [r["error"] for r in rows]
+
+
 @pytest.mark.parametrize("name", ["String", "Gap"])
 def test_string_encoders_encode_similar_text_alike(name):
     X = pd.DataFrame({"c": ["London", "Londres", "Paris", "Parigi", "Berlin"] * 4})

@@ -1,0 +1,74 @@
+"""encbench.hgb: HistGradientBoosting taking category columns wider than its 255 bins."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+
+from encbench.hgb import HGBClassifier, HGBRegressor
+
+
+def _frame(n_levels: int, n: int = 1200, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, n_levels, n)
+    X = pd.DataFrame({"c": pd.Categorical(codes.astype(float), categories=np.arange(n_levels, dtype=float)),
+                      "x": rng.normal(size=n)})
+    return X, codes, rng
+
+
+def test_narrow_columns_give_scikit_learns_predictions_bit_for_bit():
+    """Within 255 categories nothing changes: the same predictions as scikit-learn's models."""
+    X, codes, rng = _frame(40)
+    y = (codes % 3 == 0).astype(int)
+    ours = HGBClassifier(random_state=1).fit(X, y).predict_proba(X)
+    theirs = HistGradientBoostingClassifier(random_state=1).fit(X, y).predict_proba(X)
+    assert np.array_equal(ours, theirs)
+    target = codes * 0.1 + X["x"].to_numpy()
+    assert np.array_equal(HGBRegressor(random_state=1).fit(X, target).predict(X),
+                          HistGradientBoostingRegressor(random_state=1).fit(X, target).predict(X))
+
+
+def test_a_wide_column_keeps_its_most_frequent_levels_and_groups_the_rest():
+    """400 levels: scikit-learn refuses the column; ours keeps the 254 most frequent training
+    levels (equal counts in category order) and maps the 146 others, and unseen values, as the
+    hand-built grouping does; missing values stay missing."""
+    X, codes, rng = _frame(400, n=6000)
+    target = np.where(codes < 200, 1.0, 0.0) + 0.1 * X["x"].to_numpy()
+    with pytest.raises(ValueError, match="cardinality"):
+        HistGradientBoostingRegressor(random_state=1).fit(X, target)
+    model = HGBRegressor(random_state=1).fit(X, target)
+    categories, mapped = model.wide_categories_["c"]
+    counts = np.bincount(codes, minlength=400)
+    order = sorted(range(400), key=lambda level: (-counts[level], level))   # naive reference
+    kept = sorted(order[:254])
+    expected = np.full(400, 254)
+    expected[kept] = np.arange(254)
+    assert np.array_equal(mapped, expected)
+    narrowed = model._narrow(X.assign(c=X["c"].astype(object).where(np.arange(len(X)) % 100 != 0)))
+    assert narrowed["c"].cat.categories.tolist() == list(range(255))
+    got = narrowed["c"].cat.codes.to_numpy()
+    assert (got[::100] == -1).all()                                    # missing stays missing
+    rest = np.arange(len(X)) % 100 != 0
+    assert np.array_equal(got[rest], expected[codes[rest]])
+    # the grouped fit equals scikit-learn's fit on the hand-grouped column
+    hand = X.assign(c=pd.Categorical.from_codes(expected[codes], categories=np.arange(255)))
+    reference = HistGradientBoostingRegressor(random_state=1).fit(hand, target)
+    assert np.array_equal(model.predict(X), reference.predict(hand))
+    # the grouped column still carries its levels' signal
+    alone = HistGradientBoostingRegressor(random_state=1).fit(X[["x"]], target).score(X[["x"]], target)
+    assert model.score(X, target) > alone + 0.5
+
+
+def test_the_classifier_predicts_through_the_grouping_and_clones():
+    """predict, predict_proba and decision_function all narrow first; clone keeps the parameters."""
+    from sklearn.base import clone
+
+    X, codes, _ = _frame(300, n=3000, seed=2)
+    y = (codes % 2).astype(int)
+    model = HGBClassifier(random_state=1, learning_rate=0.2).fit(X, y)
+    proba = model.predict_proba(X)
+    assert proba.shape == (len(X), 2)
+    assert np.array_equal(model.predict(X), model.classes_[proba.argmax(axis=1)])
+    assert model.decision_function(X).shape == (len(X),)
+    assert clone(model).get_params()["learning_rate"] == 0.2
