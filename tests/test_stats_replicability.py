@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import multiprocessing
 from types import MappingProxyType
 
 import numpy as np
@@ -9,7 +10,10 @@ import pandas as pd
 import pytest
 
 from encbench import vocab
-from encbench.stats import ReplicabilityCancelled, consensus, jaccard_best, replicability, spearman
+from encbench.stats import (
+    ReplicabilityCancelled, consensus, jaccard_best, project_agreement, replicability, spearman,
+)
+from encbench.stats.replicability import spearman_brown
 
 
 def _scores(seed: int, n_datasets: int = 16, n_encoders: int = 7) -> pd.DataFrame:
@@ -89,6 +93,9 @@ def test_the_registry_not_the_name_decides_which_strategy_uses_processes(monkeyp
 
 
 def test_r_kem_on_processes_matches_one_process_and_can_be_cancelled():
+    """The pool's result equals one process's; a cancel raises, and leaves no pool worker alive:
+    with the pool shut down without waiting, a cancelled computation in a worker process (the
+    Replicability page's R-Kem job) hung at exit waiting for a worker that never stopped."""
     frame = _scores(3, n_datasets=16)
     one = replicability(frame, [3, 5], n_pairs=6, seed=1, strategy="R-Kem")
     calls = []
@@ -99,5 +106,63 @@ def test_r_kem_on_processes_matches_one_process_and_can_be_cancelled():
     assert calls[-1] == (24, 24) and all(t == 24 for _, t in calls)
     with pytest.raises(ReplicabilityCancelled):
         replicability(frame, [3, 5], n_pairs=6, seed=1, strategy="R-Kem", n_jobs=2, should_stop=lambda: True)
+    assert multiprocessing.active_children() == []
+    polls = []
+    with pytest.raises(ReplicabilityCancelled):  # cancelled while the pool is busy
+        replicability(frame, [3, 5], n_pairs=200, seed=1, strategy="R-Kem", n_jobs=2,
+                      should_stop=lambda: polls.append(1) or len(polls) > 3)
+    assert multiprocessing.active_children() == []
     with pytest.raises(ReplicabilityCancelled):
         replicability(frame, [3], n_pairs=6, strategy="R-M", should_stop=lambda: True)
+
+
+# --------------------------------------------------------------------------- projection
+
+def _summary(sizes, means, half_width=0.02):
+    means = np.asarray(means, dtype=float)
+    return pd.DataFrame({"sample_size": sizes, "rho_mean": means, "rho_low": means - half_width,
+                         "rho_high": means + half_width})
+
+
+def test_projection_recovers_a_spearman_brown_curve():
+    """Means exactly on n r / (1 + (n - 1) r) with r = 0.2 give back r, and rho 0.9 needs
+    0.9 * 0.8 / (0.2 * 0.1) = 36 datasets per sample (by hand)."""
+    sizes = [2, 4, 8]
+    means = [2 * 0.2 / 1.2, 4 * 0.2 / 1.6, 8 * 0.2 / 2.4]
+    got = project_agreement(_summary(sizes, means))
+    assert got.r == pytest.approx(0.2, abs=1e-6)
+    assert (got.needed, got.target, got.fits, got.outside) == (36, 0.9, True, 0)
+    assert project_agreement(_summary(sizes, means), target=0.5).needed == 4  # 0.5 * 0.8 / (0.2 * 0.5)
+
+
+def test_projection_says_when_agreement_flattens():
+    """Agreement stuck at 0.2 from 4 datasets on does not grow as exchangeable datasets' would:
+    the least-squares curve overshoots the largest size's interval, so it does not fit."""
+    got = project_agreement(_summary([2, 4, 6, 8, 10, 12, 15], [0.11, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2]))
+    assert not got.fits and got.outside >= 2
+    assert got.needed is not None
+
+
+def test_projection_without_agreement_and_bad_targets():
+    flat = project_agreement(_summary([2, 4], [-0.05, 0.0]))
+    assert flat.r == pytest.approx(0.0, abs=1e-6) and flat.needed is None
+    for target in (0.0, 1.0, 1.5):
+        with pytest.raises(ValueError, match="target is an agreement"):
+            project_agreement(_summary([2, 4], [0.1, 0.2]), target=target)
+    with pytest.raises(ValueError, match="no sample size"):
+        project_agreement(_summary([], []))
+
+
+def test_projection_predicts_the_agreement_of_larger_samples():
+    """On a seeded benchmark of exchangeable datasets (a fixed encoder quality plus noise per
+    dataset), the curve fitted to samples of 2 to 8 datasets predicts the measured agreement of
+    samples of 20 and 40 within 0.03."""
+    rng = np.random.default_rng(7)
+    quality = np.linspace(0.0, 0.25, 12)
+    frame = pd.DataFrame([(f"d{d:03d}", f"E{e:02d}", float(quality[e] + rng.normal(0, 0.5)))
+                          for d in range(80) for e in range(12)], columns=["dataset", "encoder", "cv_score"])
+    got = project_agreement(replicability(frame, [2, 4, 6, 8], n_pairs=200, seed=1).summary)
+    assert got.fits
+    large = replicability(frame, [20, 40], n_pairs=200, seed=2).summary
+    predicted = spearman_brown(large["sample_size"], got.r)
+    assert np.abs(predicted - large["rho_mean"].to_numpy()).max() < 0.03

@@ -75,7 +75,10 @@ def _rank_all(cube: Cube, draws: list[np.ndarray], strategy: str, params: dict, 
                 parts[futures[task]] = task.result()
                 report(len(parts[futures[task]]))
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        # wait for the chunks already running (a fraction of a second): with wait=False the
+        # pool's manager thread outlives this call, and a cancelled computation's process then
+        # hung at exit waiting for a worker that never received its stop sentinel
+        pool.shutdown(wait=True, cancel_futures=True)
     return [np.concatenate([parts[(d, start)] for start in range(0, len(both), _CHUNK)])
             for d, both in enumerate(draws)]
 
@@ -220,3 +223,78 @@ def replicability(
                                                   "rho_high", "J_mean", "J_low", "J_high"])
     return ReplicabilityResult(pairs=pd.concat(pair_rows, ignore_index=True), summary=summary,
                                strategy=strategy)
+
+
+@dataclass(frozen=True)
+class AgreementProjection:
+    """How many datasets two samples need to agree at ``target``, projected from a summary.
+
+    Attributes
+    ----------
+    r : float
+        The agreement of two single datasets' rankings that the Spearman-Brown formula fitted
+        (in [0, 1)).
+    needed : int or None
+        Datasets per sample at which the formula reaches ``target`` (None when ``r`` is 0).
+    target : float
+    fits : bool
+        The fitted curve lies inside the interval (``rho_low`` to ``rho_high``) of the largest
+        sample size, the one a projection beyond the data rests on.
+    outside : int
+        Sample sizes whose interval the fitted curve leaves (the intervals of one size's pairs
+        are narrow, as its pairs share datasets: a curve can leave one by chance).
+    """
+
+    r: float
+    needed: int | None
+    target: float
+    fits: bool
+    outside: int
+
+
+def spearman_brown(n, r: float):
+    """Agreement of two means of ``n`` exchangeable rankings whose single rankings agree at ``r``:
+    ``n r / (1 + (n - 1) r)``."""
+    n = np.asarray(n, dtype=float)
+    return n * r / (1.0 + (n - 1.0) * r)
+
+
+def project_agreement(summary: pd.DataFrame, target: float = 0.9) -> AgreementProjection:
+    """Project rho-replicability to the sample size at which it reaches ``target``.
+
+    A consensus by mean rank is a mean of the datasets' rankings; if datasets were exchangeable
+    draws, the agreement of two disjoint samples of ``n`` would follow the Spearman-Brown formula
+    (:func:`spearman_brown`). Its single parameter ``r`` is fitted to the summary's ``rho_mean``
+    by least squares, and ``needed`` solves the formula for ``target``:
+    ``target (1 - r) / (r (1 - target))``, rounded up. ``fits`` says whether the fitted curve is
+    inside the measured interval at the largest sample size: where it is not (agreement that
+    flattens as samples grow, as with datasets of several kinds), the projection is not to be
+    relied on.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        :attr:`ReplicabilityResult.summary` (``sample_size, rho_mean, rho_low, rho_high``).
+    target : float, default 0.9
+        In (0, 1).
+
+    Returns
+    -------
+    AgreementProjection
+    """
+    from scipy.optimize import minimize_scalar  # only this projection needs it
+
+    if not 0.0 < target < 1.0:
+        raise ValueError(f"target is an agreement in (0, 1): got {target!r}")
+    if summary.empty:
+        raise ValueError("summary has no sample size to project from")
+    n = summary["sample_size"].to_numpy(dtype=float)
+    rho = summary["rho_mean"].to_numpy(dtype=float)
+    fit = minimize_scalar(lambda r: float(((spearman_brown(n, r) - rho) ** 2).sum()), bounds=(0.0, 1.0 - 1e-9),
+                          method="bounded", options={"xatol": 1e-10})
+    r = float(fit.x)
+    curve = spearman_brown(n, r)
+    away = (curve < summary["rho_low"].to_numpy() - 1e-9) | (curve > summary["rho_high"].to_numpy() + 1e-9)
+    needed = None if r <= 1e-9 else int(np.ceil(target * (1.0 - r) / (r * (1.0 - target)) - 1e-9))
+    return AgreementProjection(r=r, needed=needed, target=target, fits=not bool(away[int(np.argmax(n))]),
+                               outside=int(away.sum()))
