@@ -15,7 +15,8 @@ with a critical-difference diagram per task beside it. Per task:
   band of a dataset's widest feature;
 - replicability: Spearman's rho between the R-M rankings of disjoint halves of the datasets
   against the number of datasets per half (the Replicability page's computation, each dataset
-  scored by its encoders' mean rank over its voters);
+  scored by its encoders' mean rank over its voters), and how many datasets a stable ranking
+  needs: measured, or projected by the Spearman-Brown formula where the measured curve allows;
 - CPU seconds per dataset and per encoder.
 
 Usage: ``.venv/bin/python benchmarks/suites_findings.py [--out docs/findings] [--date 2026-12-06]``
@@ -37,6 +38,7 @@ from encbench import vocab  # noqa: E402
 from encbench.data.rdatasets_source import manifest  # noqa: E402
 from encbench.metrics import METRIC_REGISTRY  # noqa: E402
 from encbench.stats import nemenyi, replicability  # noqa: E402
+from encbench.views.replicability import datasets_needed_text  # noqa: E402
 from encbench.store.importer import SUITES_RESULTS_FILE  # noqa: E402
 from encbench.store.published import load_published_results  # noqa: E402
 
@@ -196,11 +198,7 @@ def section(task: str, cells: pd.DataFrame, rows: pd.DataFrame, published: pd.Se
                   "|---:|---:|---|"]
         for r in result.summary.itertuples():
             lines.append(f"| {r.sample_size} | {r.rho_mean:.2f} | {r.rho_low:.2f} to {r.rho_high:.2f} |")
-        reached = result.summary[result.summary["rho_mean"] >= 0.9]
-        lines += ["", (f"A ranking whose halves agree at rho >= 0.9 needs {int(reached['sample_size'].iloc[0])} "
-                       f"datasets per half." if len(reached) else
-                       f"Agreement stays below rho 0.9 up to {sizes[-1]} datasets per half: a stable "
-                       f"ranking needs more datasets than this suite holds."),
+        lines += ["", datasets_needed_text(result.summary),
                   "", "Halves drawn without replacement from few datasets can agree less than chance (a "
                   "negative rho): each half holds what the other left out, so a split of datasets that "
                   "favour different encoders lands on opposite sides."]

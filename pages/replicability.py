@@ -188,6 +188,10 @@ def main() -> None:
     show_table(summary[["strategy", "sample_size", "n_pairs", "rho_mean", "rho_low", "rho_high",
                         "J_mean", "J_low", "J_high"]], "replicability-summary", page_provenance,
                       best={"rho_mean": "max", "J_mean": "max"})
+    st.markdown("**How many datasets does a stable ranking need?**")
+    for strategy in shown:
+        st.markdown(f"- {strategy}: "
+                    + md_text(replicability.datasets_needed_text(summary[summary["strategy"] == strategy])))
     with st.expander("Every sample pair"):
         show_table(pd.concat(pairs, ignore_index=True)[["strategy", "sample_size", "pair", "rho", "J"]],
                    "replicability-pairs", page_provenance)

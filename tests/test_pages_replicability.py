@@ -1,7 +1,8 @@
 """AppTest: the Replicability page computes bands per sample size; n_pairs is a control.
 
 On the small database (tests/small_db.py): its few published datasets give sample sizes up to
-half of them, which :func:`encbench.views.replicability.default_sample_sizes` lists."""
+half of them, which :func:`encbench.views.replicability.default_sample_sizes` lists. Below the
+summary, each strategy says how many datasets a stable ranking needs."""
 from __future__ import annotations
 
 import pytest
@@ -9,7 +10,8 @@ from pagetest import charts, open_page, texts
 
 from encbench import vocab
 from encbench.store import Reader, queries
-from encbench.views.replicability import default_sample_sizes
+from encbench.views.replicability import datasets_needed_text, default_sample_sizes
+from pages.ui.text import md_text
 
 
 @pytest.fixture(autouse=True)
@@ -34,6 +36,10 @@ def test_replicability_defaults_and_pairs_control(n_datasets):
     assert (summary["n_pairs"] == 20).all()
     assert (summary["rho_low"] <= summary["rho_mean"]).all() and (summary["rho_mean"] <= summary["rho_high"]).all()
     assert len(charts(at)) == 1
+    # how many datasets a stable ranking needs, per strategy, as the view words it
+    for strategy in ("R-M", "Q-M"):
+        want = datasets_needed_text(summary[summary["strategy"] == strategy])
+        assert f"- {strategy}: {md_text(want)}" in [m.value for m in at.markdown], strategy
     at.number_input(key="n_pairs").set_value(30).run()
     assert (at.dataframe[0].value["n_pairs"] == 30).all()
 

@@ -76,6 +76,10 @@ Uncertainty, similarity, sensitivity, replicability
     rho_low, rho_high, J_mean, J_low, J_high``, bootstrapped intervals of the means);
     ``progress(done, total)`` counts samples ranked; ``should_stop()`` cancels
     (:class:`ReplicabilityCancelled`); ``n_jobs`` processes solve R-Kem's problems.
+``project_agreement(summary, target=0.9) -> AgreementProjection``
+    The datasets per sample at which rho-replicability reaches ``target``, by the Spearman-Brown
+    formula fitted to a summary: ``r, needed, target, fits, outside`` (``fits``: the curve stays
+    inside every measured interval).
 ``wilcoxon_pairs(scores, encoders=None, pairs=None, *, alpha=0.05, level=0.95, n_boot=1000, seed=0) -> PairwiseResult``
     Wilcoxon signed-rank test over datasets for each pair of encoders (all pairs of
     ``encoders``, or the given ``pairs``), Holm-corrected, with effect sizes; ``table`` holds
@@ -134,10 +138,13 @@ from encbench.stats.kemeny import KemenyResult, kemeny
 from encbench.stats.nemenyi import NemenyiResult, nemenyi
 from encbench.stats.pairwise import PairwiseResult, holm, median_interval, rank_biserial, wilcoxon_pairs
 from encbench.stats.rankings import dataset_ranks
-from encbench.stats.replicability import ReplicabilityCancelled, ReplicabilityResult, replicability
+from encbench.stats.replicability import (
+    AgreementProjection, ReplicabilityCancelled, ReplicabilityResult, project_agreement, replicability,
+)
 from encbench.stats.similarity import SensitivityResult, jaccard_best, sensitivity, spearman
 
 __all__ = [
+    "AgreementProjection",
     "BLOCK_DESIGNS",
     "BayesianResult",
     "BlockDesign",
@@ -167,6 +174,7 @@ __all__ = [
     "median_interval",
     "nemenyi",
     "params_for",
+    "project_agreement",
     "rank_biserial",
     "rank_intervals",
     "replicability",

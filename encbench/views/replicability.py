@@ -1,7 +1,11 @@
-"""Replicability: the rows of its chart and the sample sizes it tries."""
+"""Replicability: the rows of its chart, the sample sizes it tries and how many datasets a stable
+ranking needs."""
 from __future__ import annotations
 
 import pandas as pd
+
+from encbench.stats import project_agreement
+from encbench.stats.replicability import spearman_brown
 
 
 def replicability_long(summary: pd.DataFrame, strategy: str) -> pd.DataFrame:
@@ -23,3 +27,30 @@ def default_sample_sizes(n_datasets: int, *, step: int = 5) -> list[int]:
     if sizes[-1] != top:
         sizes.append(top)
     return sizes
+
+
+def datasets_needed_text(summary: pd.DataFrame, target: float = 0.9) -> str:
+    """How many datasets per sample two samples' rankings need to agree at rho ``target``: measured
+    where a sample size reached it, else projected by :func:`encbench.stats.project_agreement`,
+    and said to be unreliable where the projection's curve leaves the largest size's interval."""
+    reached = summary[summary["rho_mean"] >= target]
+    if len(reached):
+        return (f"Two samples' rankings agree at rho >= {target:g} from {int(reached['sample_size'].min())} "
+                f"datasets per sample (measured).")
+    largest = summary.loc[summary["sample_size"].idxmax()]
+    size = int(largest["sample_size"])
+    head = f"Agreement stays below rho {target:g} up to {size} datasets per sample"
+    got = project_agreement(summary, target)
+    if got.needed is None:
+        return f"{head}, and does not grow with the sample: no number of datasets is projected."
+    formula = "the Spearman-Brown formula n r / (1 + (n - 1) r) for datasets drawn alike"
+    if got.fits:
+        return (f"{head}. Projected by {formula}, fitted to the means (r = {got.r:.3f}): about {got.needed} "
+                f"datasets per sample ({2 * got.needed} in all) for rho {target:g}.")
+    above = float(spearman_brown(size, got.r)) > float(largest["rho_high"])
+    how = ("agreement grows more slowly than the formula (the datasets are not drawn alike), so its "
+           f"projection of {got.needed} per sample is at best a lower bound" if above else
+           f"agreement grows faster than the formula, so its projection of {got.needed} per sample is at "
+           "most an upper bound")
+    return (f"{head}. Fitted to the means (r = {got.r:.3f}), {formula} leaves the measured interval at "
+            f"{size}: {how}.")
