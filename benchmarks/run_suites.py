@@ -323,12 +323,17 @@ def status() -> int:
     return 0
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_run_options(parser: argparse.ArgumentParser, db: Path) -> None:
+    """The options of a grid run: workers, its database (default ``db``) and the per-task timeout."""
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--db", type=Path, default=DEFAULT_DB)
+    parser.add_argument("--db", type=Path, default=db)
     parser.add_argument("--timeout", type=float, default=600.0,
                         help="seconds one task (dataset, encoder, fold, models) may run")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_run_options(parser, DEFAULT_DB)
     parser.add_argument("--stop-at", help="HH:MM (UTC): start no dataset after it")
     parser.add_argument("--fresh", action="store_true", help="ignore the shipped results")
     parser.add_argument("--redo", default="", help="comma-separated references to compute again")
