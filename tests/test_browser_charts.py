@@ -102,8 +102,9 @@ def test_cd_diagram_reads_on_the_light_theme_and_scrolls_inside_its_row_on_a_400
         expect(chart).to_contain_text("CD =", timeout=120_000)
         expect(page.locator(".st-key-scroll-hint-cd-diagram")).to_contain_text("scroll the chart sideways")
         expect(page.locator(".st-key-scroll-hint-cd-diagram")).to_be_visible()
-        assert page.evaluate("() => getComputedStyle(document.querySelector('.st-key-scroll-cd-diagram'))"
-                             ".overflowX") == "scroll"
+        # the row's style comes in its own element, which may be drawn after the row and its hint
+        page.wait_for_function("() => getComputedStyle(document.querySelector('.st-key-scroll-cd-diagram'))"
+                               ".overflowX === 'scroll'", timeout=30_000)
         page.set_viewport_size({"width": 1400, "height": 1400})
         expect(page.locator(".st-key-scroll-hint-cd-diagram")).to_be_hidden()     # it fits: no hint
         expect(chart).to_contain_text("WoE (")
