@@ -72,3 +72,15 @@ def test_the_classifier_predicts_through_the_grouping_and_clones():
     assert np.array_equal(model.predict(X), model.classes_[proba.argmax(axis=1)])
     assert model.decision_function(X).shape == (len(X),)
     assert clone(model).get_params()["learning_rate"] == 0.2
+
+
+def test_a_search_clones_and_refits_the_wide_model():
+    """Model tuning (GridSearchCV clones the estimator per candidate and fold) runs on a column
+    scikit-learn's own model refuses, and its refit keeps the grouping."""
+    from sklearn.model_selection import GridSearchCV
+
+    X, codes, rng = _frame(300, n=2000, seed=3)
+    target = (codes % 5).astype(float) + rng.normal(size=len(X))
+    search = GridSearchCV(HGBRegressor(random_state=1), {"learning_rate": [0.1, 0.2]}, cv=2).fit(X, target)
+    assert search.best_estimator_.wide_categories_["c"][1].max() == 254
+    assert search.predict(X).shape == (len(X),)
