@@ -69,6 +69,14 @@ def references() -> list[str]:
     return [f"{PREFIX}{package}/{item}:{target}" for (package, item), target in sorted(TARGETS.items())]
 
 
+def _write(rows: pd.DataFrame) -> None:
+    """Replace the results file with ``rows`` (written beside it, then renamed into place)."""
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    tmp = RESULTS.with_suffix(".tmp")
+    rows.sort_values(["dataset", "encoder", "model", "scoring", "fold"]).to_parquet(tmp, index=False)
+    tmp.replace(RESULTS)
+
+
 def run(args, command: str) -> None:
     """Run the grids of every reference not in the results file yet, and add its rows."""
     have = pd.read_parquet(RESULTS) if RESULTS.exists() else None
@@ -94,10 +102,7 @@ def run(args, command: str) -> None:
             rows[key] = value
         have = rows if have is None else pd.concat([have[have["dataset"] != ref], rows[have.columns]],
                                                    ignore_index=True)
-        RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        tmp = RESULTS.with_suffix(".tmp")
-        have.sort_values(["dataset", "encoder", "model", "scoring", "fold"]).to_parquet(tmp, index=False)
-        tmp.replace(RESULTS)
+        _write(have)
         logging.warning("%s (%s, %d rows): %.0f s wall, %.0f s in tasks; %s", ref, dataset.task, dataset.n_rows,
                         time.perf_counter() - start, run_suites.fit_seconds(rows)["time"].sum(),
                         rows["status"].value_counts().to_dict())
@@ -128,9 +133,7 @@ def retry_failed(args, command: str) -> None:
             new[key] = value
         again = [(e, m) in pairs and d == ref for d, e, m in zip(have["dataset"], have["encoder"], have["model"])]
         have = pd.concat([have[~pd.Series(again, index=have.index)], new[have.columns]], ignore_index=True)
-        tmp = RESULTS.with_suffix(".tmp")
-        have.sort_values(["dataset", "encoder", "model", "scoring", "fold"]).to_parquet(tmp, index=False)
-        tmp.replace(RESULTS)
+        _write(have)
         logging.warning("%s: %d rows computed again: %s", ref, len(new), new["status"].value_counts().to_dict())
 
 
@@ -164,7 +167,7 @@ def evaluate(results: Path) -> tuple[pd.DataFrame, list[dict]]:
                       "global": overall, "OH": [advisor.BASELINE_ENCODER, *overall]}
             mine = scores[(scores["model"] == model) & (scores["scoring"] == scoring)]
             got = advisor.regrets_of(mine[["dataset", "encoder", "cv_score"]], scoring, orders).iloc[0].to_dict()
-            ranked = _dense_ranks(mine, scoring)
+            ranked = _ranks(mine, scoring)
             rows.append({"task": task, "dataset": dataset.name, "model": model, "scoring": scoring, "use": rec.use,
                          "k": rec.k, **{p: got[p] for p in POLICIES},
                          **{f"regret_{p}": got[f"regret_{p}"] for p in (*POLICIES, "random")},
@@ -172,7 +175,7 @@ def evaluate(results: Path) -> tuple[pd.DataFrame, list[dict]]:
     return pd.DataFrame(rows), described
 
 
-def _dense_ranks(scores: pd.DataFrame, scoring: str) -> dict[str, int]:
+def _ranks(scores: pd.DataFrame, scoring: str) -> dict[str, int]:
     """Each encoder's rank on the dataset: 1 + the encoders with a strictly better score."""
     from encbench.metrics import greater_is_better
 
