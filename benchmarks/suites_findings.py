@@ -16,7 +16,8 @@ with a critical-difference diagram per task beside it. Per task:
 - replicability: Spearman's rho between the R-M rankings of disjoint halves of the datasets
   against the number of datasets per half (the Replicability page's computation, each dataset
   scored by its encoders' mean rank over its voters), and how many datasets a stable ranking
-  needs: measured, or projected by the Spearman-Brown formula where the measured curve allows;
+  needs: measured, or projected by the Spearman-Brown formula where the measured curve allows,
+  and how far each dataset's ranking is from the others' (the datasets least and most alike);
 - CPU seconds per dataset and per encoder.
 
 Usage: ``.venv/bin/python benchmarks/suites_findings.py [--out docs/findings] [--date 2026-12-06]``
@@ -201,7 +202,15 @@ def section(task: str, cells: pd.DataFrame, rows: pd.DataFrame, published: pd.Se
         lines += ["", datasets_needed_text(result.summary),
                   "", "Halves drawn without replacement from few datasets can agree less than chance (a "
                   "negative rho): each half holds what the other left out, so a split of datasets that "
-                  "favour different encoders lands on opposite sides."]
+                  "favour different encoders lands on opposite sides.", ""]
+        # each dataset against the others: Spearman's rho of its mean ranks with their mean ranks
+        alone = pd.Series({d: per_dataset.loc[d].corr(per_dataset.drop(index=d).mean(), method="spearman")
+                           for d in per_dataset.index}).sort_values()
+        low = ", ".join(f"{names.get(d, d)} ({v:.2f})" for d, v in alone.head(3).items())
+        high = ", ".join(f"{names.get(d, d)} ({v:.2f})" for d, v in alone.tail(3)[::-1].items())
+        lines += [f"One dataset's ranking against the R-M ranking of all the others (Spearman's rho): median "
+                  f"{alone.median():.2f}, {int((alone < 0).sum())} of {len(alone)} below 0. Least alike: {low}; "
+                  f"most alike: {high}."]
     else:
         lines.append("Too few datasets for two disjoint samples.")
     lines.append("")
