@@ -131,16 +131,20 @@ def test_projection_recovers_a_spearman_brown_curve():
     means = [2 * 0.2 / 1.2, 4 * 0.2 / 1.6, 8 * 0.2 / 2.4]
     got = project_agreement(_summary(sizes, means))
     assert got.r == pytest.approx(0.2, abs=1e-6)
-    assert (got.needed, got.target, got.fits, got.outside) == (36, 0.9, True, 0)
+    assert (got.needed, got.target, got.fits, got.above) == (36, 0.9, True, False)
     assert project_agreement(_summary(sizes, means), target=0.5).needed == 4  # 0.5 * 0.8 / (0.2 * 0.5)
 
 
 def test_projection_says_when_agreement_flattens():
     """Agreement stuck at 0.2 from 4 datasets on does not grow as exchangeable datasets' would:
     the least-squares curve overshoots the largest size's interval, so it does not fit."""
-    got = project_agreement(_summary([2, 4, 6, 8, 10, 12, 15], [0.11, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2]))
-    assert not got.fits and got.outside >= 2
-    assert got.needed is not None
+    flat = _summary([2, 4, 6, 8, 10, 12, 15], [0.11, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2])
+    got = project_agreement(flat)
+    assert not got.fits and got.above and got.needed is not None
+    assert spearman_brown(15, got.r) > 0.2 + 0.02                    # the curve overshoots at 15
+    # agreement that grows faster than the formula: the curve falls below the last interval
+    steep = project_agreement(_summary([2, 4, 6, 8], [0.02, 0.04, 0.1, 0.4]))
+    assert not steep.fits and not steep.above
 
 
 def test_projection_without_agreement_and_bad_targets():

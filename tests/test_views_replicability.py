@@ -25,7 +25,8 @@ def _summary(sizes, means, lows, highs):
 def test_datasets_needed_measured_projected_or_not_to_be_relied_on():
     """Measured where a size reached rho 0.9; projected where the fitted Spearman-Brown curve sits in
     the largest size's interval (r = 0.2 exactly: 0.9 * 0.8 / (0.2 * 0.1) = 36 per sample, by
-    hand); a lower bound at best where agreement flattens; nothing where it never grows."""
+    hand); a lower bound at best where agreement flattens, an upper bound at most where it grows
+    faster; nothing where it never grows."""
     measured = _summary([5, 10, 15], [0.7, 0.91, 0.95], [0.6, 0.88, 0.93], [0.8, 0.94, 0.97])
     assert "agree at rho >= 0.9 from 10 datasets per sample (measured)" in \
         replicability.datasets_needed_text(measured)
@@ -38,5 +39,7 @@ def test_datasets_needed_measured_projected_or_not_to_be_relied_on():
                     [0.07, 0.17, 0.17, 0.17, 0.17, 0.17, 0.17], [0.15, 0.23, 0.23, 0.23, 0.23, 0.23, 0.23])
     text = replicability.datasets_needed_text(flat)
     assert "leaves the measured interval at 15" in text and "at best a lower bound" in text
+    steep = _summary([2, 4, 6, 8], [0.02, 0.04, 0.1, 0.4], [0.0, 0.02, 0.08, 0.38], [0.04, 0.06, 0.12, 0.42])
+    assert "at most an upper bound" in replicability.datasets_needed_text(steep)
     none = _summary([2, 4], [-0.1, 0.0], [-0.2, -0.1], [0.0, 0.1])
     assert "no number of datasets is projected" in replicability.datasets_needed_text(none)

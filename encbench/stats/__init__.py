@@ -78,8 +78,8 @@ Uncertainty, similarity, sensitivity, replicability
     (:class:`ReplicabilityCancelled`); ``n_jobs`` processes solve R-Kem's problems.
 ``project_agreement(summary, target=0.9) -> AgreementProjection``
     The datasets per sample at which rho-replicability reaches ``target``, by the Spearman-Brown
-    formula fitted to a summary: ``r, needed, target, fits, outside`` (``fits``: the curve stays
-    inside every measured interval).
+    formula fitted to a summary: ``r, needed, target, fits, above`` (``fits``: the curve is inside
+    the largest sample size's interval; ``above``: above it, the measured agreement flattening).
 ``wilcoxon_pairs(scores, encoders=None, pairs=None, *, alpha=0.05, level=0.95, n_boot=1000, seed=0) -> PairwiseResult``
     Wilcoxon signed-rank test over datasets for each pair of encoders (all pairs of
     ``encoders``, or the given ``pairs``), Holm-corrected, with effect sizes; ``table`` holds

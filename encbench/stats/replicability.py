@@ -240,16 +240,17 @@ class AgreementProjection:
     fits : bool
         The fitted curve lies inside the interval (``rho_low`` to ``rho_high``) of the largest
         sample size, the one a projection beyond the data rests on.
-    outside : int
-        Sample sizes whose interval the fitted curve leaves (the intervals of one size's pairs
-        are narrow, as its pairs share datasets: a curve can leave one by chance).
+    above : bool
+        The fitted curve lies above that interval: the measured agreement grows more slowly than
+        the formula (it flattens), so ``needed`` is at best a lower bound. Where it lies below,
+        ``needed`` is at most an upper bound.
     """
 
     r: float
     needed: int | None
     target: float
     fits: bool
-    outside: int
+    above: bool
 
 
 def spearman_brown(n, r: float):
@@ -293,8 +294,9 @@ def project_agreement(summary: pd.DataFrame, target: float = 0.9) -> AgreementPr
     fit = minimize_scalar(lambda r: float(((spearman_brown(n, r) - rho) ** 2).sum()), bounds=(0.0, 1.0 - 1e-9),
                           method="bounded", options={"xatol": 1e-10})
     r = float(fit.x)
-    curve = spearman_brown(n, r)
-    away = (curve < summary["rho_low"].to_numpy() - 1e-9) | (curve > summary["rho_high"].to_numpy() + 1e-9)
+    largest = int(np.argmax(n))
+    at_largest = float(spearman_brown(n[largest], r))
+    above = at_largest > float(summary["rho_high"].iloc[largest]) + 1e-9
+    below = at_largest < float(summary["rho_low"].iloc[largest]) - 1e-9
     needed = None if r <= 1e-9 else int(np.ceil(target * (1.0 - r) / (r * (1.0 - target)) - 1e-9))
-    return AgreementProjection(r=r, needed=needed, target=target, fits=not bool(away[int(np.argmax(n))]),
-                               outside=int(away.sum()))
+    return AgreementProjection(r=r, needed=needed, target=target, fits=not (above or below), above=above)

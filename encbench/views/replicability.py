@@ -5,7 +5,6 @@ from __future__ import annotations
 import pandas as pd
 
 from encbench.stats import project_agreement
-from encbench.stats.replicability import spearman_brown
 
 
 def replicability_long(summary: pd.DataFrame, strategy: str) -> pd.DataFrame:
@@ -37,8 +36,7 @@ def datasets_needed_text(summary: pd.DataFrame, target: float = 0.9) -> str:
     if len(reached):
         return (f"Two samples' rankings agree at rho >= {target:g} from {int(reached['sample_size'].min())} "
                 f"datasets per sample (measured).")
-    largest = summary.loc[summary["sample_size"].idxmax()]
-    size = int(largest["sample_size"])
+    size = int(summary["sample_size"].max())
     head = f"Agreement stays below rho {target:g} up to {size} datasets per sample"
     got = project_agreement(summary, target)
     if got.needed is None:
@@ -47,9 +45,8 @@ def datasets_needed_text(summary: pd.DataFrame, target: float = 0.9) -> str:
     if got.fits:
         return (f"{head}. Projected by {formula}, fitted to the means (r = {got.r:.3f}): about {got.needed} "
                 f"datasets per sample ({2 * got.needed} in all) for rho {target:g}.")
-    above = float(spearman_brown(size, got.r)) > float(largest["rho_high"])
     how = ("agreement grows more slowly than the formula (the datasets are not drawn alike), so its "
-           f"projection of {got.needed} per sample is at best a lower bound" if above else
+           f"projection of {got.needed} per sample is at best a lower bound" if got.above else
            f"agreement grows faster than the formula, so its projection of {got.needed} per sample is at "
            "most an upper bound")
     return (f"{head}. Fitted to the means (r = {got.r:.3f}), {formula} leaves the measured interval at "
