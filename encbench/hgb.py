@@ -32,8 +32,8 @@ class _WideCategories:
             if not isinstance(column.dtype, pd.CategoricalDtype) or len(column.cat.categories) <= self.max_bins:
                 continue
             categories = column.cat.categories
-            counts = np.bincount(column.cat.codes.to_numpy()[column.cat.codes.to_numpy() >= 0],
-                                 minlength=len(categories))
+            present = column.cat.codes.to_numpy()
+            counts = np.bincount(present[present >= 0], minlength=len(categories))
             # most frequent first; equal counts in category order (a stable sort of -counts)
             kept = np.argsort(-counts, kind="stable")[:keep]
             codes = np.full(len(categories), keep, dtype=np.int64)  # the shared category
@@ -43,6 +43,13 @@ class _WideCategories:
     def _narrow(self, X):
         wide = getattr(self, "wide_categories_", None)
         if not wide or not isinstance(X, pd.DataFrame):
+            return X
+        # a column with max_bins categories is narrowed already (a wide one had more when learnt):
+        # scikit-learn may call one predicting method from another
+        wide = {name: learnt for name, learnt in wide.items()
+                if not (isinstance(X[name].dtype, pd.CategoricalDtype)
+                        and len(X[name].cat.categories) == self.max_bins)}
+        if not wide:
             return X
         X = X.copy()
         for name, (categories, codes) in wide.items():

@@ -45,6 +45,8 @@ def test_a_wide_column_keeps_its_most_frequent_levels_and_groups_the_rest():
     expected = np.full(400, 254)
     expected[kept] = np.arange(254)
     assert np.array_equal(mapped, expected)
+    once = model._narrow(X)
+    assert model._narrow(once) is once        # narrowing twice changes nothing (no second mapping)
     narrowed = model._narrow(X.assign(c=X["c"].astype(object).where(np.arange(len(X)) % 100 != 0)))
     assert narrowed["c"].cat.categories.tolist() == list(range(255))
     got = narrowed["c"].cat.codes.to_numpy()
