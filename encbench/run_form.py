@@ -13,6 +13,7 @@ from encbench.encoders import applicable_models
 from encbench.engine.local_pool import check_workers
 from encbench.engine.grid import Grid
 from encbench.engine.queue import RunQueue
+from encbench.models import models_for
 from encbench.engine.queue_requests import (
     RunRequest, check_owner, custom_encoder_problems, evaluation_splits,
 )
@@ -155,6 +156,13 @@ class RunForm:
         pairs = {e: applicable_models(e, self.models, self.task) for e in self.encoders}
         pairs.update({name: tuple(self.models) for name in self.custom_encoders})
         return {e: models for e, models in pairs.items() if models}
+
+    @property
+    def idle_encoders(self) -> dict[str, tuple[str, ...]]:
+        """The chosen encoders the run computes nothing for -> the models of the task they would run
+        with (empty: the encoder is not defined for the task, as WoE beyond binary targets)."""
+        return {e: applicable_models(e, models_for(self.task), self.task)
+                for e in self.encoders if e not in self.models_of}
 
     @property
     def partial_encoders(self) -> dict[str, tuple[str, ...]]:

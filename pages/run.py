@@ -19,7 +19,7 @@ from encbench.engine.grid import Grid
 from encbench.engine.queue_requests import SPLIT_MODES, default_workers
 from encbench.engine.splits import late_level_warnings, time_column_candidates
 from encbench.metrics import metrics_for
-from encbench.models import MODEL_REGISTRY, models_for
+from encbench.models import models_for
 from encbench.run_form import RunForm, positive_class_choice
 from encbench.uploads import previous_upload, stage_upload
 from encbench.views.run_result import cv_folds
@@ -493,10 +493,11 @@ def main() -> None:
         st.warning(f"Choose at least one of: {', '.join(form.missing())}.")
         st.stop()
     n_encoders, n_experiments, n_splits = form.n_encoders, form.n_experiments, form.n_runs
-    if n_experiments == 0:  # Native alone with models that do not take categories
-        native = ", ".join(m for m in models_for(task) if MODEL_REGISTRY[m].native_categories)
-        st.warning("None of the chosen encoders runs with the chosen models: Native needs a model "
-                   f"that takes categories ({native}). Choose one, or another encoder.")
+    if n_experiments == 0:  # e.g. Native alone with models that take no categories
+        why = "; ".join(f"{e} runs only with {', '.join(ms)}" if ms else f"{e} is not defined for a {task} target"
+                        for e, ms in form.idle_encoders.items())
+        st.warning(f"None of the chosen encoders runs with the chosen models: {why}. "
+                   "Choose another model or encoder.")
         st.stop()
     folds_text = {"cv": f"each {N_FOLDS}-fold cross-validated",
                   "time": f"each on {N_FOLDS} forward folds over {time_column}",

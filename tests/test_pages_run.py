@@ -42,7 +42,8 @@ def test_bundled_dataset_grid_estimate_and_empty_choice(app_db):
     assert any("128 experiments" in i.value for i in at.info)      # 32 x 1 (LogReg) x 4 metrics
     at.button(key="enc-none").click().run()
     at.button_group(key="enc-beyond the study").set_value(["Native"]).run()
-    assert any("None of the chosen encoders runs with the chosen models" in w.value for w in at.warning)
+    assert any("None of the chosen encoders runs with the chosen models: Native runs only with LGBM, HGB."
+               in w.value for w in at.warning), [w.value for w in at.warning]
     at.multiselect(key="models").set_value(["LogReg", "LGBM"]).run()   # Native runs with LGBM only
     assert any("4 experiments (1 encoder x 2 models x 4 metrics, no tuning; Native runs with LGBM only)"
                in i.value for i in at.info), [i.value for i in at.info]

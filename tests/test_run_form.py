@@ -52,6 +52,10 @@ def test_the_form_counts_what_it_queues():
         (2, (4 + 2) * 3, 2 * Grid.n_folds, (4 + 2) * 3 * Grid.n_folds)
     alone = _form(bundled="tic-tac-toe", encoders=["Native"], models=["LogReg"])
     assert (alone.n_encoders, alone.n_experiments, alone.fold_tasks) == (0, 0, 0)
+    assert alone.idle_encoders == {"Native": ("LGBM", "HGB")}      # the models it would run with
+    woe = _form(upload=object(), target="y", task="regression", encoders=["WoE", "OH"], models=["Ridge"],
+                scorings=["RMSE"])
+    assert woe.idle_encoders == {"WoE": ()}                          # not defined beyond binary targets
 
 
 @pytest.mark.parametrize("kwargs, message", [
