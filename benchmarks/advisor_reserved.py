@@ -87,14 +87,8 @@ def run(args, command: str) -> None:
             logging.warning("%s: in %s already", ref, RESULTS.name)
             continue
         dataset = load_dataset(ref)
-        grids = run_suites.grids_for(dataset.task, ref, args.timeout, dataset.n_rows)
         start = time.perf_counter()
-        for grid in grids:
-            if set(grid.models) <= set(run_suites.SLOW_MODELS):
-                run_suites.run_slow(grid, dataset.task, args, lambda: False)
-            else:
-                run_grid(grid, db_path=args.db, workers=args.workers)
-        rows, _ = run_suites.collect(args.db, grids, dataset.task)
+        rows, _ = run_suites.run_dataset(dataset.task, ref, dataset.n_rows, args)
         if rows is None:
             logging.warning("%s: unfinished; resumes on the next start", ref)
             continue

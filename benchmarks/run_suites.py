@@ -225,6 +225,18 @@ def run_slow(grid: Grid, task: str, args, late) -> None:
                     ", ".join(grid.models), seen["timeout"], len(rows))
 
 
+def run_dataset(task: str, ref: str, n_rows: int, args, late=lambda: False):
+    """Run one dataset's grids (:func:`grids_for`; the slow models by :func:`run_slow`) into
+    ``args.db``: its rows and its datasets row (:func:`collect`), or (None, None) while unfinished."""
+    grids = grids_for(task, ref, args.timeout, n_rows)
+    for grid in grids:
+        if set(grid.models) <= set(SLOW_MODELS):
+            run_slow(grid, task, args, late)
+        else:
+            run_grid(grid, db_path=args.db, workers=args.workers, should_stop=late)
+    return collect(args.db, grids, task)
+
+
 def run(args, command: str) -> int:
     stop_at = None
     if args.stop_at:
@@ -257,14 +269,8 @@ def run(args, command: str) -> int:
         if late():
             logging.warning("stop time reached: %s and later not started", entry.name)
             return 0
-        grids = grids_for(task, entry.ref, args.timeout, entry.rows)
         start = time.perf_counter()
-        for grid in grids:
-            if set(grid.models) <= set(SLOW_MODELS):
-                run_slow(grid, task, args, late)
-            else:
-                run_grid(grid, db_path=args.db, workers=args.workers, should_stop=late)
-        rows, datasets = collect(args.db, grids, task)
+        rows, datasets = run_dataset(task, entry.ref, entry.rows, args, late)
         if rows is None:
             logging.warning("%s (%s): unfinished after %.0f s; resumes on the next start", entry.name, task,
                             time.perf_counter() - start)
